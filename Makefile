@@ -1,0 +1,41 @@
+# The README's two set-up commands: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch first, from the local CPU build: a bare `torch` requirement (pulled in by the
+# extras) would otherwise download a multi-GB CUDA build.
+TORCH_PIN ?= torch==2.13.0
+EXTRAS ?= torch,hf,faiss,dask,llm,dev
+STAMP := $(VENV)/.chemassay-installed
+
+.PHONY: install demo test test-slow bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet "$(TORCH_PIN)"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/chemassay data fetch moses
+	$(BIN)/chemassay demo --out reports/demo
+
+test: install
+	$(BIN)/python -m pytest
+
+test-slow: install
+	$(BIN)/python -m pytest -m slow
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache reports

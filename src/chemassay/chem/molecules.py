@@ -1,0 +1,145 @@
+"""Molecules: parsing with explicit errors, canonical forms, InChIKeys, RDKit log control.
+
+Every suite parses SMILES through :func:`parse_smiles` so that a failure always carries a
+reason (syntax error, valence problem, kekulization failure...) instead of RDKit's ``None``
+and a line on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from rdkit import Chem, rdBase
+
+from chemassay.errors import ChemassayError
+
+
+class InvalidSmiles(ValueError, ChemassayError):
+    """A SMILES string RDKit cannot turn into a valid molecule.
+
+    ``smiles`` is the offending text and ``reason`` a short human explanation.
+    """
+
+    def __init__(self, smiles: str, reason: str) -> None:
+        self.smiles = smiles
+        self.reason = reason
+        shown = smiles if len(smiles) <= 80 else smiles[:77] + "..."
+        super().__init__(f"invalid SMILES {shown!r}: {reason}")
+
+
+@contextlib.contextmanager
+def rdkit_log_silenced() -> Iterator[None]:
+    """Silence RDKit's log messages (warnings and errors) inside the ``with`` block.
+
+    Built on RDKit's ``BlockLogs``, which restores the previous log state on exit, so
+    blocks nest correctly.
+    """
+    blocker = rdBase.BlockLogs()
+    try:
+        yield
+    finally:
+        del blocker
+
+
+def parse_smiles(smiles: str, *, sanitize: bool = True, remove_atom_maps: bool = False) -> Chem.Mol:
+    """Parse ``smiles`` into an RDKit molecule or raise :class:`InvalidSmiles` with a reason.
+
+    Parsing is done in two stages (syntax, then sanitization) so the error says which
+    stage failed; the second stage reports RDKit's own message (e.g. an explicit valence
+    that is too high). ``remove_atom_maps`` clears atom-map numbers from the result.
+    """
+    if not isinstance(smiles, str):
+        raise InvalidSmiles(str(smiles), f"expected a string, got {type(smiles).__name__}")
+    text = smiles.strip()
+    if not text:
+        raise InvalidSmiles(smiles, "empty string")
+    if any(ch.isspace() for ch in text):
+        raise InvalidSmiles(smiles, "contains whitespace")
+    with rdkit_log_silenced():
+        mol = Chem.MolFromSmiles(text, sanitize=False)
+        if mol is None:
+            raise InvalidSmiles(smiles, "SMILES syntax error")
+        if sanitize:
+            try:
+                Chem.SanitizeMol(mol)
+            except Exception as exc:  # RDKit raises several unrelated exception types here
+                raise InvalidSmiles(smiles, _sanitize_reason(exc)) from None
+    if remove_atom_maps:
+        strip_atom_maps(mol)
+    return mol
+
+
+def _sanitize_reason(exc: Exception) -> str:
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return message
+
+
+def strip_atom_maps(mol: Chem.Mol) -> Chem.Mol:
+    """Remove atom-map numbers from ``mol`` in place and return it."""
+    for atom in mol.GetAtoms():
+        if atom.GetAtomMapNum():
+            atom.SetAtomMapNum(0)
+    return mol
+
+
+def mol_to_canonical(mol: Chem.Mol, *, stereo: bool = True) -> str:
+    """Canonical SMILES of an already parsed molecule (RDKit canonicalization)."""
+    return Chem.MolToSmiles(mol, isomericSmiles=stereo)
+
+
+def canonical_smiles(
+    smiles: str | Chem.Mol, *, stereo: bool = True, remove_atom_maps: bool = True
+) -> str:
+    """Canonical SMILES of ``smiles`` (text or molecule); raises :class:`InvalidSmiles`.
+
+    ``stereo=False`` strips stereochemistry (tetrahedral and double-bond). Atom maps are
+    removed by default because they change the canonical atom ranking and are not part of
+    the molecule's identity; pass ``remove_atom_maps=False`` to keep them.
+    """
+    if isinstance(smiles, Chem.Mol):
+        mol = Chem.Mol(smiles)
+        if remove_atom_maps:
+            strip_atom_maps(mol)
+    else:
+        mol = parse_smiles(smiles, remove_atom_maps=remove_atom_maps)
+    return mol_to_canonical(mol, stereo=stereo)
+
+
+def try_canonical(
+    smiles: str, *, stereo: bool = True, remove_atom_maps: bool = True
+) -> str | None:
+    """Like :func:`canonical_smiles` but returns ``None`` instead of raising."""
+    try:
+        return canonical_smiles(smiles, stereo=stereo, remove_atom_maps=remove_atom_maps)
+    except InvalidSmiles:
+        return None
+
+
+def inchikey(smiles: str | Chem.Mol) -> str:
+    """Standard InChIKey of a molecule; raises :class:`InvalidSmiles` if it has none."""
+    mol = smiles if isinstance(smiles, Chem.Mol) else parse_smiles(smiles)
+    key = Chem.MolToInchiKey(mol)
+    if not key:
+        text = smiles if isinstance(smiles, str) else Chem.MolToSmiles(smiles)
+        raise InvalidSmiles(text, "InChI generation failed")
+    return key
+
+
+def same_molecule(first: str, second: str) -> bool:
+    """True when two SMILES denote the same molecule (equal InChIKeys and canonical SMILES).
+
+    Canonical SMILES catches what InChI deliberately ignores (e.g. some tautomers are one
+    InChI); InChIKey catches canonicalization corner cases. Invalid input gives ``False``.
+    """
+    try:
+        a = parse_smiles(first)
+        b = parse_smiles(second)
+    except InvalidSmiles:
+        return False
+    return mol_to_canonical(a) == mol_to_canonical(b) and inchikey(a) == inchikey(b)
+
+
+def heavy_atom_count(mol: Chem.Mol) -> int:
+    """Number of non-hydrogen atoms (explicit hydrogens in the graph are not counted)."""
+    return sum(1 for atom in mol.GetAtoms() if atom.GetAtomicNum() > 1)

@@ -1,0 +1,216 @@
+"""Bulk Tanimoto similarity on packed fingerprints: one-vs-many, matrices, max-similarity.
+
+The hot loop of three suites (MOSES SNN and IntDiv, oMeS partial credit, nearest-neighbour
+analyses). Tanimoto is ``c / (a + b - c)`` with ``c`` the common on-bits, computed in
+float64 from exact integer counts, so values equal RDKit's ``BulkTanimotoSimilarity``
+bit for bit; two empty fingerprints have similarity 0.0, as in RDKit.
+
+The common-bit counts ``c`` for many pairs are a matrix product of 0/1 matrices. Backends:
+
+``torch-int8``
+    ``torch._int_mm`` on int8 0/1 matrices with int32 accumulation: exact, and the fastest
+    CPU path measured here (uses VNNI / AMX int8 where the CPU has them).
+``torch-float32`` / ``numpy-float32``
+    float32 matrix products (BLAS): exact because every partial sum is an integer below
+    2**24.
+``numpy-popcount``
+    ``bitwise_count`` of ANDed words: no large temporary, slowest; the portable reference.
+
+``backend="auto"`` takes the first that is available and verified at first use.
+Work is done in blocks of rows so memory stays bounded whatever the set sizes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from functools import lru_cache
+
+import numpy as np
+
+from chemassay.chem.fingerprints import popcount, unpack_bits
+
+BACKENDS = ("torch-int8", "torch-float32", "numpy-float32", "numpy-popcount")
+DEFAULT_BLOCK_ROWS = 4096
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+@lru_cache(maxsize=None)
+def backend_available(name: str) -> bool:
+    """Whether ``name`` runs here and gives exact counts on a self-check."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown similarity backend {name!r}; choose from {BACKENDS}")
+    if name.startswith("numpy"):
+        return True
+    if _torch() is None:
+        return False
+    rng = np.random.default_rng(0)
+    a = rng.random((33, 256)) < 0.3
+    b = rng.random((40, 256)) < 0.3
+    expected = a.astype(np.int64) @ b.astype(np.int64).T
+    try:
+        got = _counts_dense(a.astype(np.uint8), b.astype(np.uint8), name)
+    except Exception:
+        return False
+    return bool(np.array_equal(got, expected))
+
+
+def resolve_backend(backend: str = "auto") -> str:
+    """The backend ``auto`` stands for here (or ``backend`` itself, checked)."""
+    if backend == "auto":
+        forced = os.environ.get("CHEMASSAY_SIMILARITY_BACKEND")
+        if forced:
+            return resolve_backend(forced)
+        for name in BACKENDS:
+            if backend_available(name):
+                return name
+    if not backend_available(backend):
+        raise ValueError(f"similarity backend {backend!r} is not available here")
+    return backend
+
+
+def _counts_dense(a01: np.ndarray, b01: np.ndarray, backend: str) -> np.ndarray:
+    """Common-bit counts of two 0/1 uint8 matrices ``(na, nbits) x (nb, nbits)``."""
+    if backend == "torch-int8":
+        torch = _torch()
+        ta = torch.from_numpy(a01).to(torch.int8)
+        tb = torch.from_numpy(b01).to(torch.int8).T.contiguous()
+        # _int_mm wants at least 17 rows on the left; pad tiny blocks.
+        pad = max(0, 17 - ta.shape[0])
+        if pad:
+            ta = torch.cat([ta, torch.zeros((pad, ta.shape[1]), dtype=torch.int8)])
+        out = torch._int_mm(ta, tb)
+        return out[: a01.shape[0]].numpy()
+    if backend == "torch-float32":
+        torch = _torch()
+        out = torch.from_numpy(a01).float() @ torch.from_numpy(b01).float().T
+        return out.numpy().astype(np.int32)
+    if backend == "numpy-float32":
+        return (a01.astype(np.float32) @ b01.astype(np.float32).T).astype(np.int32)
+    raise ValueError(backend)
+
+
+class PreparedFingerprints:
+    """Packed fingerprints with their popcounts and (lazily) a backend-ready dense form.
+
+    Preparing the reference set once avoids re-unpacking it for every query block.
+    """
+
+    def __init__(self, packed: np.ndarray, backend: str = "auto") -> None:
+        self.packed = np.ascontiguousarray(np.atleast_2d(packed), dtype=np.uint64)
+        self.counts = popcount(self.packed)
+        self.backend = resolve_backend(backend)
+        self._dense: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return self.packed.shape[0]
+
+    def dense(self) -> np.ndarray:
+        if self._dense is None:
+            self._dense = unpack_bits(self.packed)
+        return self._dense
+
+    def rows(self, start: int, stop: int) -> PreparedFingerprints:
+        part = PreparedFingerprints.__new__(PreparedFingerprints)
+        part.packed = self.packed[start:stop]
+        part.counts = self.counts[start:stop]
+        part.backend = self.backend
+        part._dense = None if self._dense is None else self._dense[start:stop]
+        return part
+
+
+def _prepare(x, backend: str) -> PreparedFingerprints:
+    return x if isinstance(x, PreparedFingerprints) else PreparedFingerprints(x, backend)
+
+
+def intersection_counts(a, b, *, backend: str = "auto") -> np.ndarray:
+    """Common on-bit counts for every pair, shape ``(len(a), len(b))``, ``int32``."""
+    pa = _prepare(a, backend)
+    pb = _prepare(b, pa.backend)
+    if pa.backend == "numpy-popcount":
+        out = np.empty((len(pa), len(pb)), dtype=np.int32)
+        for i in range(len(pa)):
+            out[i] = np.bitwise_count(pb.packed & pa.packed[i]).sum(axis=1)
+        return out
+    return _counts_dense(pa.dense(), pb.dense(), pa.backend)
+
+
+def _tanimoto_from_counts(common: np.ndarray, ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    union = ca[:, None] + cb[None, :] - common
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sim = common / union.astype(np.float64)
+    sim[union == 0] = 0.0
+    return sim
+
+
+def tanimoto_one_to_many(query: np.ndarray, refs, *, backend: str = "numpy-popcount") -> np.ndarray:
+    """Tanimoto of one packed fingerprint to each row of ``refs`` (float64)."""
+    q = np.atleast_2d(np.asarray(query, dtype=np.uint64))
+    return tanimoto_matrix(q, refs, backend=backend)[0]
+
+
+def tanimoto_blocks(
+    a, b, *, block_rows: int = DEFAULT_BLOCK_ROWS, backend: str = "auto"
+) -> Iterator[tuple[slice, np.ndarray]]:
+    """Yield ``(rows_of_a, similarity_block)`` covering the full ``a x b`` matrix.
+
+    Each block is ``(block_rows, len(b))`` float64, so memory stays bounded; use this for
+    aggregates (means, maxima, thresholds) over sets too large for one matrix.
+    """
+    pa = _prepare(a, backend)
+    pb = _prepare(b, pa.backend)
+    for start in range(0, len(pa), block_rows):
+        stop = min(start + block_rows, len(pa))
+        part = pa.rows(start, stop)
+        common = intersection_counts(part, pb)
+        yield slice(start, stop), _tanimoto_from_counts(common, part.counts, pb.counts)
+
+
+def tanimoto_matrix(a, b=None, *, backend: str = "auto", block_rows: int = DEFAULT_BLOCK_ROWS) -> np.ndarray:
+    """Full Tanimoto matrix ``(len(a), len(b))`` in float64 (``b`` defaults to ``a``)."""
+    pa = _prepare(a, backend)
+    pb = pa if b is None else _prepare(b, pa.backend)
+    out = np.empty((len(pa), len(pb)), dtype=np.float64)
+    for rows, block in tanimoto_blocks(pa, pb, block_rows=block_rows):
+        out[rows] = block
+    return out
+
+
+def max_tanimoto(
+    a, b, *, backend: str = "auto", block_rows: int = DEFAULT_BLOCK_ROWS, return_index: bool = False
+):
+    """For each row of ``a`` its highest Tanimoto to any row of ``b`` (and the argmax).
+
+    Memory is bounded by ``block_rows x len(b)``; ties resolve to the lowest index of ``b``.
+    """
+    pa = _prepare(a, backend)
+    pb = _prepare(b, pa.backend)
+    best = np.zeros(len(pa), dtype=np.float64)
+    index = np.zeros(len(pa), dtype=np.int64)
+    if len(pb) == 0:
+        return (best, index - 1) if return_index else best
+    for rows, block in tanimoto_blocks(pa, pb, block_rows=block_rows):
+        arg = block.argmax(axis=1)
+        index[rows] = arg
+        best[rows] = block[np.arange(block.shape[0]), arg]
+    return (best, index) if return_index else best
+
+
+def set_num_threads(n: int) -> None:
+    """Limit the threads the matrix-product backends use (torch and BLAS)."""
+    torch = _torch()
+    if torch is not None:
+        torch.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(n)
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass

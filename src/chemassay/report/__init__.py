@@ -1,0 +1,23 @@
+"""Result schema, result files and report rendering."""
+
+from chemassay.report.result import (
+    DatasetRef,
+    InputRef,
+    Result,
+    SkippedItem,
+    Timer,
+    current_versions,
+    input_ref,
+    read_result,
+)
+
+__all__ = [
+    "DatasetRef",
+    "InputRef",
+    "Result",
+    "SkippedItem",
+    "Timer",
+    "current_versions",
+    "input_ref",
+    "read_result",
+]

@@ -1,0 +1,145 @@
+"""The result contract every evaluating command writes (``--out OUT.json``).
+
+Fields (see DESIGN.md): ``suite``, ``task``, ``metrics``, ``n`` (items scored), ``skipped``
+(items that could not be scored, each with a reason), ``dataset`` (name + sha256),
+``inputs`` (paths + sha256), ``config``, ``versions`` (chemassay, rdkit, python),
+``elapsed_s``. Suites may add further top-level fields (per-item rows, breakdowns); they
+are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chemassay.errors import UserInputError
+from chemassay.runtime.files import atomic_write_text, sha256_file
+
+
+class SkippedItem(BaseModel):
+    """An item that could not be scored: where it was (line/row/id) and why."""
+
+    model_config = ConfigDict(extra="allow")
+
+    line: int | None = None
+    item: str | None = None
+    reason: str
+
+
+class DatasetRef(BaseModel):
+    """The dataset a result refers to."""
+
+    name: str
+    sha256: str | None = None
+
+
+class InputRef(BaseModel):
+    """A file the command read, with its checksum."""
+
+    path: str
+    sha256: str | None = None
+
+
+def current_versions() -> dict[str, str]:
+    """Versions of chemassay, RDKit and Python (plus torch when it is already imported)."""
+    import sys
+
+    import rdkit
+
+    from chemassay import __version__
+
+    versions = {"chemassay": __version__, "rdkit": rdkit.__version__, "python": platform.python_version()}
+    if "torch" in sys.modules:
+        versions["torch"] = sys.modules["torch"].__version__
+    return versions
+
+
+def input_ref(path: str | os.PathLike) -> InputRef:
+    """An :class:`InputRef` for an existing file (checksum computed)."""
+    return InputRef(path=str(path), sha256=sha256_file(path))
+
+
+def _clean(value: Any) -> Any:
+    """Make values JSON-safe: NaN/inf become ``None``, numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class Result(BaseModel):
+    """One evaluation's result, written as JSON by every evaluating command."""
+
+    model_config = ConfigDict(extra="allow")
+
+    suite: str
+    task: str
+    metrics: dict[str, Any]
+    n: int
+    skipped: list[SkippedItem] = Field(default_factory=list)
+    dataset: DatasetRef | None = None
+    inputs: list[InputRef] = Field(default_factory=list)
+    config: dict[str, Any] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=current_versions)
+    elapsed_s: float = 0.0
+
+    def to_json(self, indent: int = 2) -> str:
+        """Serialize to JSON text (NaN/inf as ``null``)."""
+        return json.dumps(_clean(self.model_dump(mode="json")), indent=indent, allow_nan=False)
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Write the result atomically to ``path`` and return the path."""
+        target = Path(path)
+        atomic_write_text(target, self.to_json() + "\n")
+        return target
+
+    def summary(self, max_metrics: int = 24) -> str:
+        """A short human summary: task, counts and the scalar metrics."""
+        lines = [f"{self.suite} / {self.task}: n={self.n}, skipped={len(self.skipped)}, {self.elapsed_s:.2f} s"]
+        shown = 0
+        for key, value in self.metrics.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                lines.append(f"  {key:<24} {value:.4f}" if isinstance(value, float) else f"  {key:<24} {value}")
+                shown += 1
+                if shown >= max_metrics:
+                    break
+        return "\n".join(lines)
+
+
+def read_result(path: str | os.PathLike) -> Result:
+    """Read a result JSON written by :meth:`Result.write`; clear error if it is not one."""
+    target = Path(path)
+    if not target.is_file():
+        raise UserInputError(f"{target}: no such result file")
+    try:
+        return Result.model_validate_json(target.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise UserInputError(f"{target}: not a chemassay result file ({first})") from None
+
+
+class Timer:
+    """Context manager measuring wall time: ``with Timer() as t: ...; t.elapsed``."""
+
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        self.elapsed = 0.0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.elapsed = time.perf_counter() - self.start
