@@ -1,0 +1,7 @@
+"""generation metric commands: metrics."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer()

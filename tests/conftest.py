@@ -1,0 +1,49 @@
+"""Shared test fixtures: a CLI runner that goes through ``main`` (exit codes included),
+an isolated data cache, and a non-interactive matplotlib backend."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@dataclass
+class CliOutcome:
+    """Exit code and captured output of one ``chemassay`` invocation."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``chemassay ARGS...`` in-process: ``cli("data", "list").code == 0``."""
+    from chemassay.cli import main
+    from chemassay.runtime.progress import settings
+
+    def run(*args: str) -> CliOutcome:
+        code = 0
+        try:
+            main([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            settings.quiet = False
+            settings.debug = False
+        captured = capsys.readouterr()
+        return CliOutcome(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def isolated_home(tmp_path, monkeypatch):
+    """Point ``$CHEMASSAY_HOME`` at an empty temporary folder for this test."""
+    home = tmp_path / "chemassay-home"
+    monkeypatch.setenv("CHEMASSAY_HOME", str(home))
+    return home
