@@ -47,6 +47,7 @@ class HFTextGenerator:
             raise UserInputError(f"{folder}: no config.json; expected a checkpoint saved with save_pretrained()")
         self.torch = require("torch", "hf", "local Hugging Face models")
         transformers = require("transformers", "hf", "local Hugging Face models")
+        transformers.utils.logging.disable_progress_bar()
         config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
         self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
         loader = transformers.AutoModelForSeq2SeqLM if self.encoder_decoder else transformers.AutoModelForCausalLM

@@ -162,11 +162,12 @@ def expand(
 
 
 def _score_and_emit(gold_path: Path, pred_path: Path, out: Path | None, config, *, use_cache: bool = True,
-                    plots: Path | None = None, task: str = "omes", extra_config: dict | None = None) -> None:
+                    plots: Path | None = None, task: str = "omes", extra_config: dict | None = None,
+                    reaction_ids: list[str] | None = None) -> None:
     from chemassay.suites.mechanism.evaluate import report_result, score_files
 
     started = time.perf_counter()
-    report = score_files(gold_path, pred_path, config, use_cache=use_cache)
+    report = score_files(gold_path, pred_path, config, use_cache=use_cache, reaction_ids=reaction_ids)
     result = report_result(report, gold_path=gold_path, pred_path=pred_path, task=task,
                            elapsed_s=time.perf_counter() - started, extra_config=extra_config)
     if plots is not None:
@@ -244,7 +245,7 @@ def baseline(
     _write_rows(rows, out)
     info(f"wrote {len(rows)} predictions to {out}")
     if score_out is not None:
-        _score_and_emit(gold_path, out, score_out, ScoreConfig(), task=f"baseline:{method}",
+        _score_and_emit(gold_path, out, score_out, ScoreConfig(), task=f"baseline-{method}",
                         extra_config={"method": method, "pool": pool if method != "gold-oracle" else None,
                                       "allow_same_family": allow_same_family})
 
@@ -319,7 +320,8 @@ def run(
         for error in summary.errors[:5]:
             console.print(f"  {error['item']}: {error['reason']}", highlight=False, markup=False)
     if score_out is not None:
-        _score_and_emit(gold_path, out, score_out, ScoreConfig(), task=f"run:{spec.label}",
-                        extra_config={"model": spec.label, "prompt": style})
+        _score_and_emit(gold_path, out, score_out, ScoreConfig(), task="run",
+                        extra_config={"model": spec.label, "prompt": style, "limit": limit},
+                        reaction_ids=[r.reaction_id for r in reactions])
     if summary.failed:
         raise typer.Exit(1)

@@ -359,11 +359,26 @@ def report_result(report: ScoreReport, *, gold_path, pred_path, task: str = "ome
     )
 
 
-def score_files(gold_path, pred_path, config: ScoreConfig = ScoreConfig(), *, use_cache: bool = True) -> ScoreReport:
-    """Load a gold file and a prediction file and score them."""
+def score_files(
+    gold_path,
+    pred_path,
+    config: ScoreConfig = ScoreConfig(),
+    *,
+    use_cache: bool = True,
+    reaction_ids: Iterable[str] | None = None,
+) -> ScoreReport:
+    """Load a gold file and a prediction file and score them.
+
+    ``reaction_ids`` restricts the gold reactions scored (e.g. to those a ``--limit``ed run
+    asked about); by default every gold reaction is scored.
+    """
     from chemassay.suites.mechanism.records import load_reactions
 
     gold = load_reactions(gold_path)
-    predictions = load_predictions(pred_path, (r.reaction_id for r in gold.reactions))
+    reactions = gold.reactions
+    if reaction_ids is not None:
+        wanted = set(reaction_ids)
+        reactions = [r for r in reactions if r.reaction_id in wanted]
+    predictions = load_predictions(pred_path, (r.reaction_id for r in reactions))
     cache = gold_cache(gold_path, gold.reactions, enabled=use_cache)
-    return score_all(gold.reactions, predictions, config, gold_rejected=gold.rejected, cache=cache)
+    return score_all(reactions, predictions, config, gold_rejected=gold.rejected, cache=cache)

@@ -200,9 +200,12 @@ def _close_brackets(text: str) -> str:
             stack.append("]" if char == "[" else "}")
         elif char in "]}" and stack:
             stack.pop()
-    tail = text.rstrip().rstrip(",")
+    tail = text.rstrip()
     if in_string:
         tail += '"'
+    # A member cut after its key ("key" or "key":) cannot be completed: drop it.
+    tail = re.sub(r'(,|\{)\s*"[^"\\]*"\s*(:\s*)?$', lambda m: "" if m.group(1) == "," else "{", tail)
+    tail = tail.rstrip().rstrip(",")
     return tail + "".join(reversed(stack))
 
 
@@ -290,8 +293,7 @@ def _steps_from_text(text: str) -> tuple[list, Counter]:
             continue
         try:
             value, applied = _loads_with_repairs(candidate)
-        except _ParseFailure as exc:
-            last_error = str(exc)
+        except _ParseFailure:
             continue
         steps, wrap = _unwrap(value)
         if steps is None or (steps and not any(_looks_like_step(item) for item in steps)):

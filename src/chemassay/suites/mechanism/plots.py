@@ -24,7 +24,7 @@ def plot_score_by_length(runs: Mapping[str, Mapping[str, Any]], path: str | os.P
     ``runs`` maps a label to a summary's ``by_length`` mapping (length → metrics).
     """
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(9, 4))
     for label, by_length in runs.items():
         lengths = sorted(int(n) for n in by_length)
         ax.plot(lengths, [by_length[str(n)]["S_total"] for n in lengths], marker="o", label=f"{label} S_total")
@@ -34,7 +34,7 @@ def plot_score_by_length(runs: Mapping[str, Mapping[str, Any]], path: str | os.P
     ax.set_ylabel("mean score")
     ax.set_ylim(-0.02, 1.05)
     ax.set_title("oMeS against mechanism length")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(alpha=0.3)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +62,7 @@ def plot_accuracy_by_type(runs: Mapping[str, Mapping[str, Any]], path: str | os.
     ax.set_ylabel("gold steps matched (type accuracy)")
     ax.set_ylim(0, 1.05)
     ax.set_title("Step-type accuracy")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
