@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytest.importorskip("httpx")
+
 from chemassay.models.openai_chat import ChatError, OpenAIChatClient, chat_url
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.prompts import build_prompt
@@ -149,3 +151,22 @@ def test_prompts_are_filled_like_the_published_script(gold_reactions):
     assert "[ANSWER] and [/ANSWER]" in prompt and len(prompt) > 6000
     cot = build_prompt("cot", gold_reactions[0])
     assert "think step by step" in cot and cot.rstrip().endswith("### Now, generate your output!")
+
+
+def test_kshot_run_through_the_cli(cli, tmp_path, fake_openai, template_reactions):
+    from chemassay.suites.mechanism.retrieval import usable_exemplars
+
+    usable = {r.reaction_id for r in usable_exemplars(template_reactions)}
+    assert 100 < len(usable) < len(template_reactions)  # Template steps with foreign labels are left out
+    out = tmp_path / "kshot.jsonl"
+    result = cli("mechanism", "run", "gold", "--model", "openai:m", "--base-url", fake_openai.base_url,
+                 "--prompt", "kshot", "--k", "2", "--limit", "2", "--out", out)
+    assert result.code == 0, result.stderr
+    assert "usable as exemplars" in result.stderr
+    rows = lines(out)
+    assert {r["prompt_style"] for r in rows} == {"kshot2"}
+    for row in rows:
+        assert len(row["exemplars"]) == 2 and set(row["exemplars"]) <= usable
+        assert all(reaction_family(e) != reaction_family(row["reaction_id"]) for e in row["exemplars"])
+    prompts = [r["body"]["messages"][0]["content"] for r in fake_openai.script.requests]
+    assert all("#### Example 2" in p and "#### Example 3" not in p for p in prompts)

@@ -196,10 +196,17 @@ class OpenAIChatClient:
 
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             futures = [pool.submit(run, index) for index in range(len(conversations))]
-            for future in as_completed(futures):
-                index, outcome = future.result()
-                outcomes[index] = outcome
-                if on_result is not None:
-                    with self._lock:
-                        on_result(index, outcome)
+            try:
+                for future in as_completed(futures):
+                    index, outcome = future.result()
+                    outcomes[index] = outcome
+                    if on_result is not None:
+                        with self._lock:
+                            on_result(index, outcome)
+            except BaseException:
+                # Ctrl-C or a failing callback: do not start the queued requests, only let the
+                # ones in flight finish, so an interrupted run stops promptly (and can resume).
+                for future in futures:
+                    future.cancel()
+                raise
         return outcomes  # type: ignore[return-value]

@@ -276,7 +276,7 @@ def run(
     """Ask a language model for the mechanism of every reaction of GOLD."""
     from chemassay.suites.mechanism.evaluate import ScoreConfig
     from chemassay.suites.mechanism.records import load_reactions
-    from chemassay.suites.mechanism.retrieval import ReactionIndex
+    from chemassay.suites.mechanism.retrieval import ReactionIndex, usable_exemplars
     from chemassay.suites.mechanism.runners import (
         parse_model_spec,
         prepare_jobs,
@@ -291,7 +291,12 @@ def run(
         raise UserInputError("--limit must be at least 1")
     gold_path = _dataset(gold)
     reactions = load_reactions(gold_path).reactions[:limit]
-    index = ReactionIndex(_load_pool(pool)) if prompt == "kshot" else None
+    index = None
+    if prompt == "kshot":
+        candidates = _load_pool(pool)
+        exemplars = usable_exemplars(candidates)
+        info(f"k-shot pool {pool}: {len(exemplars)} of {len(candidates)} reactions usable as exemplars")
+        index = ReactionIndex(exemplars)
     jobs = prepare_jobs(reactions, prompt, k=k, pool_index=index, exclude_family=not allow_same_family)
     style = prompt if prompt != "kshot" else f"kshot{k}"
     started = time.perf_counter()

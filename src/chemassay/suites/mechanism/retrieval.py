@@ -26,6 +26,29 @@ from chemassay.suites.mechanism.records import Reaction
 DRFP_BITS = 2048
 
 
+def usable_exemplars(reactions: Sequence[Reaction]) -> list[Reaction]:
+    """Reactions fit to be shown as worked examples: every step labelled with a taxonomy
+    pair and every SMILES (placeholders ``[*:i]`` allowed) parsable by RDKit.
+
+    oMe-Template has steps with labels outside the taxonomy and SMILES that do not parse;
+    showing those to a model would teach it the errors.
+    """
+    with rdkit_log_silenced():
+        return [reaction for reaction in reactions if _usable(reaction)]
+
+
+def _usable(reaction: Reaction) -> bool:
+    from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
+
+    if not reaction.steps:
+        return False
+    for step in reaction.steps:
+        if step.subtype not in SUBTYPE_TO_TYPE or SUBTYPE_TO_TYPE[step.subtype] != step.type:
+            return False
+    smiles = [*reaction.reactants, *reaction.products, *(step.intermediate_smiles for step in reaction.steps)]
+    return all(try_canonical(item) is not None for item in smiles)
+
+
 def reaction_family(reaction_id: str) -> str:
     """The family of a reaction id: the part before an expansion suffix (``_`` or ``#``)."""
     return reaction_id.split("#", 1)[0].split("_", 1)[0]
@@ -37,7 +60,8 @@ def _canonical_side(smiles_items: Sequence[str]) -> str:
 
 def reaction_key(reaction: Reaction) -> str:
     """Canonical ``reactants>>products`` (molecules sorted) used to spot the same reaction."""
-    return _canonical_side(reaction.reactants) + ">>" + _canonical_side(reaction.products)
+    with rdkit_log_silenced():
+        return _canonical_side(reaction.reactants) + ">>" + _canonical_side(reaction.products)
 
 
 def drfp_fingerprints(reactions: Sequence[Reaction], *, n_bits: int = DRFP_BITS) -> np.ndarray:
