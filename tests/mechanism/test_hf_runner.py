@@ -67,7 +67,7 @@ def test_seq2seq_checkpoint_is_detected_and_generates(tiny_checkpoints):
     generator = HFTextGenerator(tiny_checkpoints / "seq2seq", max_new_tokens=4)
     assert generator.encoder_decoder
     results = generator.generate_many(["CC=O CC(O)CC=O", "You are an expert"])
-    assert len(results) == 2 and all(0 < r.new_tokens <= 5 for r in results)
+    assert len(results) == 2 and all(0 < r.new_tokens <= 4 for r in results)
     assert generator.generate("CC=O CC(O)CC=O") == results[0]  # greedy: reproducible
 
 

@@ -55,7 +55,7 @@ def test_messy_prediction_file_is_reported_not_dropped(cli, tmp_path, gold_react
     data = read_result(out).model_dump()
     assert data["n"] == 196
     reasons = {(s["line"], s["item"]): s["reason"] for s in data["skipped"]}
-    assert reasons[(4, "NOPE-1")] == "reaction_id not in the gold file"
+    assert reasons[(4, "NOPE-1")] == "reaction_id not among the gold reactions scored"
     assert reasons[(5, first.reaction_id)].startswith("repeated reaction_id (line 1")
     assert reasons[(6, None)] == "no reaction_id"
     assert "not valid JSON" in reasons[(3, None)]

@@ -84,7 +84,8 @@ class HFTextGenerator:
             options.update(do_sample=False)
         with torch.no_grad():
             output = self.model.generate(**encoded, **options)
-        tokens = output[0] if self.encoder_decoder else output[0][encoded["input_ids"].shape[1]:]
+        # Decoder outputs start with the decoder-start token; causal outputs repeat the prompt.
+        tokens = output[0][1:] if self.encoder_decoder else output[0][encoded["input_ids"].shape[1]:]
         text = self.tokenizer.decode(tokens, skip_special_tokens=True)
         return GenerationResult(text.strip(), int(tokens.shape[0]))
 

@@ -88,7 +88,7 @@ def load_predictions(path, known_ids: Iterable[str]) -> PredictionFile:
             continue
         rid = str(rid)
         if rid not in known:
-            skipped.append({"line": source.line, "item": rid, "reason": "reaction_id not in the gold file"})
+            skipped.append({"line": source.line, "item": rid, "reason": "reaction_id not among the gold reactions scored"})
             continue
         if rid in rows:
             skipped.append(

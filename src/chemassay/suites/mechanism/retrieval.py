@@ -70,8 +70,17 @@ def drfp_fingerprints(reactions: Sequence[Reaction], *, n_bits: int = DRFP_BITS)
 
     if not reactions:
         return np.zeros((0, n_bits // 64), dtype=np.uint64)
+    smiles = [r.reaction_smiles for r in reactions]
     with rdkit_log_silenced():
-        dense = DrfpEncoder.encode([r.reaction_smiles for r in reactions], n_folded_length=n_bits)
+        try:
+            dense = DrfpEncoder.encode(smiles, n_folded_length=n_bits)
+        except Exception:  # one reaction DRFP cannot encode must not sink the others
+            dense = []
+            for item in smiles:
+                try:
+                    dense.extend(DrfpEncoder.encode([item], n_folded_length=n_bits))
+                except Exception:
+                    dense.append(np.zeros(n_bits, dtype=np.uint8))  # similar to nothing
     return pack_bits(np.asarray(dense, dtype=np.uint8))
 
 

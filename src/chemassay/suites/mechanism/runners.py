@@ -183,6 +183,10 @@ def run_openai(
     summary = RunSummary(len(pending), 0, 0, done, [])
     if not pending:
         return summary
+    client = OpenAIChatClient(
+        base_url=base_url, model=spec.name, api_key=api_key, timeout=timeout,
+        max_retries=retries, backoff=backoff, params=dict(params or {}),
+    )
     appender = LineAppender(out)
 
     def record(index: int, outcome) -> None:
@@ -208,10 +212,6 @@ def run_openai(
         if progress is not None:
             progress(1)
 
-    client = OpenAIChatClient(
-        base_url=base_url, model=spec.name, api_key=api_key, timeout=timeout,
-        max_retries=retries, backoff=backoff, params=dict(params or {}),
-    )
     try:
         conversations = [[{"role": "user", "content": job.prompt}] for job in pending]
         client.complete_many(conversations, concurrency=concurrency, on_result=record)
