@@ -1,0 +1,107 @@
+"""Text generation with a local Hugging Face checkpoint (the ``hf`` extra).
+
+Loads a causal language model (``AutoModelForCausalLM``) or an encoder-decoder
+(``AutoModelForSeq2SeqLM``, chosen when the config says ``is_encoder_decoder``) and its
+tokenizer from a folder, with ``local_files_only`` (nothing is downloaded). A prompt is
+wrapped in the tokenizer's chat template when it has one (as a single user message),
+else given as plain text. Decoding is greedy unless a temperature is set (then sampling,
+seeded). For causal models only the newly generated tokens are decoded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from chemassay.errors import UserInputError, require
+
+
+@dataclass
+class GenerationResult:
+    """Generated text and how many new tokens it took."""
+
+    text: str
+    new_tokens: int
+
+
+class HFTextGenerator:
+    """Generate text from prompts with a local checkpoint (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        max_new_tokens: int = 1024,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: int = 0,
+        device: str = "cpu",
+        use_chat_template: bool = True,
+    ) -> None:
+        folder = Path(path)
+        if not folder.is_dir():
+            raise UserInputError(f"{folder}: not a folder with a Hugging Face checkpoint (config.json, weights, tokenizer)")
+        if not (folder / "config.json").is_file():
+            raise UserInputError(f"{folder}: no config.json; expected a checkpoint saved with save_pretrained()")
+        self.torch = require("torch", "hf", "local Hugging Face models")
+        transformers = require("transformers", "hf", "local Hugging Face models")
+        transformers.utils.logging.disable_progress_bar()
+        config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+        self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+        loader = transformers.AutoModelForSeq2SeqLM if self.encoder_decoder else transformers.AutoModelForCausalLM
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        self.model = loader.from_pretrained(folder, local_files_only=True).to(device)
+        self.model.eval()
+        self.device = device
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.top_p = top_p
+        self.seed = seed
+        self.use_chat_template = use_chat_template and bool(getattr(self.tokenizer, "chat_template", None))
+        self.name = folder.name
+
+    def _input_text(self, prompt: str) -> str:
+        if self.use_chat_template:
+            return self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
+        return prompt
+
+    def generate(self, prompt: str) -> GenerationResult:
+        """Generate the continuation (causal) or the output (seq2seq) of one prompt."""
+        torch = self.torch
+        encoded = self.tokenizer(self._input_text(prompt), return_tensors="pt").to(self.device)
+        pad_id = self.tokenizer.pad_token_id
+        if pad_id is None:
+            pad_id = self.tokenizer.eos_token_id
+        options = {"max_new_tokens": self.max_new_tokens, "pad_token_id": pad_id}
+        if self.temperature > 0:
+            torch.manual_seed(self.seed)
+            options.update(do_sample=True, temperature=self.temperature, top_p=self.top_p)
+        else:
+            options.update(do_sample=False)
+        with torch.no_grad():
+            output = self.model.generate(**encoded, **options)
+        # Decoder outputs start with the decoder-start token; causal outputs repeat the prompt.
+        tokens = output[0][1:] if self.encoder_decoder else output[0][encoded["input_ids"].shape[1]:]
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        return GenerationResult(text.strip(), int(tokens.shape[0]))
+
+    def generate_many(
+        self,
+        prompts: Sequence[str],
+        on_result: Callable[[int, GenerationResult | Exception], None] | None = None,
+    ) -> list[GenerationResult | Exception]:
+        """Generate for each prompt in turn, reporting each outcome as it finishes."""
+        outcomes: list[GenerationResult | Exception] = []
+        for index, prompt in enumerate(prompts):
+            try:
+                outcome: GenerationResult | Exception = self.generate(prompt)
+            except (RuntimeError, ValueError, IndexError) as exc:  # a too-long prompt, an odd tokenizer...
+                outcome = exc
+            outcomes.append(outcome)
+            if on_result is not None:
+                on_result(index, outcome)
+        return outcomes

@@ -1,0 +1,384 @@
+"""Scoring a prediction file against a gold file: per-reaction oMeS and the aggregates.
+
+Every gold reaction is scored (``n`` is the number of gold reactions):
+
+* a reaction with a parseable prediction gets its oMeS metrics;
+* a reaction with no prediction is scored as an empty prediction (listed in ``missing``);
+* a reaction whose prediction cannot be parsed scores 0 on every metric (listed in
+  ``failures`` with the line and the reason).
+
+Prediction rows that cannot be attributed to a gold reaction (no ``reaction_id``, an id
+not in the gold file, a repeated id, a line that is not a JSON object) are listed in
+``skipped``; gold records that cannot be used are listed in ``gold_rejected``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chemassay.suites.mechanism.oms import (
+    TAGS,
+    TAU,
+    Alignment,
+    GoldStep,
+    MoleculeCache,
+    align,
+    reaction_scores,
+)
+from chemassay.suites.mechanism.parse import ParsedMechanism, parse_prediction
+from chemassay.suites.mechanism.records import Reaction, read_records
+from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
+from chemassay.suites.mechanism.weights import resolve_weights
+
+METRICS = ("S_total", "S_partial", "V", "L")
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Scoring options: similarity threshold, per-reaction rounding, parsing mode."""
+
+    tau: float = TAU
+    round_to: int | None = None
+    strict: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"tau": self.tau, "round": self.round_to, "strict": self.strict}
+
+
+def gold_steps(reaction: Reaction) -> tuple[list[GoldStep], str]:
+    """The gold steps of a reaction with their weights, and the weights' source."""
+    resolved = resolve_weights(reaction)
+    steps = [
+        GoldStep(step.subtype, step.intermediate_smiles, weight, step.type or SUBTYPE_TO_TYPE.get(step.subtype or ""))
+        for step, weight in zip(reaction.steps, resolved.weights, strict=True)
+    ]
+    return steps, resolved.source
+
+
+@dataclass
+class PredictionRecord:
+    """One attributed prediction row: its line and raw content."""
+
+    line: int
+    data: dict[str, Any]
+
+
+@dataclass
+class PredictionFile:
+    """Prediction rows keyed by reaction id, and the rows that could not be attributed."""
+
+    rows: dict[str, PredictionRecord]
+    skipped: list[dict[str, Any]]
+
+
+def load_predictions(path, known_ids: Iterable[str]) -> PredictionFile:
+    """Read a prediction JSONL (or JSON array) file, keyed by ``reaction_id``."""
+    found = read_records(path)
+    known = set(known_ids)
+    rows: dict[str, PredictionRecord] = {}
+    skipped = [{"line": bad.line, "item": None, "reason": bad.reason} for bad in found.malformed]
+    for source in found.records:
+        rid = source.data.get("reaction_id")
+        if rid is None or isinstance(rid, (dict, list, bool)):
+            skipped.append({"line": source.line, "item": None, "reason": "no reaction_id"})
+            continue
+        rid = str(rid)
+        if rid not in known:
+            skipped.append({"line": source.line, "item": rid, "reason": "reaction_id not among the gold reactions scored"})
+            continue
+        if rid in rows:
+            skipped.append(
+                {"line": source.line, "item": rid, "reason": f"repeated reaction_id (line {rows[rid].line} is used)"}
+            )
+            continue
+        rows[rid] = PredictionRecord(source.line, source.data)
+    return PredictionFile(rows, skipped)
+
+
+@dataclass
+class ReactionResult:
+    """Everything recorded for one gold reaction."""
+
+    reaction: Reaction
+    gold: list[GoldStep]
+    weight_source: str
+    status: str
+    alignment: Alignment | None
+    values: dict[str, float]
+    repairs: dict[str, int] = field(default_factory=dict)
+    reason: str | None = None
+    line: int | None = None
+    n_pred: int = 0
+
+    def row(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "reaction_id": self.reaction.reaction_id,
+            "level": self.reaction.level,
+            "status": self.status,
+            "n_gold": len(self.gold),
+            "n_pred": self.n_pred,
+            **self.values,
+            "alignment": list(self.alignment.tags) if self.alignment else [],
+        }
+        if self.weight_source != "data":
+            out["weights"] = self.weight_source
+        if self.repairs:
+            out["repairs"] = dict(self.repairs)
+        if self.reason:
+            out["reason"] = self.reason
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+
+def score_reaction(
+    reaction: Reaction,
+    parsed: ParsedMechanism | None,
+    cache: MoleculeCache,
+    config: ScoreConfig,
+    *,
+    line: int | None = None,
+) -> ReactionResult:
+    """Score one reaction; ``parsed=None`` means no prediction (an empty mechanism)."""
+    gold, source = gold_steps(reaction)
+    if parsed is not None and not parsed.ok:
+        zeros = {metric: 0.0 for metric in METRICS}
+        return ReactionResult(reaction, gold, source, "unparsed", None, zeros, dict(parsed.repairs), parsed.error, line)
+    steps = parsed.steps if parsed is not None else []
+    alignment = align(
+        gold, [step.subtype for step in steps], [step.smiles for step in steps], cache, tau=config.tau
+    )
+    scores = reaction_scores(alignment, gold, round_to=config.round_to)
+    status = "scored" if parsed is not None else "missing"
+    repairs = dict(parsed.repairs) if parsed is not None else {}
+    return ReactionResult(
+        reaction, gold, source, status, alignment, dict(vars(scores)), repairs, None, line, n_pred=len(steps)
+    )
+
+
+def _mean(values: list[float]) -> float:
+    return float(statistics.fmean(values)) if values else 0.0
+
+
+def _group_means(results: list[ReactionResult]) -> dict[str, float]:
+    out: dict[str, Any] = {"n": len(results)}
+    for metric in METRICS:
+        out[metric] = _mean([r.values[metric] for r in results])
+    return out
+
+
+def aggregate(results: list[ReactionResult]) -> dict[str, Any]:
+    """Overall means, breakdowns by level, step type and length, and tag counts."""
+    by_level: dict[str, list[ReactionResult]] = defaultdict(list)
+    by_length: dict[int, list[ReactionResult]] = defaultdict(list)
+    for result in results:
+        by_level[result.reaction.level or "unknown"].append(result)
+        by_length[len(result.gold)].append(result)
+    level_order = ["easy", "medium", "hard"] + sorted(set(by_level) - {"easy", "medium", "hard"})
+
+    type_stats: dict[str, Counter] = defaultdict(Counter)
+    subtype_stats: dict[str, Counter] = defaultdict(Counter)
+    type_partial: dict[str, float] = defaultdict(float)
+    subtype_partial: dict[str, float] = defaultdict(float)
+    tag_counts: Counter = Counter({tag: 0 for tag in TAGS})
+    for result in results:
+        alignment = result.alignment
+        if alignment is not None:
+            tag_counts.update(alignment.tags)
+        for index, step in enumerate(result.gold):
+            kind = step.type or "unknown"
+            subtype = step.subtype or "unknown"
+            matched = alignment is not None and alignment.gold_tag[index] == "match"
+            exact = alignment is not None and alignment.gold_exact[index]
+            partial = alignment.gold_partial[index] if alignment is not None else 0.0
+            for stats, key in ((type_stats, kind), (subtype_stats, subtype)):
+                stats[key]["steps"] += 1
+                stats[key]["match"] += matched
+                stats[key]["exact"] += exact
+            type_partial[kind] += partial
+            subtype_partial[subtype] += partial
+
+    def accuracy(stats: dict[str, Counter], partial: dict[str, float]) -> dict[str, Any]:
+        return {
+            key: {
+                "steps": counts["steps"],
+                "match_rate": counts["match"] / counts["steps"],
+                "exact_rate": counts["exact"] / counts["steps"],
+                "partial_credit": partial[key] / counts["steps"],
+            }
+            for key, counts in sorted(stats.items(), key=lambda item: (-item[1]["steps"], item[0]))
+        }
+
+    return {
+        "overall": _group_means(results),
+        "by_level": {level: _group_means(by_level[level]) for level in level_order if by_level.get(level)},
+        "by_length": {str(length): _group_means(by_length[length]) for length in sorted(by_length)},
+        "by_type": accuracy(type_stats, type_partial),
+        "by_subtype": accuracy(subtype_stats, subtype_partial),
+        "alignment_tags": dict(tag_counts),
+    }
+
+
+@dataclass
+class ScoreReport:
+    """Per-reaction results, aggregates and the problem lists of one scoring run."""
+
+    results: list[ReactionResult]
+    summary: dict[str, Any]
+    skipped: list[dict[str, Any]]
+    gold_rejected: list[dict[str, Any]]
+    config: ScoreConfig
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        overall = self.summary["overall"]
+        metrics: dict[str, Any] = {metric: overall[metric] for metric in METRICS}
+        counts = Counter(result.status for result in self.results)
+        metrics["n_scored"] = counts["scored"]
+        metrics["n_missing"] = counts["missing"]
+        metrics["n_unparsed"] = counts["unparsed"]
+        metrics["exact_mechanisms"] = sum(
+            1 for r in self.results if r.alignment is not None and r.values["S_total"] >= 1.0 - 1e-12
+        )
+        return metrics
+
+    def failures(self) -> list[dict[str, Any]]:
+        return [
+            {"line": r.line, "item": r.reaction.reaction_id, "reason": r.reason}
+            for r in self.results
+            if r.status == "unparsed"
+        ]
+
+    def missing(self) -> list[str]:
+        return [r.reaction.reaction_id for r in self.results if r.status == "missing"]
+
+
+def score_all(
+    reactions: list[Reaction],
+    predictions: PredictionFile,
+    config: ScoreConfig = ScoreConfig(),
+    *,
+    gold_rejected: list[dict[str, Any]] | None = None,
+    cache: MoleculeCache | None = None,
+) -> ScoreReport:
+    """Score every gold reaction against its prediction (if any)."""
+    cache = cache if cache is not None else MoleculeCache()
+    parsed_rows: dict[str, ParsedMechanism] = {
+        rid: parse_prediction(row.data, strict=config.strict) for rid, row in predictions.rows.items()
+    }
+    # One batch for every molecule: the dynamic programs then only look values up.
+    cache.add(step.intermediate_smiles for reaction in reactions for step in reaction.steps)
+    cache.add(step.smiles for parsed in parsed_rows.values() if parsed.steps for step in parsed.steps)
+    results = []
+    for reaction in reactions:
+        row = predictions.rows.get(reaction.reaction_id)
+        if row is None:
+            results.append(score_reaction(reaction, None, cache, config))
+            continue
+        results.append(score_reaction(reaction, parsed_rows[reaction.reaction_id], cache, config, line=row.line))
+    return ScoreReport(results, aggregate(results), predictions.skipped, gold_rejected or [], config)
+
+
+def gold_cache(gold_path, reactions: list[Reaction], *, enabled: bool = True) -> MoleculeCache:
+    """A molecule cache primed with the gold intermediates, kept on disk between runs.
+
+    The file lives under ``$CHEMASSAY_HOME/cache/mechanism/`` and is keyed by the gold
+    file's sha256 (and the fingerprint settings); a cache from another RDKit version is
+    ignored and rebuilt.
+    """
+    cache = None
+    target = None
+    if enabled:
+        from chemassay.data import chemassay_home
+        from chemassay.runtime.files import sha256_file
+
+        digest = sha256_file(gold_path)[:24]
+        target = chemassay_home() / "cache" / "mechanism" / f"molecules-{digest}-r2-2048.npz"
+        if target.is_file():
+            cache = MoleculeCache.load(target)
+    if cache is None:
+        cache = MoleculeCache()
+        added = cache.add(step.intermediate_smiles for reaction in reactions for step in reaction.steps)
+        if target is not None and added:
+            try:
+                cache.save(target)
+            except OSError:
+                pass  # a read-only home only costs speed
+    return cache
+
+
+def dataset_ref(gold_path) -> dict[str, Any]:
+    """``dataset`` field of a result: the bundled oMeBench file's name, else the file's."""
+    from pathlib import Path
+
+    from chemassay.runtime.files import sha256_file
+
+    path = Path(gold_path)
+    digest = sha256_file(path)
+    try:
+        from chemassay.data import get_spec
+
+        for entry in get_spec("omebench").files:
+            if entry.sha256 == digest:
+                return {"name": f"omebench/{entry.name}", "sha256": digest}
+    except Exception:  # the registry is optional here: fall back to the file name
+        pass
+    return {"name": path.name, "sha256": digest}
+
+
+def report_result(report: ScoreReport, *, gold_path, pred_path, task: str = "omes", elapsed_s: float = 0.0,
+                  extra_config: dict[str, Any] | None = None):
+    """The shared :class:`~chemassay.report.Result` of a scoring run (see docs/mechanism.md)."""
+    from chemassay.report.result import DatasetRef, Result, SkippedItem, input_ref
+
+    sources = Counter(result.weight_source for result in report.results)
+    skipped = [SkippedItem(**row) for row in report.skipped]
+    skipped += [SkippedItem(**{**row, "reason": f"gold record unusable: {row['reason']}"}) for row in report.gold_rejected]
+    return Result(
+        suite="mechanism",
+        task=task,
+        metrics=report.metrics,
+        n=len(report.results),
+        skipped=skipped,
+        dataset=DatasetRef(**dataset_ref(gold_path)),
+        inputs=[input_ref(gold_path), input_ref(pred_path)],
+        config={**report.config.as_dict(), "weights": dict(sources), **(extra_config or {})},
+        elapsed_s=elapsed_s,
+        by_level=report.summary["by_level"],
+        by_type=report.summary["by_type"],
+        by_subtype=report.summary["by_subtype"],
+        by_length=report.summary["by_length"],
+        alignment_tags=report.summary["alignment_tags"],
+        failures=report.failures(),
+        missing=report.missing(),
+        reactions=[result.row() for result in report.results],
+    )
+
+
+def score_files(
+    gold_path,
+    pred_path,
+    config: ScoreConfig = ScoreConfig(),
+    *,
+    use_cache: bool = True,
+    reaction_ids: Iterable[str] | None = None,
+) -> ScoreReport:
+    """Load a gold file and a prediction file and score them.
+
+    ``reaction_ids`` restricts the gold reactions scored (e.g. to those a ``--limit``ed run
+    asked about); by default every gold reaction is scored.
+    """
+    from chemassay.suites.mechanism.records import load_reactions
+
+    gold = load_reactions(gold_path)
+    reactions = gold.reactions
+    if reaction_ids is not None:
+        wanted = set(reaction_ids)
+        reactions = [r for r in reactions if r.reaction_id in wanted]
+    predictions = load_predictions(pred_path, (r.reaction_id for r in reactions))
+    cache = gold_cache(gold_path, gold.reactions, enabled=use_cache)
+    return score_all(reactions, predictions, config, gold_rejected=gold.rejected, cache=cache)
