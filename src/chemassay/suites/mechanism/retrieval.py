@@ -66,7 +66,10 @@ def reaction_key(reaction: Reaction) -> str:
 
 def drfp_fingerprints(reactions: Sequence[Reaction], *, n_bits: int = DRFP_BITS) -> np.ndarray:
     """Packed DRFP fingerprints (radius 3, folded to ``n_bits``) of ``reactions``."""
-    from drfp import DrfpEncoder  # a core dependency, imported late: it is slow to import
+    from chemassay.errors import require
+
+    # Imported late: it is slow to import, and it is an extra (see pyproject.toml's `drfp`).
+    DrfpEncoder = require("drfp", "drfp", "DRFP reaction fingerprints").DrfpEncoder
 
     if not reactions:
         return np.zeros((0, n_bits // 64), dtype=np.uint64)
