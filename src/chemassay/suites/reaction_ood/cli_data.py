@@ -53,9 +53,9 @@ def info_command(
         problems += len(chunk.attrs.get("read_problems", []))
     console.print(f"{path}: format {kind}, {rows} reactions, {len(documents)} documents, "
                   f"{len(classes)} class codes, {with_authors} with authors, {problems} unreadable cells",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
     if years:
-        console.print(f"years {min(years)}-{max(years)}, {sum(years.values())} reactions with a year", highlight=False)
+        console.print(f"years {min(years)}-{max(years)}, {sum(years.values())} reactions with a year", highlight=False, soft_wrap=True)
 
 
 @app.command("clean")
@@ -126,8 +126,8 @@ def split_command(
     manifest = split_file(path, out, chosen, data, seed, overwrite=overwrite)
     if not settings.quiet:
         sizes = ", ".join(f"{name} {entry['rows']}" for name, entry in manifest["parts"].items())
-        console.print(f"{chosen} split of {manifest['input']['rows']} reactions: {sizes}", highlight=False)
-        console.print(f"wrote {out}/manifest.json", highlight=False)
+        console.print(f"{chosen} split of {manifest['input']['rows']} reactions: {sizes}", highlight=False, soft_wrap=True)
+        console.print(f"wrote {out}/manifest.json", highlight=False, soft_wrap=True)
 
 
 @app.command("verify")
@@ -147,7 +147,7 @@ def verify_command(
             line = f"{mark} {r.description}"
             if not r.passed:
                 line += f" ({r.violations} violation(s); e.g. {'; '.join(r.examples[:3])})"
-            console.print(line, highlight=False, markup=False)
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     if out is not None:
         result = Result(
             suite="reaction-ood", task="verify",

@@ -242,6 +242,7 @@ def _normalize_documents(values: pd.Series) -> pd.Series:
 
 def _finish(frame: pd.DataFrame, problems: list[dict], derive_year: bool) -> pd.DataFrame:
     frame["document_id"] = _normalize_documents(frame["document_id"])
+    frame["year"] = pd.array(frame["year"].astype(object).where(frame["year"].notna(), None), dtype="Int64")
     if derive_year:
         missing = frame["year"].isna() & frame["document_id"].notna()
         if missing.any():

@@ -109,8 +109,8 @@ def write_parts(
             batch = _normalize_batch(batch.reset_index(drop=True))
             table = pa.Table.from_pandas(batch, preserve_index=False)
             if schema is None:
-                schema = table.schema.remove_metadata()
-            table = table.replace_schema_metadata(None).cast(schema)
+                schema = table.schema  # keeps the pandas metadata: 'year' reads back as Int64
+            table = table.replace_schema_metadata(schema.metadata).cast(schema)
             stop = offset + len(batch)
             for name, rows in membership.items():
                 lo, hi = np.searchsorted(rows, [offset, stop])
