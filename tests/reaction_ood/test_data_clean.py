@@ -146,3 +146,12 @@ def test_clean_real_reactions_and_the_streaming_path_agree(schneider_sample, tmp
     csv_out = tmp_path / "clean.csv"
     clean_file(source, csv_out, chunk_rows=700)
     assert pd.read_csv(csv_out)["rxn_smiles"].tolist() == clean["rxn_smiles"].tolist()
+
+
+def test_dask_scheduler_gives_the_same_result(schneider_sample):
+    pytest.importorskip("distributed")
+    sample = schneider_sample.iloc[:60]
+    local, local_report = clean_reactions(sample, batch_size=20)
+    dask, dask_report = clean_reactions(sample, batch_size=20, scheduler="dask-local")
+    assert dask_report.counts() == local_report.counts()
+    assert dask["rxn_smiles"].tolist() == local["rxn_smiles"].tolist()

@@ -127,6 +127,7 @@ _CHARGED_ATOM = None
 _CARBON = None
 _ISOTOPE_TEXT = re.compile(r"\[\d")
 _CHARGE_TEXT = re.compile(r"\[[^\]]*[+-]")
+_quiet_depth = 0  # > 0 while a batch holds RDKit's logs blocked (one block per batch, not per molecule)
 
 
 class _BadMolecule(ValueError):
@@ -190,8 +191,11 @@ def canonical_molecule(smiles: str, *, remove_isotopes: bool = True, stereo: boo
     cached = _canonical_cache.get(key)
     if cached is not None:
         return cached
-    with rdkit_log_silenced():
+    if _quiet_depth:
         mol = Chem.MolFromSmiles(smiles)
+    else:
+        with rdkit_log_silenced():
+            mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         try:
             parse_smiles(smiles)
@@ -214,8 +218,11 @@ def canonical_molecule(smiles: str, *, remove_isotopes: bool = True, stereo: boo
     if canonical not in _props_cache:
         if len(_props_cache) > _CACHE_LIMIT:
             _props_cache.clear()
-        with rdkit_log_silenced():
+        if _quiet_depth:
             _props_cache[canonical] = _properties_of(mol, canonical)
+        else:
+            with rdkit_log_silenced():
+                _props_cache[canonical] = _properties_of(mol, canonical)
     return canonical
 
 
@@ -311,25 +318,26 @@ def _digest(text: str) -> bytes:
 
 def _standardize_batch(texts: list[str], config: CleanConfig) -> list[tuple]:
     """Per reaction: ``("ok", reactants, products, digest)``, ``("rule", name)`` or ``("bad", reason)``."""
-    out: list[tuple] = []
-    for text in texts:
+    global _quiet_depth
+    with rdkit_log_silenced():
+        _quiet_depth += 1
         try:
-            reactants, products = standardize_reaction(text, config)
-        except ValueError as exc:
-            out.append(("bad", str(exc)))
-            continue
-        try:
-            reason = filter_reason(reactants, products, config)
-        except _BadMolecule as exc:
-            out.append(("bad", str(exc)))
-            continue
-        if reason is not None:
-            out.append(("rule", reason))
-            continue
-        reactant_text = ".".join(reactants)
-        product_text = ".".join(products)
-        out.append(("ok", reactant_text, product_text, _digest(f"{reactant_text}>>{product_text}")))
-    return out
+            return [_standardize_one(text, config) for text in texts]
+        finally:
+            _quiet_depth -= 1
+
+
+def _standardize_one(text: str, config: CleanConfig) -> tuple:
+    try:
+        reactants, products = standardize_reaction(text, config)
+        reason = filter_reason(reactants, products, config)
+    except ValueError as exc:  # _BadMolecule is a ValueError too
+        return ("bad", str(exc))
+    if reason is not None:
+        return ("rule", reason)
+    reactant_text = ".".join(reactants)
+    product_text = ".".join(products)
+    return ("ok", reactant_text, product_text, _digest(f"{reactant_text}>>{product_text}"))
 
 
 # --------------------------------------------------------------------------------------
