@@ -155,3 +155,9 @@ def test_dask_scheduler_gives_the_same_result(schneider_sample):
     dask, dask_report = clean_reactions(sample, batch_size=20, scheduler="dask-local")
     assert dask_report.counts() == local_report.counts()
     assert dask["rxn_smiles"].tolist() == local["rxn_smiles"].tolist()
+
+
+def test_report_reads_as_counts():
+    _, report = clean_reactions(pd.DataFrame({"rxn_smiles": [ESTER, ESTER, "CC.O>>CCO"]}))
+    assert dict(report) == report.counts()
+    assert report["duplicates"] == 1 and report["too_few_reactant_heavy_atoms"] == 1 and report["rows_out"] == 1

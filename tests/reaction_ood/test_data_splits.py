@@ -248,3 +248,23 @@ def test_verify_catches_a_leak(clean_sample, tmp_path):
     assert failed == {"file", "disjoint_reactions", "disjoint_documents"}
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["parts"]["test_ood"]["rows"] == len(test_ood)
+
+
+def test_shipped_split_definitions_resolve():
+    from chemassay.suites.reaction_ood.splits import list_split_definitions, resolve_config, split_definition
+
+    names = list_split_definitions()
+    assert {"paper_author_document", "paper_time", "paper_reaction_type_suzuki", "schneider_document"} <= set(names)
+    for name in names:
+        definition = split_definition(name)
+        resolved = resolve_config(definition["kind"], definition)
+        assert resolved["name"] == definition["name"] and isinstance(definition["seed"], int)
+    assert split_definition("paper_reaction_type_heck")["held_out"] == ["3.2"]
+    with pytest.raises(UserInputError, match="no shipped split definition"):
+        split_definition("nope")
+
+
+def test_reaction_type_base_split_holds_nothing_out(clean_sample):
+    parts = make_split(clean_sample, "reaction-type", {"held_out": [], "ood_train": 0, "valid": 100, "test": 100}, seed=0)
+    assert len(parts["test_ood"]) == 0
+    assert len(parts["train"]) + 200 == len(clean_sample)

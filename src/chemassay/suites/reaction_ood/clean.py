@@ -44,7 +44,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -94,9 +94,13 @@ class CleanConfig:
             raise UserInputError(f"max_tokens must be positive, got {self.max_tokens}")
 
 
-@dataclass
-class CleanReport:
-    """What cleaning did: rows read, removed per rule, duplicates, kept, and unreadable rows."""
+@dataclass(eq=False)
+class CleanReport(Mapping):
+    """What cleaning did: rows read, removed per rule, duplicates, kept, and unreadable rows.
+
+    Reads as a mapping of the counts (``report["duplicates"]``, ``dict(report)``); the listed
+    unparsable rows are in :attr:`problems`, unreadable cells in :attr:`read_problems`.
+    """
 
     rows_in: int = 0
     unparsable: int = 0
@@ -110,6 +114,15 @@ class CleanReport:
         """Flat counts: rows in/out, unparsable, each rule, duplicates (stable keys)."""
         return {"rows_in": self.rows_in, "unparsable": self.unparsable, **self.removed,
                 "duplicates": self.duplicates, "rows_out": self.rows_out}
+
+    def __getitem__(self, key: str) -> int:
+        return self.counts()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.counts())
+
+    def __len__(self) -> int:
+        return len(self.counts())
 
     def to_dict(self) -> dict:
         """JSON-ready form (counts plus the listed problems)."""

@@ -92,8 +92,13 @@ def clean_command(
 
 
 def _load_config(config: Path | None) -> tuple[dict, str | None]:
+    from chemassay.suites.reaction_ood.splits import split_definition
+
     if config is None:
         return {}, None
+    if not config.exists() and config.suffix == "" and "/" not in str(config):
+        data = split_definition(str(config))
+        return data, data.get("kind")
     need_file(config, "split config")
     try:
         data = json.loads(config.read_text(encoding="utf-8"))
@@ -109,8 +114,8 @@ def split_command(
     path: Path = typer.Argument(..., help="Cleaned reaction table (.parquet or .csv from 'clean')."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for <part>.parquet files and manifest.json."),
     kind: str = typer.Option(None, "--kind", "-k", help="random, document, author, time, reaction-type or bespoke (default: the config's 'kind')."),
-    config: Path = typer.Option(None, "--config", "-c", help="Split definition JSON (sizes, years, held-out classes...)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for every random choice."),
+    config: Path = typer.Option(None, "--config", "-c", help="Split definition JSON (sizes, years, held-out classes...), or the name of a shipped one (see 'split-defs')."),
+    seed: int = typer.Option(None, "--seed", help="Seed for every random choice (default: the config's 'seed', else 0)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a split already in the folder."),
 ) -> None:
     """Split a cleaned table (Sections S1.2-S1.4); write the parts and a manifest."""
@@ -123,11 +128,24 @@ def split_command(
         raise UserInputError("give the split kind with --kind (or a \"kind\" in the config)")
     if kind and config_kind and kind != config_kind:
         raise UserInputError(f"--kind {kind} contradicts \"kind\": {config_kind!r} in {config}")
+    if seed is None:
+        seed = data.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise UserInputError(f"{config}: 'seed' must be a whole number, got {seed!r}")
     manifest = split_file(path, out, chosen, data, seed, overwrite=overwrite)
     if not settings.quiet:
         sizes = ", ".join(f"{name} {entry['rows']}" for name, entry in manifest["parts"].items())
         console.print(f"{chosen} split of {manifest['input']['rows']} reactions: {sizes}", highlight=False, soft_wrap=True)
         console.print(f"wrote {out}/manifest.json", highlight=False, soft_wrap=True)
+
+
+@app.command("split-defs")
+def split_defs_command() -> None:
+    """List the shipped split definitions (the paper's settings, and ones sized for Schneider 50k)."""
+    from chemassay.suites.reaction_ood.splits import list_split_definitions
+
+    for name, description in list_split_definitions().items():
+        console.print(f"{name:<40} {description}", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("verify")

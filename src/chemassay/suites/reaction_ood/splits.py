@@ -39,6 +39,7 @@ in ``docs/reaction-ood-data.md``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ from chemassay.errors import UserInputError
 
 KINDS = ("random", "document", "author", "time", "reaction-type", "bespoke")
 REST = "rest"
+#: Keys of a split definition file that describe it without changing the procedure.
+METADATA_KEYS = ("name", "description", "source")
 
 DEFAULT_CONFIGS: dict[str, dict[str, Any]] = {
     "random": {"train": 0.8, "valid": 0.1, "test": 0.1},
@@ -100,11 +103,16 @@ def resolve_config(kind: str, config: Mapping[str, Any] | None) -> dict[str, Any
     merged = dict(DEFAULT_CONFIGS[kind])
     given = dict(config or {})
     given.pop("kind", None)
+    given.pop("seed", None)  # the caller passes the seed (the CLI takes it from the file)
+    for key in METADATA_KEYS:
+        if key in given:
+            merged[key] = given.pop(key)
     bespoke = given.pop("bespoke", None)
     unknown = sorted(set(given) - set(merged))
     if unknown:
         raise UserInputError(
-            f"unknown key(s) {unknown} in the {kind} split config; allowed: {sorted(merged) + ['bespoke']}"
+            f"unknown key(s) {unknown} in the {kind} split config; allowed: "
+            f"{sorted(merged) + ['bespoke', 'kind', 'seed', *METADATA_KEYS]}"
         )
     merged.update(given)
     if bespoke is not None:
@@ -135,6 +143,35 @@ def _size(value: Any, n_eligible: int, name: str) -> int | None:
     if value < 0 or (isinstance(value, float) and not value.is_integer()):
         raise bad
     return int(value)
+
+
+def list_split_definitions() -> dict[str, str]:
+    """Names and descriptions of the shipped split definitions (``data/split_defs/*.json``).
+
+    ``paper_*`` are the paper's settings (from the authors' code) for Pistachio-sized data;
+    ``schneider_*`` size the same procedures for the cleaned Schneider 50k set.
+    """
+    from importlib import resources
+
+    folder = resources.files("chemassay.suites.reaction_ood").joinpath("data", "split_defs")
+    out = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            out[entry.name[:-5]] = json.loads(entry.read_text("utf-8")).get("description", "")
+    return out
+
+
+def split_definition(name: str) -> dict[str, Any]:
+    """A shipped split definition by name (see :func:`list_split_definitions`)."""
+    from importlib import resources
+
+    entry = resources.files("chemassay.suites.reaction_ood").joinpath("data", "split_defs", f"{name}.json")
+    if not entry.is_file():
+        raise UserInputError(
+            f"no shipped split definition {name!r}; choose one of {', '.join(list_split_definitions())} "
+            f"or give a JSON file"
+        )
+    return json.loads(entry.read_text("utf-8"))
 
 
 # --------------------------------------------------------------------------------------
@@ -507,8 +544,11 @@ def _split_time(frame: pd.DataFrame, config: dict, rng: np.random.Generator, poo
 
 def _split_reaction_type(frame: pd.DataFrame, config: dict, rng: np.random.Generator, pool: np.ndarray) -> Assignment:
     held_out = config["held_out"]
-    if not held_out:
-        raise UserInputError("a reaction-type split needs \"held_out\": [\"3.1\", ...] (class code prefixes) in its config")
+    if held_out is None or not isinstance(held_out, list):
+        raise UserInputError(
+            "a reaction-type split needs \"held_out\": [\"3.1\", ...] (class code prefixes; [] for the "
+            "in-distribution-only baseline) in its config"
+        )
     held_out = [str(code).strip() for code in held_out]
     if "class_code" not in frame.columns:
         raise UserInputError("a reaction-type split needs a 'class_code' column")

@@ -132,10 +132,18 @@ def _hashes(series: pd.Series) -> np.ndarray:
     return pd.util.hash_pandas_object(series.astype(str), index=False).to_numpy()
 
 
-def _check_disjoint_reactions(parts: Mapping[str, pd.DataFrame], names: Sequence[str]) -> tuple[int, list[str]]:
+def _cached(cache: dict | None, key: tuple, compute):
+    if cache is None:
+        return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def _check_disjoint_reactions(parts: Mapping[str, pd.DataFrame], names: Sequence[str], cache: dict | None = None) -> tuple[int, list[str]]:
     violations = 0
     examples: list[str] = []
-    hashed = {n: np.unique(_hashes(parts[n]["rxn_smiles"])) for n in names}
+    hashed = {n: _cached(cache, ("hash", n), lambda n=n: np.unique(_hashes(parts[n]["rxn_smiles"]))) for n in names}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             common = np.intersect1d(hashed[a], hashed[b], assume_unique=True)
@@ -148,38 +156,47 @@ def _check_disjoint_reactions(parts: Mapping[str, pd.DataFrame], names: Sequence
     return violations, examples
 
 
-def _documents_of(parts: Mapping[str, pd.DataFrame], names: Sequence[str]) -> set[str]:
+def _documents_of(parts: Mapping[str, pd.DataFrame], names: Sequence[str], cache: dict | None = None) -> set[str]:
     found: set[str] = set()
     for n in names:
-        found |= set(parts[n]["document_id"].dropna().astype(str))
+        found |= _cached(cache, ("documents", n), lambda n=n: set(parts[n]["document_id"].dropna().astype(str)))
     return found
 
 
-def _authors_of(parts: Mapping[str, pd.DataFrame], names: Sequence[str]) -> set[str]:
+def _authors_of(parts: Mapping[str, pd.DataFrame], names: Sequence[str], cache: dict | None = None) -> set[str]:
+    def of_part(name: str) -> set[str]:
+        names_found: set[str] = set()
+        for cell in parts[name]["authors"].dropna().unique():
+            names_found.update(split_authors(cell))
+        return names_found
+
     found: set[str] = set()
     for n in names:
-        for cell in parts[n]["authors"].dropna().unique():
-            found.update(split_authors(cell))
+        found |= _cached(cache, ("authors", n), lambda n=n: of_part(n))
     return found
 
 
-def run_check(check: Check, parts: Mapping[str, pd.DataFrame]) -> CheckResult:
-    """Evaluate one :class:`Check` on the parts (name → DataFrame)."""
+def run_check(check: Check, parts: Mapping[str, pd.DataFrame], cache: dict | None = None) -> CheckResult:
+    """Evaluate one :class:`Check` on the parts (name → DataFrame).
+
+    ``cache`` (a dict shared between calls on the same parts) keeps per-part hashes and sets so
+    a split with many overlapping checks (time splits) reads each part once.
+    """
     missing = [n for n in check.parts + check.other if n not in parts]
     if missing:
         return CheckResult(check.name, check.describe(), False, len(missing), [f"missing part {m}" for m in missing])
     violations = 0
     examples: list[str] = []
     if check.name == "disjoint_reactions":
-        violations, examples = _check_disjoint_reactions(parts, check.parts)
+        violations, examples = _check_disjoint_reactions(parts, check.parts, cache)
     elif check.name == "disjoint_documents":
-        shared = _documents_of(parts, check.parts) & _documents_of(parts, check.other)
+        shared = _documents_of(parts, check.parts, cache) & _documents_of(parts, check.other, cache)
         violations, examples = len(shared), sorted(shared)[:5]
     elif check.name == "disjoint_authors":
-        shared = _authors_of(parts, check.parts) & _authors_of(parts, check.other)
+        shared = _authors_of(parts, check.parts, cache) & _authors_of(parts, check.other, cache)
         violations, examples = len(shared), sorted(shared)[:5]
     elif check.name == "novel_author_each":
-        seen = _authors_of(parts, check.other)
+        seen = _authors_of(parts, check.other, cache)
         for n in check.parts:
             for cell in parts[n]["authors"].tolist():
                 names = set(split_authors(cell))
@@ -210,7 +227,8 @@ def run_check(check: Check, parts: Mapping[str, pd.DataFrame]) -> CheckResult:
 
 def verify_parts(parts: Mapping[str, pd.DataFrame], kind: str, config: Mapping[str, Any]) -> list[CheckResult]:
     """Run every guarantee of the split kind on in-memory parts."""
-    return [run_check(check, parts) for check in guarantees(kind, config, list(parts))]
+    cache: dict = {}
+    return [run_check(check, parts, cache) for check in guarantees(kind, config, list(parts))]
 
 
 # --------------------------------------------------------------------------------------
@@ -272,8 +290,9 @@ def verify_split_dir(directory: str | Path) -> tuple[dict, list[CheckResult]]:
             problems.append(f"{len(frame)} rows != manifest {entry.get('rows')}")
         results.append(CheckResult("file", check.describe(), not problems, len(problems), problems))
         parts[name] = frame
+    cache: dict = {}
     for check in guarantees(manifest["kind"], manifest["config"], list(manifest["parts"])):
-        results.append(run_check(check, parts))
+        results.append(run_check(check, parts, cache))
     return manifest, results
 
 
