@@ -58,6 +58,15 @@ def test_token_limit_is_strict_and_counts_both_sides():
     assert filter_reason(reactants, ["C" * 20], CleanConfig(max_tokens=15)) == "too_many_tokens"  # product side
 
 
+def test_rules_see_the_molecule_as_its_canonical_text():
+    # heavy water keeps its two H atoms when parsed ([2H]O[2H]) and becomes [H]O[H] once the
+    # isotope labels are removed; read back, that is plain water with no bond, as in the
+    # reference, so it does not count as a reactant with 2 bonds
+    assert standardize_reaction("CCl.CCl.CCl.[2H]O[2H]>>CCCl")[0] == ["CCl", "CCl", "CCl", "[H]O[H]"]
+    assert reason("CCl.CCl.CCl.[2H]O[2H]>>CCCl") == "no_reactant_with_2_bonds"
+    assert reason("CCl.CCl.CCO>>CCCl") is None  # ethanol has 2 bonds: the reaction passes
+
+
 def test_rules_are_checked_in_the_reference_order():
     # fails both the carbon rule and the bond rule: counted under the earlier one
     assert reason("O.O.O.O.O>>OO") == "no_carbon_in_reactants"

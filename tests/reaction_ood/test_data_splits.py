@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -251,7 +252,11 @@ def test_verify_catches_a_leak(clean_sample, tmp_path):
 
 
 def test_shipped_split_definitions_resolve():
-    from chemassay.suites.reaction_ood.splits import list_split_definitions, resolve_config, split_definition
+    from chemassay.suites.reaction_ood.splits import (
+        list_split_definitions,
+        resolve_config,
+        split_definition,
+    )
 
     names = list_split_definitions()
     assert {"paper_author_document", "paper_time", "paper_reaction_type_suzuki", "schneider_document"} <= set(names)
@@ -268,3 +273,36 @@ def test_reaction_type_base_split_holds_nothing_out(clean_sample):
     parts = make_split(clean_sample, "reaction-type", {"held_out": [], "ood_train": 0, "valid": 100, "test": 100}, seed=0)
     assert len(parts["test_ood"]) == 0
     assert len(parts["train"]) + 200 == len(clean_sample)
+
+
+def test_canonical_order_handles_key_collisions():
+    from chemassay.suites.reaction_ood.splits import (
+        canonical_order,
+        colliding_positions,
+        reaction_keys,
+    )
+
+    keys = np.array([5, 5, 3, 9], dtype=np.uint64)
+    assert colliding_positions(keys).tolist() == [0, 1]
+    assert canonical_order(keys, {0: "CCO>>CC=O", 1: "CC>>C=C"}).tolist() == [2, 1, 0, 3]
+    with pytest.raises(UserInputError, match="more than once"):
+        canonical_order(keys, {0: "CC>>C=C", 1: "CC>>C=C"})
+    # keys are stable: the split of a set of reactions must not change between runs or machines
+    assert reaction_keys(["CC>>C=C"]).tolist() == [int.from_bytes(hashlib.blake2b(b"CC>>C=C", digest_size=8).digest(), "little")]
+
+
+def test_split_file_refuses_uncleaned_input(clean_sample, tmp_path):
+    doubled = pd.concat([clean_sample.iloc[:50], clean_sample.iloc[:10]])
+    source = tmp_path / "doubled.parquet"
+    doubled.to_parquet(source, index=False)
+    with pytest.raises(UserInputError, match="10 reaction"):
+        split_file(source, tmp_path / "out", "random")
+    # the same rows in another file order give the same split
+    source_a, source_b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    clean_sample.iloc[:400].to_parquet(source_a, index=False)
+    clean_sample.iloc[:400].iloc[::-1].to_parquet(source_b, index=False)
+    a = split_file(source_a, tmp_path / "sa", "random", seed=3)
+    b = split_file(source_b, tmp_path / "sb", "random", seed=3)
+    test_a = set(pd.read_parquet(tmp_path / "sa" / "test.parquet")["rxn_smiles"])
+    test_b = set(pd.read_parquet(tmp_path / "sb" / "test.parquet")["rxn_smiles"])
+    assert test_a == test_b and a["parts"]["test"]["rows"] == b["parts"]["test"]["rows"]

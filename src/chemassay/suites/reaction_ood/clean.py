@@ -228,7 +228,10 @@ def canonical_molecule(smiles: str, *, remove_isotopes: bool = True, stereo: boo
     if len(_canonical_cache) > _CACHE_LIMIT:
         _canonical_cache.clear()
     _canonical_cache[key] = canonical
-    if canonical not in _props_cache:
+    if canonical not in _props_cache and "[H" not in canonical:
+        # With an explicit hydrogen left in the graph (an isotope label just removed, e.g. D2O
+        # -> [H]O[H]) the parse above differs from a parse of the canonical text, which the
+        # rules are defined on (the reference re-parses); molecule_properties handles that case.
         if len(_props_cache) > _CACHE_LIMIT:
             _props_cache.clear()
         if _quiet_depth:
@@ -249,12 +252,18 @@ def molecule_properties(canonical: str) -> tuple[int, bool, int, int, str]:
     cached = _props_cache.get(canonical)
     if cached is not None:
         return cached
-    with rdkit_log_silenced():
+    if _quiet_depth:
         mol = Chem.MolFromSmiles(canonical)
+    else:
+        with rdkit_log_silenced():
+            mol = Chem.MolFromSmiles(canonical)
     if mol is None:  # canonical output RDKit cannot read back (rare aromaticity corner cases)
         raise _BadMolecule(f"canonical SMILES {canonical[:80]!r} cannot be read back by RDKit")
-    with rdkit_log_silenced():
+    if _quiet_depth:
         props = _properties_of(mol, canonical)
+    else:
+        with rdkit_log_silenced():
+            props = _properties_of(mol, canonical)
     if len(_props_cache) > _CACHE_LIMIT:
         _props_cache.clear()
     _props_cache[canonical] = props

@@ -31,14 +31,49 @@ from chemassay.suites.reaction_ood.splits import Assignment, assign_split
 from chemassay.suites.reaction_ood.verify import MANIFEST, guarantees
 
 SPLIT_COLUMNS = ("rxn_smiles", "document_id", "authors", "year", "class_code")
+_KEY_BATCH = 250_000
 
 
 def _is_parquet(path: Path) -> bool:
     return any(s.lower() in (".parquet", ".pq") for s in path.suffixes)
 
 
+def _iter_column(path: Path, column: str, batch_rows: int = _KEY_BATCH):
+    if _is_parquet(path):
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=[column]):
+            yield batch.column(0).to_pylist()
+    else:
+        for chunk in pd.read_csv(path, usecols=[column], dtype=str, keep_default_na=False, chunksize=batch_rows):
+            yield chunk[column].tolist()
+
+
+def read_reaction_keys(path: str | os.PathLike) -> tuple[np.ndarray, dict[int, str]]:
+    """Reaction keys of every row (streamed) and the texts of the rows whose keys collide."""
+    from chemassay.suites.reaction_ood.splits import colliding_positions, reaction_keys
+
+    target = Path(path)
+    keys = np.concatenate([reaction_keys(batch) for batch in _iter_column(target, "rxn_smiles")] or [np.zeros(0, np.uint64)])
+    shared = colliding_positions(keys)
+    texts: dict[int, str] = {}
+    if len(shared):
+        wanted = set(shared.tolist())
+        offset = 0
+        for batch in _iter_column(target, "rxn_smiles"):
+            for index, text in enumerate(batch):
+                if offset + index in wanted:
+                    texts[offset + index] = str(text)
+            offset += len(batch)
+    return keys, texts
+
+
 def read_split_columns(path: str | os.PathLike, columns: Sequence[str] = SPLIT_COLUMNS) -> pd.DataFrame:
-    """The columns a split needs from a cleaned table (Parquet or CSV); absent ones are NA."""
+    """The columns a split needs from a cleaned table (Parquet or CSV); absent ones are NA.
+
+    Raises when the table has no ``rxn_smiles`` column; the column itself is read only if it
+    is in ``columns``.
+    """
     import pyarrow.parquet as pq
 
     target = Path(path)
@@ -52,11 +87,14 @@ def read_split_columns(path: str | os.PathLike, columns: Sequence[str] = SPLIT_C
         present = [c for c in columns if c in available]
         frame = pq.read_table(target, columns=present).to_pandas()
     else:
-        header = pd.read_csv(target, nrows=0).columns
-        present = [c for c in columns if c in header]
+        try:
+            available = set(pd.read_csv(target, nrows=0).columns)
+        except (ValueError, OSError, pd.errors.ParserError) as exc:
+            raise UserInputError(f"{target}: cannot read as a table ({exc})") from None
+        present = [c for c in columns if c in available]
         frame = pd.read_csv(target, usecols=present, dtype={c: str for c in present if c != "year"},
                             keep_default_na=True)
-    if "rxn_smiles" not in frame.columns:
+    if "rxn_smiles" not in available:
         raise UserInputError(f"{target}: no 'rxn_smiles' column; split a table written by 'reaction-ood clean'")
     for column in columns:
         if column not in frame.columns:
@@ -206,8 +244,10 @@ def split_file(
     """Split a cleaned reaction file into ``out_dir`` (parts + manifest); returns the manifest."""
     source = Path(path)
     target = Path(out_dir)
-    frame = read_split_columns(source)
-    assignment = assign_split(frame, kind, config, seed)
+    # the reaction text is only needed for its key: keep memory to the short columns
+    frame = read_split_columns(source, [c for c in SPLIT_COLUMNS if c != "rxn_smiles"])
+    keys, texts = read_reaction_keys(source)
+    assignment = assign_split(frame, kind, config, seed, keys=keys, key_texts=texts)
     _prepare_dir(target, overwrite)
     entries = write_parts(source, assignment, target)
     info = {"path": str(source), "sha256": sha256_file(source), "rows": int(len(frame))}

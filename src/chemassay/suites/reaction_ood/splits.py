@@ -27,8 +27,8 @@ The returned dict is a :class:`SplitParts`; its ``meta`` attribute records what 
 (documents used, reactions left out and why). Sizes in ``config`` are counts (``int``),
 fractions of the eligible reactions (``float`` in (0, 1)), or ``"rest"``. Rows inside each part
 keep the input order. Randomness: ``numpy.random.default_rng(seed)``; reactions are put in a
-canonical order (by ``rxn_smiles``) first, so the split depends only on the set of reactions,
-not on the row order of the file.
+canonical order (by a 64-bit BLAKE2b key of ``rxn_smiles``) first, so the split depends only on
+the set of reactions, not on the row order of the file.
 
 The procedures follow the authors' code (github.com/john-bradshaw/rxn-splits): levels are
 filled with whole documents taken in random order, the last document of a level is truncated
@@ -39,9 +39,10 @@ in ``docs/reaction-ood-data.md``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,20 +209,65 @@ def _class_mask(codes: pd.Series, prefixes: Sequence[str]) -> np.ndarray:
 # Shared helpers
 
 
-def _canonical_order(rxn_smiles: pd.Series) -> np.ndarray:
-    """Row positions sorted by reaction SMILES: the order every split shuffles from."""
-    values = rxn_smiles.astype(str).to_numpy()
-    return np.argsort(values, kind="stable")
+def reaction_keys(rxn_smiles: Iterable[str]) -> np.ndarray:
+    """64-bit keys of reaction SMILES (BLAKE2b), stable across runs, machines and versions."""
+    return np.fromiter(
+        (int.from_bytes(hashlib.blake2b(str(s).encode("utf-8"), digest_size=8).digest(), "little") for s in rxn_smiles),
+        dtype=np.uint64,
+    )
 
 
-def _check_unique(rxn_smiles: pd.Series) -> None:
-    duplicated = rxn_smiles.duplicated()
-    if duplicated.any():
-        example = rxn_smiles[duplicated].iloc[0]
+def colliding_positions(keys: np.ndarray) -> np.ndarray:
+    """Positions whose key is shared with another row (repeated reactions or hash collisions)."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    same = np.r_[False, sorted_keys[1:] == sorted_keys[:-1]]
+    shared = same | np.r_[same[1:], False]
+    return np.sort(order[shared])
+
+
+def canonical_order(keys: np.ndarray, texts: Mapping[int, str] | None = None) -> np.ndarray:
+    """Row positions sorted by reaction key: the order every split shuffles from.
+
+    The order depends only on the set of reactions, not on the row order of the file. Rows
+    sharing a key are told apart by their text (``texts[position]``, needed only for them);
+    the same text twice is a repeated reaction and an error.
+    """
+    order = np.argsort(keys, kind="stable")
+    shared = colliding_positions(keys)
+    if len(shared) == 0:
+        return order
+    texts = texts or {}
+    missing = [int(p) for p in shared if int(p) not in texts]
+    if missing:
+        raise ValueError(f"texts needed for rows sharing a key: {missing[:5]}")
+    groups: dict[int, list[int]] = {}
+    for position in shared.tolist():
+        groups.setdefault(int(keys[position]), []).append(position)
+    repeated = 0
+    example = ""
+    for members in groups.values():
+        seen = {texts[p] for p in members}
+        if len(seen) < len(members):
+            repeated += len(members) - len(seen)
+            example = example or texts[members[0]]
+    if repeated:
         raise UserInputError(
-            f"{int(duplicated.sum())} reaction(s) appear more than once (e.g. {example[:80]!r}); "
+            f"{repeated} reaction(s) appear more than once (e.g. {example[:80]!r}); "
             f"clean the table first ('chemassay reaction-ood clean') so no reaction can land in two parts"
         )
+    # a true 64-bit collision between different reactions: order those rows by their text
+    sorted_keys = keys[order]
+    out = order.copy()
+    start = 0
+    while start < len(out):
+        stop = start + 1
+        while stop < len(out) and sorted_keys[stop] == sorted_keys[start]:
+            stop += 1
+        if stop - start > 1:
+            out[start:stop] = sorted(out[start:stop].tolist(), key=lambda p: texts[p])
+        start = stop
+    return out
 
 
 def _documents(frame: pd.DataFrame) -> np.ndarray:
@@ -614,19 +660,33 @@ _KIND_FUNCTIONS = {
 }
 
 
-def assign_split(frame: pd.DataFrame, kind: str, config: Mapping[str, Any] | None = None, seed: int = 0) -> Assignment:
+def assign_split(
+    frame: pd.DataFrame,
+    kind: str,
+    config: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    *,
+    keys: np.ndarray | None = None,
+    key_texts: Mapping[int, str] | None = None,
+) -> Assignment:
     """Row positions of every part of a ``kind`` split of ``frame`` (see :func:`make_split`).
 
     ``frame`` needs ``rxn_smiles`` (distinct) and, depending on the kind, ``document_id``,
-    ``authors``, ``year``, ``class_code``. Works on the needed columns only, so a caller can
-    split a table too large to hold whole (see :func:`chemassay.suites.reaction_ood.splits.split_file`).
+    ``authors``, ``year``, ``class_code``. A caller splitting a table too large to hold whole
+    may leave ``rxn_smiles`` out and pass the :func:`reaction_keys` instead, with the texts of
+    the rows whose keys collide (see :func:`~chemassay.suites.reaction_ood.split_files.split_file`).
     """
     resolved = resolve_config(kind, config)
-    if "rxn_smiles" not in frame.columns:
-        raise UserInputError("the table has no 'rxn_smiles' column")
-    _check_unique(frame["rxn_smiles"])
+    if keys is None:
+        if "rxn_smiles" not in frame.columns:
+            raise UserInputError("the table has no 'rxn_smiles' column")
+        texts = frame["rxn_smiles"].astype(str).tolist()
+        keys = reaction_keys(texts)
+        key_texts = {int(p): texts[p] for p in colliding_positions(keys)}
+    if len(keys) != len(frame):
+        raise ValueError("one key per row is needed")
     rng = np.random.default_rng(seed)
-    pool = _canonical_order(frame["rxn_smiles"])
+    pool = canonical_order(keys, key_texts)
     bespoke_meta = None
     parts: dict[str, np.ndarray] = {}
     if "bespoke" in resolved:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
-from chemassay.suites.reaction_ood.splits import class_matches, split_authors
+from chemassay.suites.reaction_ood.splits import class_matches, reaction_keys, split_authors
 
 MANIFEST = "manifest.json"
 
@@ -128,10 +128,6 @@ def guarantees(kind: str, config: Mapping[str, Any], part_names: Sequence[str]) 
 # Running checks
 
 
-def _hashes(series: pd.Series) -> np.ndarray:
-    return pd.util.hash_pandas_object(series.astype(str), index=False).to_numpy()
-
-
 def _cached(cache: dict | None, key: tuple, compute):
     if cache is None:
         return compute()
@@ -140,17 +136,24 @@ def _cached(cache: dict | None, key: tuple, compute):
     return cache[key]
 
 
+def _texts(parts: Mapping[str, pd.DataFrame], name: str, cache: dict | None) -> list[str]:
+    loader = (cache or {}).get("text_loader")
+    if loader is not None:
+        return loader(name)
+    return parts[name]["rxn_smiles"].astype(str).tolist()
+
+
 def _check_disjoint_reactions(parts: Mapping[str, pd.DataFrame], names: Sequence[str], cache: dict | None = None) -> tuple[int, list[str]]:
     violations = 0
     examples: list[str] = []
-    hashed = {n: _cached(cache, ("hash", n), lambda n=n: np.unique(_hashes(parts[n]["rxn_smiles"]))) for n in names}
+    keyed = {n: _cached(cache, ("keys", n), lambda n=n: np.unique(reaction_keys(_texts(parts, n, cache)))) for n in names}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            common = np.intersect1d(hashed[a], hashed[b], assume_unique=True)
+            common = np.intersect1d(keyed[a], keyed[b], assume_unique=True)
             if len(common) == 0:
                 continue
-            # hashes can collide: confirm on the text
-            shared = set(parts[a]["rxn_smiles"].astype(str)) & set(parts[b]["rxn_smiles"].astype(str))
+            # keys can collide: confirm on the text
+            shared = set(_texts(parts, a, cache)) & set(_texts(parts, b, cache))
             violations += len(shared)
             examples += [f"{a} & {b}: {s[:100]}" for s in sorted(shared)[:3]]
     return violations, examples
@@ -235,7 +238,7 @@ def verify_parts(parts: Mapping[str, pd.DataFrame], kind: str, config: Mapping[s
 # Split folders
 
 
-_VERIFY_COLUMNS = ("rxn_smiles", "document_id", "authors", "year", "class_code")
+_VERIFY_COLUMNS = ("document_id", "authors", "year", "class_code")
 
 
 def read_manifest(directory: str | Path) -> dict:
@@ -271,10 +274,20 @@ def load_split(directory: str | Path, columns: Sequence[str] | None = None) -> d
 
 def verify_split_dir(directory: str | Path) -> tuple[dict, list[CheckResult]]:
     """Check every file of a split folder against its manifest and every guarantee of its kind."""
+    import pyarrow.parquet as pq
+
     folder = Path(directory)
     manifest = read_manifest(folder)
     results: list[CheckResult] = []
     parts: dict[str, pd.DataFrame] = {}
+    cache: dict = {}
+
+    def texts_of(name: str) -> list[str]:
+        # reaction texts are read again only where two parts' keys meet (a failing check)
+        table = pq.read_table(folder / manifest["parts"][name]["file"], columns=["rxn_smiles"])
+        return [str(s) for s in table.column(0).to_pylist()]
+
+    cache["text_loader"] = texts_of
     for name, entry in manifest["parts"].items():
         path = folder / entry["file"]
         check = Check("file", (name,))
@@ -285,12 +298,15 @@ def verify_split_dir(directory: str | Path) -> tuple[dict, list[CheckResult]]:
         digest = sha256_file(path)
         if digest != entry.get("sha256"):
             problems.append(f"sha256 {digest} != manifest {entry.get('sha256')}")
+        parquet = pq.ParquetFile(path)
+        keys = [reaction_keys(batch.column(0).to_pylist())
+                for batch in parquet.iter_batches(batch_size=250_000, columns=["rxn_smiles"])]
+        cache[("keys", name)] = np.unique(np.concatenate(keys) if keys else np.zeros(0, np.uint64))
         frame = pd.read_parquet(path, columns=list(_VERIFY_COLUMNS))
         if len(frame) != entry.get("rows"):
             problems.append(f"{len(frame)} rows != manifest {entry.get('rows')}")
         results.append(CheckResult("file", check.describe(), not problems, len(problems), problems))
         parts[name] = frame
-    cache: dict = {}
     for check in guarantees(manifest["kind"], manifest["config"], list(manifest["parts"])):
         results.append(run_check(check, parts, cache))
     return manifest, results
