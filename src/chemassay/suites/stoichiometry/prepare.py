@@ -274,6 +274,8 @@ def process_line(split: str, line: int, text: str, config: RebalanceConfig) -> t
             key = "smiles"
             table = tables[key]
             reaction = _split_reaction(reaction_text)
+            if not reaction.products:
+                raise InvalidReaction(reaction_text, "no products")
             reactant_texts, reagent_texts, method = assign_roles(reaction, edits)
             left = [(table.get(t), 1) for t in reactant_texts]
             reagents = [(table.get(t), 1) for t in reagent_texts]
