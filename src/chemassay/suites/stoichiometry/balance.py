@@ -204,3 +204,79 @@ class ByproductSolver:
         return tuple(
             Addition(self.options[o][0], self.options[o][1], n) for o, n in sorted(counted.items())
         )
+
+
+# --- the authors' procedure, for comparison (balance --method reference) ------------------------
+
+
+def _charged_symbol(atom) -> str:
+    symbol = atom.GetSymbol()
+    charge = atom.GetFormalCharge()
+    if charge == 1:
+        return symbol + "+"
+    if charge == -1:
+        return symbol + "-"
+    if charge > 1:
+        return f"{symbol}+{charge}"
+    if charge < -1:
+        return f"{symbol}-{-charge}"
+    return symbol
+
+
+_ATOM_LISTS: dict[str, list[str]] = {}
+
+
+def reference_atoms(smiles: str) -> list[str]:
+    """Atoms of a molecule as the authors' notebook counts them: hydrogens made explicit
+    (appended after the heavy atoms), each symbol carrying its formal charge (``N+``, ``O-``)."""
+    found = _ATOM_LISTS.get(smiles)
+    if found is None:
+        from rdkit import Chem
+
+        from chemassay.chem.molecules import parse_smiles
+
+        mol = Chem.AddHs(parse_smiles(smiles))
+        found = _ATOM_LISTS[smiles] = [_charged_symbol(atom) for atom in mol.GetAtoms()]
+        if len(_ATOM_LISTS) > 500_000:
+            _ATOM_LISTS.clear()
+    return found
+
+
+def reference_leftover(symbols: list[str]) -> str | None:
+    """The single molecule the authors add for left-over atoms: every atom written as a
+    bracket atom, in order, bonded in a chain (``[Cl][H]`` is HCl); None when that is not a
+    valid molecule (``[O][H][H]`` gives hydrogen two bonds)."""
+    from rdkit import Chem
+
+    from chemassay.chem.molecules import rdkit_log_silenced
+
+    with rdkit_log_silenced():
+        mol = Chem.MolFromSmiles("[" + "][".join(symbols) + "]")
+    return Chem.MolToSmiles(mol) if mol is not None else None
+
+
+def reference_rebalance(reactants: list[str], products: list[str]) -> tuple[str, list[str], list[str]]:
+    """The authors' re-balancing of one reaction (canonical SMILES in, in their order).
+
+    Returns ``(status, added_to_products, added_to_reactants)`` with status ``balanced``,
+    ``rebalanced`` (one left-over molecule per unbalanced side) or ``unexplained`` (a
+    left-over chain that is not a valid molecule).
+    """
+    left: Counter = Counter()
+    right: Counter = Counter()
+    for smiles in reactants:
+        left.update(reference_atoms(smiles))
+    for smiles in products:
+        right.update(reference_atoms(smiles))
+    if left == right:
+        return BALANCED, [], []
+    added: list[list[str]] = []
+    for remaining in (left - right, right - left):
+        if not remaining:
+            added.append([])
+            continue
+        molecule = reference_leftover(list(remaining.elements()))
+        if molecule is None:
+            return UNEXPLAINED, [], []
+        added.append([molecule])
+    return REBALANCED, added[0], added[1]

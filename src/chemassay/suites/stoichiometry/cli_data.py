@@ -98,6 +98,7 @@ def balance_command(
     details: Path = typer.Option(None, "--details", help="Write one TSV row per reaction (split, line, status, imbalance, reason)."),
     balanced_out: Path = typer.Option(None, "--balanced-out", help="Folder for the balanced reactions (USPTO-BAL), one <split>.txt of 'reactants>reagents>products' each."),
     no_rebalance: bool = typer.Option(False, "--no-rebalance", help="Only classify; do not try by-products."),
+    method: str = typer.Option("library", "--method", help="library (exact by-product search) or reference (the authors' notebook: one molecule of the left-over atoms per side, charged atoms counted apart)."),
     n_jobs: int = JobsOption,
 ) -> None:
     """Classify every reaction as balanced or not (per element, implicit H and charge counted) and re-balance it with by-products when exactly one minimal explanation exists (USPTO-BAL, paper Table 1)."""
@@ -106,7 +107,9 @@ def balance_command(
 
     started = time.perf_counter()
     resolved = resolve_source(source)
-    config = _config(library, max_byproducts, encoding, rebalance=not no_rebalance)
+    if method not in ("library", "reference"):
+        raise UserInputError(f"--method must be 'library' or 'reference', got {method!r}")
+    config = _config(library, max_byproducts, encoding, rebalance=not no_rebalance, method=method)
     processed = process_source(resolved, config, splits=split or None, limit=limit, n_jobs=n_jobs)
     overall, per_split = balance_metrics(processed)
     outcomes = [o for group in processed.outcomes.values() for o in group]
@@ -132,7 +135,7 @@ def balance_command(
         skipped=skipped, dataset=DatasetRef(name=resolved.dataset) if resolved.dataset else None,
         inputs=resolved.input_refs(),
         config={"library": processed.library.describe(), "max_byproducts": max_byproducts, "encoding": encoding,
-                "rebalance": not no_rebalance, "splits": list(processed.outcomes), "limit": limit},
+                "rebalance": not no_rebalance, "method": method, "splits": list(processed.outcomes), "limit": limit},
         elapsed_s=time.perf_counter() - started,
         per_split=per_split,
         element_imbalance=dict(element_counts.most_common()),

@@ -34,7 +34,9 @@ from chemassay.suites.stoichiometry.balance import (
     INVALID,
     REBALANCED,
     STATUSES,
+    UNEXPLAINED,
     ByproductSolver,
+    reference_rebalance,
 )
 from chemassay.suites.stoichiometry.inputs import ReactionSource
 from chemassay.suites.stoichiometry.library import ByproductLibrary, load_library
@@ -94,6 +96,7 @@ class RebalanceConfig:
     encoding: str = "smiles"
     rebalance: bool = True
     keep_original: bool = False
+    method: str = "library"
 
 
 @dataclass
@@ -290,6 +293,8 @@ def process_line(split: str, line: int, text: str, config: RebalanceConfig) -> t
                       elements=tuple(sorted(delta)) + (("charge",) if charge else ()))
     if config.keep_original:
         outcome.original = BalancedReaction(_side(left, key), _side(reagents, key), _side(right, key))
+    if config.method == "reference" and key == "smiles" and config.rebalance:
+        return _reference_outcome(outcome, left, reagents, right, tables["smiles"], used), used
     if delta or charge:
         explanation = solver.explain(delta, charge) if config.rebalance else None
         if explanation is None:
@@ -307,6 +312,25 @@ def process_line(split: str, line: int, text: str, config: RebalanceConfig) -> t
             used.extend(entry.molecules)
     outcome.reaction = BalancedReaction(_side(left, key), _side(reagents, key), _side(right, key))
     return outcome, used
+
+
+def _reference_outcome(outcome: Outcome, left, reagents, right, table: SpeciesTable, used: list[Species]) -> Outcome:
+    """Balance status and re-balanced reaction by the authors' procedure (see balance.py)."""
+    reactant_smiles = [s.smiles for s, m in left for _ in range(m)]
+    product_smiles = [s.smiles for s, m in right for _ in range(m)]
+    status, to_products, to_reactants = reference_rebalance(reactant_smiles, product_smiles)
+    outcome.status = status
+    if status == UNEXPLAINED:
+        outcome.reason = "left-over atoms do not form a valid molecule"
+        return outcome
+    if status == REBALANCED:
+        outcome.reason = "left-over molecule(s): " + ", ".join(
+            [f"products + {m}" for m in to_products] + [f"reactants + {m}" for m in to_reactants])
+        right = right + [(table.get(m), 1) for m in to_products]
+        left = left + [(table.get(m), 1) for m in to_reactants]
+        used.extend(table.get(m) for m in to_products + to_reactants)
+    outcome.reaction = BalancedReaction(_side(left, "smiles"), _side(reagents, "smiles"), _side(right, "smiles"))
+    return outcome
 
 
 def _process_chunk(chunk: list[tuple[str, int, str]], config: RebalanceConfig) -> tuple[list[Outcome], dict[str, Species]]:

@@ -54,14 +54,15 @@ def encoding_for(target: Path, encoding: str | None) -> str:
 
 def score_files(
     predictions: Path, targets: Path, sources: Path | None = None, *, encoding: str | None = None,
-    compat: str = "chemassay",
+    compat: str = "chemassay", reader: BagReader | None = None,
 ) -> ScoreReport:
     """Score line-aligned prediction/target (and optional source) files.
 
     Lines that differ in number are an error naming both files. A target line that does not
     parse is skipped with its line number and reason (it cannot be scored); a prediction line
     that does not parse scores 0 and counts as invalid; a source line that does not parse
-    leaves its sample without balance diagnostics.
+    leaves its sample without balance diagnostics. A ``reader`` of the same encoding may be
+    passed to share its species cache across calls.
     """
     if compat not in ("chemassay", "reference"):
         raise UserInputError(f"--compat must be 'chemassay' or 'reference', got {compat!r}")
@@ -78,7 +79,8 @@ def score_files(
         raise UserInputError(
             f"{sources} has {len(src_lines)} lines but {targets} has {len(tgt_lines)}: files must be line-aligned"
         )
-    reader = BagReader(encoding)
+    if reader is None or reader.encoding != encoding:
+        reader = BagReader(encoding)
     samples: list[SampleScore] = []
     skipped: list[dict] = []
     invalid_reasons: Counter = Counter()

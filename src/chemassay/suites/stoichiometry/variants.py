@@ -42,7 +42,6 @@ import hashlib
 import json
 import random
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -118,6 +117,18 @@ class CompiledSplit:
     charges: list[int] = field(default_factory=list)
     reactions: list[tuple[tuple[int, int, int, int], ...]] = field(default_factory=list)
 
+    def entry_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``offsets`` (reaction ``i`` owns entries ``offsets[i]:offsets[i+1]``) and the
+        ``entries`` array (one row ``species, m_R, m_G, m_P`` per entry)."""
+        sizes = np.fromiter((len(r) for r in self.reactions), dtype=np.int64, count=len(self.reactions))
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        entries = np.array([e for r in self.reactions for e in r], dtype=np.int64).reshape(-1, 4)
+        return offsets, entries
+
+    def isomer_reactions(self) -> np.ndarray:
+        """Boolean per reaction: two of its species share a formula (merged when written as formulas)."""
+        return np.array([len({self.formulas[e[0]] for e in r}) < len(r) for r in self.reactions], dtype=bool)
+
     def element_matrix(self) -> np.ndarray:
         """Species x (elements + charge) integer matrix, for vectorized balance checks."""
         elements = sorted({e for entry in self.counts for e, _ in entry})
@@ -181,19 +192,22 @@ class AugmentedBlock:
 
 def augment_block(
     data: CompiledSplit, reactions: np.ndarray, coefficient_sets: list[np.ndarray], set_of_line: np.ndarray,
-    task: str, khat: str, rng: np.random.Generator,
+    task: str, khat: str, rng: np.random.Generator, arrays: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> AugmentedBlock:
     """Draw coefficients for lines of compiled reactions (``reactions[i]`` for line ``i``).
 
     ``set_of_line[i]`` picks the coefficient set of line ``i``. ``t1``: one draw ``k`` per
     line, ``k * m`` everywhere; ``t2``: one draw per species, ``k_hat`` the line minimum (or
     uniform in ``1..min`` for ``khat="reference"``), excess copied across (module doc).
+    ``arrays`` are ``data.entry_arrays()``, computed once by callers drawing many blocks.
     """
-    sizes = np.fromiter((len(data.reactions[r]) for r in reactions), dtype=np.int64, count=len(reactions))
+    offsets, table = arrays if arrays is not None else data.entry_arrays()
+    sizes = offsets[reactions + 1] - offsets[reactions]
     line = np.repeat(np.arange(len(reactions), dtype=np.int64), sizes)
-    flat = np.array([entry for r in reactions for entry in data.reactions[r]], dtype=np.int64).reshape(-1, 4)
+    first_of_line = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    positions = np.repeat(offsets[reactions] - first_of_line, sizes) + np.arange(len(line), dtype=np.int64)
+    flat = table[positions]
     species, m_r, m_g, m_p = flat[:, 0], flat[:, 1], flat[:, 2], flat[:, 3]
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     if task == "t1":
         k = np.empty(len(reactions), dtype=np.int64)
         for number, values in enumerate(coefficient_sets):
@@ -208,7 +222,7 @@ def augment_block(
         for number, values in enumerate(coefficient_sets):
             chosen = entry_set == number
             c[chosen] = values[rng.integers(0, len(values), size=int(chosen.sum()))]
-        k_hat = np.minimum.reduceat(c, starts) if len(c) else np.zeros(0, dtype=np.int64)
+        k_hat = np.minimum.reduceat(c, first_of_line) if len(c) else np.zeros(0, dtype=np.int64)
         if khat == "reference":
             k_hat = rng.integers(1, k_hat + 1)
         excess = c - k_hat[line]
@@ -226,51 +240,54 @@ def check_block_balance(block: AugmentedBlock, matrix: np.ndarray, lines: int) -
 
 
 class _EntryTexts(dict):
-    """``{n}X`` texts by ``species * 2**20 + n``, formatted on first use."""
+    """``{n}X.`` or ``{n}X\\n`` texts by ``(species << 21) | (n << 1) | last``, formatted on first use."""
 
     def __init__(self, texts: list[str]) -> None:
         super().__init__()
         self.texts = texts
 
     def __missing__(self, code: int) -> str:
-        text = self[code] = f"{{{code & 0xFFFFF}}}{self.texts[code >> 20]}"
+        end = "\n" if code & 1 else "."
+        text = self[code] = f"{{{(code >> 1) & 0xFFFFF}}}{self.texts[code >> 21]}{end}"
         return text
 
 
-def _side_texts(block: AugmentedBlock, side: str, entry_texts: _EntryTexts, lines: int, merge: bool) -> list[str]:
+def side_text(block: AugmentedBlock, side: str, entry_texts: _EntryTexts, lines: int,
+              merge_lines: np.ndarray | None = None) -> str:
+    """All lines of one side of a block, joined (each ends with a newline).
+
+    Molecules within a line are ordered by the block's random keys. Lines flagged in
+    ``merge_lines`` (isomers written as one formula) have equal texts merged.
+    """
     coefficients = block.left if side == "left" else block.right
     keys = block.left_key if side == "left" else block.right_key
     present = np.nonzero(coefficients)[0]
     order = present[np.lexsort((keys[present], block.line[present]))]
-    ends = np.cumsum(np.bincount(block.line[order], minlength=lines)).tolist()
-    codes = ((block.species[order] << 20) | coefficients[order]).tolist()
-    parts = [entry_texts[code] for code in codes]
-    out = []
-    position = 0
-    for end in ends:
-        if merge and end - position > 1:
-            out.append(_merged_line(codes[position:end], entry_texts.texts))
-        else:
-            out.append(".".join(parts[position:end]) + "\n")
-        position = end
-    return out
+    line_of = block.line[order]
+    last = np.ones(len(order), dtype=np.int64)
+    last[:-1] = line_of[1:] != line_of[:-1]
+    codes = (block.species[order] << 21) | (coefficients[order] << 1) | last
+    if merge_lines is None or not merge_lines.any():
+        return "".join(map(entry_texts.__getitem__, codes.tolist()))
+    pieces = []
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(line_of, minlength=lines))))
+    flagged = np.nonzero(merge_lines)[0].tolist()
+    start_line = 0
+    for line in flagged + [lines]:
+        run = codes[bounds[start_line]:bounds[line]]
+        pieces.append("".join(map(entry_texts.__getitem__, run.tolist())))
+        if line < lines:
+            pieces.append(_merged_line(codes[bounds[line]:bounds[line + 1]].tolist(), entry_texts.texts))
+        start_line = line + 1
+    return "".join(pieces)
 
 
 def _merged_line(codes: list[int], texts: list[str]) -> str:
     merged: dict[str, int] = {}
     for code in codes:
-        text = texts[code >> 20]
-        merged[text] = merged.get(text, 0) + (code & 0xFFFFF)
+        text = texts[code >> 21]
+        merged[text] = merged.get(text, 0) + ((code >> 1) & 0xFFFFF)
     return ".".join(f"{{{c}}}{t}" for t, c in merged.items()) + "\n"
-
-
-def format_side(side: list[tuple[int, int]], texts: list[str]) -> str:
-    """``{n}X.{m}Y`` for ``(species index, coefficient)`` pairs; equal texts (isomers written as
-    formulas) merge into one entry."""
-    merged: dict[str, int] = {}
-    for number, coefficient in side:
-        merged[texts[number]] = merged.get(texts[number], 0) + coefficient
-    return ".".join(f"{{{c}}}{t}" for t, c in merged.items())
 
 
 class UnbalancedLineError(AssertionError):
@@ -291,9 +308,11 @@ def _write_split(
     copies = config.test_aug if is_test else config.aug
     texts = data.smiles if config.encoding == "smiles" else data.formulas
     merge = config.encoding == "formula" and len(set(texts)) < len(texts)
+    isomers = data.isomer_reactions() if merge else None
+    arrays = data.entry_arrays()
     largest = max((m_r + m_g + m_p for entries in data.reactions for _, m_r, m_g, m_p in entries), default=0)
-    if largest * max(config.s_in + config.s_out) >= 1 << 20:
-        raise ValueError(f"{split}: coefficients would exceed 2**20 (a multiplicity of {largest})")
+    if largest * max(config.s_in + config.s_out) >= 1 << 19:
+        raise ValueError(f"{split}: coefficients would exceed 2**19 (a multiplicity of {largest})")
     entry_texts = _EntryTexts(texts)
     matrix = data.element_matrix()
     rng = _generator(_seed_text(config, split))
@@ -306,13 +325,15 @@ def _write_split(
         for start in range(0, len(line_reaction), BLOCK_LINES):
             reactions = line_reaction[start:start + BLOCK_LINES]
             block = augment_block(
-                data, reactions, coefficient_sets, line_set[start:start + BLOCK_LINES], config.task, config.khat, rng
+                data, reactions, coefficient_sets, line_set[start:start + BLOCK_LINES], config.task, config.khat, rng,
+                arrays,
             )
             bad = check_block_balance(block, matrix, len(reactions))
             if len(bad):
                 raise UnbalancedLineError(f"{split} line {start + int(bad[0]) + 1}: generated reaction is not balanced")
+            merge_lines = isomers[reactions] if isomers is not None else None
             for side, handle, digest in (("left", src_out, src_hash), ("right", tgt_out, tgt_hash)):
-                text = "".join(_side_texts(block, side, entry_texts, len(reactions), merge))
+                text = side_text(block, side, entry_texts, len(reactions), merge_lines)
                 handle.write(text)
                 digest.update(text.encode("utf-8"))
     lines = len(line_reaction)
@@ -322,9 +343,10 @@ def _write_split(
     }
 
 
-def _write_variant_task(item: tuple[VariantConfig, str, Path], compiled: dict[str, CompiledSplit]) -> dict[str, dict]:
-    config, split, folder = item
-    return _write_split((split, folder), config, compiled)
+def _write_group(group: tuple[str, CompiledSplit, list[tuple[VariantConfig, str, Path]]]) -> list[dict[str, dict]]:
+    """Write every (variant, split) drawn from one source split; the split travels once."""
+    source, data, jobs = group
+    return [_write_split((split, folder), config, {source: data}) for config, split, folder in jobs]
 
 
 def processed_summary(processed: ProcessedSource) -> dict:
@@ -347,23 +369,25 @@ def build_variants(
     compiled = {
         split: compile_split(processed.usable(split), processed.species) for split in ("train", "valid", "test")
     }
-    items = []
+    # one task per (source split, encoding): each worker receives a split's reactions once
+    groups: dict[tuple[str, str], list[tuple[VariantConfig, str, Path]]] = {}
     for config, folder in zip(configs, folders, strict=True):
         folder.mkdir(parents=True, exist_ok=True)
-        items.extend((config, split, folder) for split in SPLIT_PLAN)
-    results = parallel_map(
-        partial(_write_variant_task, compiled=compiled), items, n_jobs=n_jobs, chunk_size=1,
-        description="writing datasets",
-    )
+        for split, (source, *_rest) in SPLIT_PLAN.items():
+            groups.setdefault((source, config.encoding), []).append((config, split, folder))
+    ordered = sorted(groups.items(), key=lambda item: -len(compiled[item[0][0]].reactions) * len(item[1]))
+    tasks = [(source, compiled[source], jobs) for (source, _), jobs in ordered]
+    results = parallel_map(_write_group, tasks, n_jobs=n_jobs, chunk_size=1, description="writing datasets")
     failures = [r for r in results if isinstance(r, Failure)]
     if failures:
         raise RuntimeError(f"dataset writing failed: {failures[0]}")
+    written: dict[Path, dict[str, dict]] = {}
+    for (_, _, jobs), stats_list in zip(tasks, results, strict=True):
+        for (_, _, folder), stats in zip(jobs, stats_list, strict=True):
+            written.setdefault(folder, {}).update(stats)
     manifests = []
     for config, folder in zip(configs, folders, strict=True):
-        files: dict[str, dict] = {}
-        for (item_config, _, _), stats in zip(items, results, strict=True):
-            if item_config == config:
-                files.update(stats)
+        files = written.get(folder, {})
         manifest = {
             "format": "chemassay-stoichiometry/chemalgebra-1",
             "kind": "chemalgebra",
