@@ -178,3 +178,27 @@ def test_parallel_and_serial_processing_agree(uspto_slice):
     for split in uspto_slice.outcomes:
         assert [(o.line, o.status, o.reason) for o in parallel.outcomes[split]] == [
             (o.line, o.status, o.reason) for o in uspto_slice.outcomes[split]]
+
+
+def test_reference_method_reproduces_the_authors_leftover_molecule():
+    from chemassay.suites.stoichiometry.balance import reference_leftover, reference_rebalance
+
+    # HCl: the left-over chain [Cl][H] is a valid molecule
+    assert reference_rebalance(["CC(=O)Cl", "CN"], ["CC(=O)NC"]) == ("rebalanced", ["Cl"], [])
+    # water: heavy atoms come first and hydrogens last, [O][H][H] is not a molecule
+    assert reference_rebalance(["CC(=O)O", "CN"], ["CC(=O)NC"]) == ("unexplained", [], [])
+    assert reference_leftover(["O", "H", "H"]) is None and reference_leftover(["H", "O", "H"]) == "O"
+    # charged atoms count apart: a zwitterion and its neutral form differ for the authors
+    status, to_products, to_reactants = reference_rebalance(["[NH3+]CC(=O)[O-]"], ["NCC(=O)O"])
+    assert status == "rebalanced" and to_products and to_reactants
+    outcome, _ = process_line("all", 1, "{1}[NH3+]CC(=O)[O-]>>{1}NCC(=O)O", RebalanceConfig())
+    assert outcome.status == BALANCED  # same elements and net charge
+    assert reference_rebalance(["CCO"], ["OCC"]) == ("balanced", [], [])
+
+
+def test_reference_method_through_process_line():
+    line = "[CH3:1][C:2](=[O:3])[Cl:4].[CH3:5][NH2:6]>>CC(=O)NC 2;;2-4-1.0;2-6-1.0"
+    outcome, used = process_line("all", 1, line, RebalanceConfig(method="reference"))
+    assert outcome.status == REBALANCED and outcome.reason == "left-over molecule(s): products + Cl"
+    assert dict(outcome.reaction.products) == {"CNC(C)=O": 1, "Cl": 1}
+    assert "Cl" in {s.smiles for s in used}
