@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from chemassay.chem.formula import FormulaError
 from chemassay.chem.molecules import InvalidSmiles
@@ -139,7 +139,6 @@ class SampleScore:
     acc: float = 0.0
     alo: float = 0.0
     balance: str | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def jac(self) -> float:

@@ -1,19 +1,13 @@
-"""Species: one molecule's canonical SMILES, Hill formula and element vector, parsed once.
+"""Species: one molecule's canonical SMILES, Hill formula and element counts, parsed once.
 
 Every command of the suite meets the same molecules again and again (reagents in every
 reaction, the same reactant in five augmentations), so molecules are parsed through a
-:class:`SpeciesTable` that caches by the text as written (atom maps stripped first).
-
-Element vectors are also packed into one integer (:func:`pack_counts`): element ``Z`` (atomic
-number) gets the bit field ``Z`` of width :data:`FIELD_BITS` and the net charge field 0. The
-packing is linear, so ``sum(c * packed)`` over one side of a reaction equals the other side's
-sum exactly when both sides have the same atoms of every element and the same charge, as long
-as no per-element total exceeds ``2**(FIELD_BITS - 1)`` atoms (far beyond any real reaction).
+:class:`SpeciesTable` that caches by the text as written (and by the text with atom maps
+stripped, so a molecule written with other map numbers in the same atom order parses once).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rdkit import Chem
@@ -23,48 +17,15 @@ from chemassay.chem.formula import FormulaError, hill_formula, parse_formula
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles
 from chemassay.chem.reactions import remove_atom_maps_text
 
-FIELD_BITS = 24
-_PERIODIC = Chem.GetPeriodicTable()
-_ATOMIC_NUMBER: dict[str, int] = {}
-
-
-def atomic_number(symbol: str) -> int:
-    """Atomic number of an element symbol (cached); ``*`` and unknown symbols raise ValueError."""
-    number = _ATOMIC_NUMBER.get(symbol)
-    if number is None:
-        number = _PERIODIC.GetAtomicNumber(symbol)
-        if number <= 0:
-            raise ValueError(f"unknown element {symbol!r}")
-        _ATOMIC_NUMBER[symbol] = number
-    return number
-
-
-def pack_counts(counts: Mapping[str, int], charge: int = 0) -> int:
-    """Pack element counts and a net charge into one integer (linear, see module doc)."""
-    code = charge
-    for symbol, count in counts.items():
-        if count:
-            code += count << (FIELD_BITS * atomic_number(symbol))
-    return code
-
 
 @dataclass(frozen=True, slots=True)
 class Species:
-    """One molecule: canonical SMILES, Hill formula, element counts, charge, packed vector."""
+    """One molecule: canonical SMILES, Hill formula, element counts (sorted), net charge."""
 
     smiles: str
     formula: str
     counts: tuple[tuple[str, int], ...]
     charge: int
-    packed: int
-
-    def text(self, encoding: str) -> str:
-        """The species as written in a bag of the given encoding (``smiles``/``formula``)."""
-        return self.smiles if encoding == "smiles" else self.formula
-
-    def count_dict(self) -> dict[str, int]:
-        """Element counts as a dict (hydrogens included)."""
-        return dict(self.counts)
 
 
 def species_from_smiles(smiles: str) -> Species:
@@ -86,7 +47,6 @@ def species_from_smiles(smiles: str) -> Species:
         formula=hill_formula(counts, counts.charge),
         counts=ordered,
         charge=counts.charge,
-        packed=pack_counts(dict(ordered), counts.charge),
     )
 
 
@@ -99,7 +59,6 @@ def species_from_formula(formula: str) -> Species:
         formula=hill_formula(counts, counts.charge),
         counts=ordered,
         charge=counts.charge,
-        packed=pack_counts(dict(ordered), counts.charge),
     )
 
 

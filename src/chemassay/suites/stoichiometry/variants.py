@@ -30,6 +30,7 @@ task, the augmentation, the ``k_hat`` rule and the split (not the encoding), so 
 and formula variants of one seed hold the same coefficients, in the same order, line by
 line. Lines are generated in vectorized blocks, and every line written is checked for
 balance (element-count matrix, charge included); an unbalanced line is an internal error.
+(USPTO-T1/T2 use Python's ``random.Random`` seeded with the seed and the split.)
 File names follow the paper's Appendix G: ``src-train.txt``, ``tgt-train.txt``,
 ``src-valid.txt``, ``src-test_in.txt``, ``src-test_out.txt``, ``src-train_cross.txt``,
 ``src-valid_cross.txt``, ``src-test_cross.txt`` (and the ``tgt-`` files), with
