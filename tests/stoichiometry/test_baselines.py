@@ -82,3 +82,20 @@ def test_baselines_on_real_t1_and_t2(t1_and_t2, tmp_path):
     t2_copy = _score(t2, "copy-coefficient", "test_cross", tmp_path, "formula")
     assert 0.2 < t2_algebraic["EM"] < 1.0 and t2_copy["EM"] < t2_algebraic["EM"]
     assert t2_algebraic["VAL"] == 1.0
+
+
+def test_reagent_coefficients_bound_the_t2_extent():
+    # Sabatier with a catalyst: c = (CO2 4, H2 3, CH4 5, H2O 4, Pd 2) -> k_hat = 2, drawn by the
+    # reagent; CO2 and H2 alone would let the reaction run 3 times
+    reader = BagReader("smiles")
+    memory = ReactionMemory()
+    memory.add({"O=C=O": 1, "[H][H]": 4, "[Pd]": 1}, {"C": 1, "O": 2, "[Pd]": 1})
+    # input: CO2 4, H2 3*4, left-over CH4 5-2, left-over H2O (4-2)*2, Pd 2
+    lines, _ = predict_lines("algebraic", ["{4}O=C=O.{12}[H][H].{3}C.{4}O.{2}[Pd]"], reader, memory=memory)
+    expected = reader.parse("{5}C.{8}O.{2}O=C=O.{4}[H][H].{2}[Pd]").coefficients
+    assert reader.parse(lines[0]).coefficients == expected
+    # without the reagent the extent is the limiting reactant's: 3 (wrong for this draw)
+    memory = ReactionMemory()
+    memory.add({"O=C=O": 1, "[H][H]": 4}, {"C": 1, "O": 2})
+    lines, _ = predict_lines("algebraic", ["{4}O=C=O.{12}[H][H].{3}C.{4}O"], reader, memory=memory)
+    assert reader.parse(lines[0]).coefficients == {"C": 6, "O": 10, "O=C=O": 1}

@@ -14,10 +14,11 @@ memory (coefficients are never read): the algebra-only upper bound.
 reagents fixed) gives the reaction vector; when it is one-dimensional its smallest integer
 vector ``nu`` is used (oriented like the memorised direction, or so that target-only species
 are produced), else the memorised direction. The reaction then runs as far as the input
-allows: ``t = min(x_s // -nu_s)`` over consumed species, prediction ``x + t nu`` (reagents
-unchanged). This is exact for T1 (``t = k``) and for T2 whenever ``k_hat`` is the smallest
-coefficient of a consumed species, which the input alone cannot tell apart from a smaller
-``k_hat`` drawn by a product or a reagent.
+allows: ``t = min(x_s // -nu_s)`` over consumed species, and no further than any reagent's
+coefficient ``x_g`` (in T2 ``k_hat`` is the minimum of every coefficient drawn, reagents
+included); prediction ``x + t nu`` (reagents unchanged). This is exact for T1 (``t = k``) and
+for T2 whenever ``k_hat`` was drawn by a consumed species or a reagent of multiplicity 1; when
+a product drew it, that product is absent from the input and no input feature tells ``k_hat``.
 
 ``copy-coefficient`` (the T1 shortcut): every product and reagent gets the input's most
 common coefficient (the smallest on ties).
@@ -184,12 +185,15 @@ def reaction_direction(
     return None
 
 
-def run_reaction(inputs: dict[str, int], nu: dict[str, int]) -> dict[str, int]:
-    """``inputs + t * nu`` with the largest ``t`` keeping every coefficient non-negative."""
+def run_reaction(inputs: dict[str, int], nu: dict[str, int], bound: int | None = None) -> dict[str, int]:
+    """``inputs + t * nu`` with the largest ``t`` keeping every coefficient non-negative and at
+    most ``bound``."""
     consumed = [(s, -v) for s, v in nu.items() if v < 0]
     if not consumed:
         return dict(inputs)
     extent = min(inputs.get(s, 0) // need for s, need in consumed)
+    if bound is not None:
+        extent = min(extent, bound)
     result = dict(inputs)
     for s, v in nu.items():
         result[s] = result.get(s, 0) + extent * v
@@ -291,10 +295,10 @@ def predict_lines(
             report.undetermined += 1
             outputs.append(format_bag(inputs))
             continue
+        reagents = {s for s in universe if s in inputs and nu.get(s, 0) == 0}
         if baseline == "algebraic":
-            predicted = run_reaction(inputs, nu)
+            predicted = run_reaction(inputs, nu, min((inputs[s] for s in reagents), default=None))
         else:
-            reagents = {s for s in universe if s in inputs and nu.get(s, 0) == 0}
             predicted = copy_coefficient(inputs, {s for s, v in nu.items() if v > 0}, reagents)
         outputs.append(format_bag(predicted))
     return outputs, report
