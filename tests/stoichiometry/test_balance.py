@@ -159,7 +159,7 @@ def test_invalid_lines_are_reported_with_reasons():
 
 
 def test_uspto15k_slice_counts(uspto_slice):
-    # pinned on the first 120 reactions of each split with the shipped library
+    # the first 120 reactions of each split, shipped library: nothing invalid, most usable, all balanced
     counts = uspto_slice.counts()
     assert sum(counts.values()) == 360
     assert counts["invalid"] == 0
