@@ -108,6 +108,28 @@ def test_url_source_with_wrong_checksum_leaves_nothing(http_folder, isolated_hom
     assert not (isolated_home / "datasets" / "test-url-bad" / "payload.txt").exists()
 
 
+
+def test_file_without_registered_checksum_is_pinned_and_reported_unverified(http_folder, isolated_home):
+    folder, base = http_folder
+    content = b"no published checksum\n"
+    (folder / "payload.txt").write_bytes(content)
+    register(
+        DatasetSpec(
+            name="test-url-nosha", description="test", license="CC0", citation="none",
+            files=(DataFile("payload.txt", ""),), sources=(UrlSource(base),),
+        )
+    )
+    target = fetch("test-url-nosha")
+    pin = target / "payload.txt.sha256"
+    assert pin.read_text().strip() == sha(content)
+    (status,) = verify("test-url-nosha")
+    assert status.ok and status.message.startswith("unverified") and sha(content) in status.message
+    (target / "payload.txt").write_bytes(b"changed after the first download\n")
+    with pytest.raises(ChecksumError):
+        dataset_file("test-url-nosha", "payload.txt")
+    (status,) = verify("test-url-nosha")
+    assert not status.ok
+
 def _build_wheel(folder: Path, member: str, content: bytes) -> None:
     name, version = "chemassaytestdata", "1.0"
     dist = f"{name}-{version}.dist-info"

