@@ -218,7 +218,7 @@ register(
         ),
         files=(
             DataFile(
-                "solubility_huuskonen.csv", "9416619d7be6270b5ad63b8dbc585abf7e844f93bcb9c224cf314484c14baea3", 76957
+                "solubility_huuskonen.csv", "9416619d7be6270b5ad63b8dbc585abf7e844f93bcb9c224cf314484c14baea3", 78242
             ),
         ),
         sources=(BundledSource("solubility"),),
