@@ -18,6 +18,7 @@ import numpy as np
 from chemassay.data import chemassay_home
 from chemassay.runtime.files import atomic_write_text, sha256_text
 from chemassay.suites.robustness.augment import (
+    ALGORITHM_VERSION,
     AMORE_AUGMENTATIONS,
     RANDOM_AUGMENTATIONS,
     STATUS_FAILED,
@@ -53,13 +54,13 @@ def augmented_rows(table: MoleculeTable, kind: str, *, seed: int = 0, n_jobs: in
     """Augment every molecule of ``table`` with ``kind`` (identity-checked), cached on disk.
 
     The cache file is keyed by the SMILES checksum, the augmentation, the seed (for the
-    random ones) and the RDKit version, because RDKit's writer output can change between
-    versions.
+    random ones), the RDKit version (RDKit's writer output can change between versions)
+    and :data:`ALGORITHM_VERSION`.
     """
     from rdkit import __version__ as rdkit_version
 
     seed_part = f"-seed{seed}" if kind in RANDOM_AUGMENTATIONS else ""
-    key = sha256_text(f"{table.checksum()}|{kind}|{seed_part}|{rdkit_version}")[:24]
+    key = sha256_text(f"{table.checksum()}|{kind}|{seed_part}|{rdkit_version}|{ALGORITHM_VERSION}")[:24]
     path = chemassay_home() / "cache" / "robustness" / "augmented" / f"{kind}{seed_part}-{key}.csv"
     if use_cache and path.is_file():
         rows = rows_from_csv(path.read_text(encoding="utf-8"))

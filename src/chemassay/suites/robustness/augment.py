@@ -35,6 +35,9 @@ AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_
 AMORE_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber")
 RANDOM_AUGMENTATIONS: frozenset[str] = frozenset({"cycle_renumber", "randomized"})
 
+ALGORITHM_VERSION = "2"
+"""Bumped whenever an augmentation's output changes; part of the augmentation cache key."""
+
 STATUS_OK = "ok"
 STATUS_NOT_APPLICABLE = "not_applicable"
 STATUS_FAILED = "failed"
@@ -67,9 +70,19 @@ def _seed_for(smiles: str, seed: int) -> int:
 
 
 def randomized(smiles: str, seed: int = 0) -> str:
-    """A random valid atom order (RDKit's random SMILES), reproducible for a given seed."""
+    """A random valid atom order, reproducible for a given seed.
+
+    The atoms are renumbered with a seeded random permutation and the molecule is written
+    without canonicalization, so the depth-first walk starts at a random atom and takes
+    branches in a random order (RDKit's own random-SMILES generator is not reproducible
+    call to call).
+    """
     mol = parse_smiles(smiles)
-    return Chem.MolToRandomSmilesVect(mol, 1, randomSeed=_seed_for(smiles, seed))[0]
+    rng = random.Random(_seed_for(smiles, seed))
+    order = list(range(mol.GetNumAtoms()))
+    rng.shuffle(order)
+    shuffled = Chem.RenumberAtoms(mol, order)
+    return Chem.MolToSmiles(shuffled, canonical=False)
 
 
 def _ring_label(token: str) -> int | None:

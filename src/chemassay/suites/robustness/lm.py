@@ -61,14 +61,14 @@ class LMConfig:
     """Size and training settings of the SMILES masked language model."""
 
     layers: int = 4
-    hidden: int = 256
+    hidden: int = 128
     heads: int = 4
-    intermediate: int = 1024
+    intermediate: int = 512
     max_positions: int = 512
     n_train: int = 20000
     n_valid: int = 1000
-    steps: int = 1500
-    batch_size: int = 64
+    steps: int = 600
+    batch_size: int = 32
     learning_rate: float = 5e-4
     warmup_steps: int = 100
     mask_probability: float = 0.15
