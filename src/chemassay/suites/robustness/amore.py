@@ -194,6 +194,33 @@ def run_amore(
     return AmoreRun(table_rows, metrics, per_layer, skipped, not_applied, n_scored, string_stats)
 
 
+def run_result(outcome: AmoreRun, encoder, *, dataset, inputs, config: dict, elapsed_s: float,
+               malformed: Sequence[tuple[int, str]] = (), task: str = "amore"):
+    """The :class:`~chemassay.report.Result` of :func:`run_amore` (used by ``run`` and the demo).
+
+    Metrics are ``<augmentation>/<direction>_<metric>`` (e.g. ``canonical/o2a_acc@1``) and,
+    when every layer was scored, ``<augmentation>/layer<L>/<direction>_<metric>``; extra
+    fields: ``table`` (the paper's rows), ``not_applied``, ``strings`` and ``per_layer``.
+    """
+    from chemassay.report.result import Result, SkippedItem
+
+    metrics = dict(outcome.metrics)
+    extra: dict = {"table": outcome.table_rows, "not_applied": outcome.not_applied, "strings": outcome.string_stats}
+    if any(len(layers) > 1 for layers in outcome.per_layer.values()):
+        extra["per_layer"] = outcome.per_layer
+        for kind, per_layer in outcome.per_layer.items():
+            for layer, values in enumerate(per_layer):
+                for key in ("o2a_acc@1", "a2o_acc@1", "o2a_mrr", "a2o_mrr"):
+                    metrics[f"{kind}/layer{layer}/{key}"] = values[key]
+    skipped = [SkippedItem(**s) for s in outcome.skipped]
+    skipped += [SkippedItem(line=line, reason=f"malformed input row: {reason}") for line, reason in malformed]
+    return Result(
+        suite="robustness", task=task, metrics=metrics, n=sum(outcome.n_scored.values()) // max(1, len(outcome.n_scored)),
+        skipped=skipped, dataset=dataset, inputs=inputs, config={**encoder.describe(), **config},
+        elapsed_s=round(elapsed_s, 3), **extra,
+    )
+
+
 TABLE_COLUMNS = ("o2a_acc@1", "o2a_acc@5", "o2a_mrr", "a2o_acc@1", "a2o_acc@5", "a2o_mrr")
 
 

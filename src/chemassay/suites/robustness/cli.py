@@ -253,7 +253,7 @@ def run(
     out: Path = OutOption,
 ) -> None:
     """Every augmentation of a dataset scored with one encoder: the paper's table (and Fig. 3)."""
-    from chemassay.suites.robustness.amore import markdown_table, plot_layers, run_amore
+    from chemassay.suites.robustness.amore import markdown_table, plot_layers, run_amore, run_result
     from chemassay.suites.robustness.augment import check_kind
     from chemassay.suites.robustness.datasets import (
         read_molecules,
@@ -278,14 +278,6 @@ def run(
         encoder = _encoder(encoder_spec, device, batch_size, pooling, part, max_length)
         outcome = run_amore(molecules, encoder, augmentations=kinds, layers=layers, metric=metric, ties=ties,
                             backend=backend, seed=seed, n_jobs=n_jobs, use_cache=cache, ks=_ks(k))
-    metrics = dict(outcome.metrics)
-    extra: dict = {"table": outcome.table_rows, "not_applied": outcome.not_applied, "strings": outcome.string_stats}
-    if layers == "all":
-        extra["per_layer"] = outcome.per_layer
-        for kind, per_layer in outcome.per_layer.items():
-            for layer, values in enumerate(per_layer):
-                for key in ("o2a_acc@1", "a2o_acc@1", "o2a_mrr", "a2o_mrr"):
-                    metrics[f"{kind}/layer{layer}/{key}"] = values[key]
     title = f"AMORE {dataset_ref.name} - {encoder.name}"
     if table is not None:
         atomic_write_text(table, markdown_table(outcome.table_rows, title))
@@ -294,13 +286,10 @@ def run(
             info("--plot needs --layers all; no plot written")
         else:
             plot_layers(outcome.per_layer, plot, title=title)
-    skipped = [SkippedItem(**s) for s in outcome.skipped]
-    skipped += [SkippedItem(line=line, reason=f"malformed input row: {reason}") for line, reason in malformed]
-    result = Result(
-        suite=SUITE, task="amore", metrics=metrics, n=len(molecules), skipped=skipped, dataset=dataset_ref, inputs=inputs,
-        config={**encoder.describe(), "augmentations": kinds, "layers": layers, "metric": metric, "ties": ties,
+    result = run_result(
+        outcome, encoder, dataset=dataset_ref, inputs=inputs, malformed=malformed, elapsed_s=timer.elapsed,
+        config={"augmentations": kinds, "layers": layers, "metric": metric, "ties": ties,
                 "backend": resolve_backend(backend), "seed": seed},
-        elapsed_s=round(timer.elapsed, 3), **extra,
     )
     if not settings.quiet:
         console.print(markdown_table(outcome.table_rows, title), highlight=False, markup=False)
