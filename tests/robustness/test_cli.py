@@ -106,6 +106,14 @@ def test_train_lm_and_hf_round_trip(cli, molecules, tmp_path, isolated_home):
     assert len(data["per_layer"]) == 2
     assert data["metrics"]["o2a_acc@1"] == 1.0  # identical strings, identical embeddings
     assert data["config"]["encoder"] == "hf"
+    plot = tmp_path / "fig3.png"
+    result = cli("--quiet", "robustness", "run", "--input", molecules, "--encoder", f"hf:{checkpoint}",
+                 "--layers", "all", "--augmentations", "kekulize,explicit_h", "--plot", plot, "--out", out)
+    assert result.code == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert [len(layers) for layers in data["per_layer"].values()] == [2, 2]
+    assert "kekulize/layer1/o2a_acc@1" in data["metrics"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_downstream_baseline_and_prediction_file(cli, tmp_path, isolated_home):

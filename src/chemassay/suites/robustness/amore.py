@@ -204,7 +204,9 @@ def run_result(outcome: AmoreRun, encoder, *, dataset, inputs, config: dict, ela
     """
     from chemassay.report.result import Result, SkippedItem
 
-    metrics = dict(outcome.metrics)
+    # Headline first (the demo summary shows the first scalars): Acc@1 of every augmentation.
+    headline = {k: v for k, v in outcome.metrics.items() if k.endswith("/o2a_acc@1")}
+    metrics = {**headline, **{k: v for k, v in outcome.metrics.items() if k not in headline}}
     extra: dict = {"table": outcome.table_rows, "not_applied": outcome.not_applied, "strings": outcome.string_stats}
     if any(len(layers) > 1 for layers in outcome.per_layer.values()):
         extra["per_layer"] = outcome.per_layer

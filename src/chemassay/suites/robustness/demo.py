@@ -46,10 +46,10 @@ def _plot_accuracy(results: dict[str, dict[str, list[dict]]], path: Path) -> Non
         axis.set_xticks(np.arange(len(DEMO_AUGMENTATIONS)) + 0.4 - width / 2)
         axis.set_xticklabels(DEMO_AUGMENTATIONS, rotation=30, ha="right")
         axis.set_title(f"AMORE {dataset}: original→augmented Acc@1")
-        axis.set_ylim(0, 105)
+        axis.set_ylim(0, 119)
         axis.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("Acc@1 (%)")
-    axes[0].legend()
+    axes[0].legend(loc="upper center", ncol=len(next(iter(results.values()))), frameon=False)
     figure.tight_layout()
     with atomic_writer(path, "wb", encoding=None) as handle:
         figure.savefig(handle, format="png", dpi=110)
