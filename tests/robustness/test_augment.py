@@ -152,3 +152,19 @@ def test_identity_check_flags_a_reused_open_label():
     assert molecule_identity(original) != molecule_identity(wrong)
     assert augment(original, "cycle_renumber", 0) != original
     assert molecule_identity(augment(original, "cycle_renumber", 0)) == molecule_identity(original)
+
+
+def test_cycle_renumber_amore_scope():
+    # Only rings whose two labels are adjacent among the ring labels are renumbered (AMORE's
+    # scope); the others keep their labels, and no open label is ever reused.
+    out = augment("c1ccc2ccccc2c1", "cycle_renumber_amore", 4)
+    labels = ring_closure_labels(out)
+    assert labels[0] == labels[-1] == 1 and labels[1] == labels[2] != 1
+    with pytest.raises(NotApplicable):
+        augment("C1CC2CC1C2", "cycle_renumber_amore", 0)
+    for smiles in shipped_dataset("chebi20").smiles[:300]:
+        try:
+            text = augment(smiles, "cycle_renumber_amore", 1)
+        except NotApplicable:
+            continue
+        assert canonical_of(text) == canonical_of(smiles)

@@ -217,7 +217,7 @@ def run_result(outcome: AmoreRun, encoder, *, dataset, inputs, config: dict, ela
     skipped = [SkippedItem(**s) for s in outcome.skipped]
     skipped += [SkippedItem(line=line, reason=f"malformed input row: {reason}") for line, reason in malformed]
     return Result(
-        suite="robustness", task=task, metrics=metrics, n=sum(outcome.n_scored.values()) // max(1, len(outcome.n_scored)),
+        suite="robustness", task=task, metrics=metrics, n=max(outcome.n_scored.values(), default=0),
         skipped=skipped, dataset=dataset, inputs=inputs, config={**encoder.describe(), **config},
         elapsed_s=round(elapsed_s, 3), **extra,
     )

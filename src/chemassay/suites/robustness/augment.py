@@ -29,11 +29,14 @@ from chemassay.chem.tokenizer import tokenize_smiles
 from chemassay.errors import ChemassayError, UserInputError
 from chemassay.runtime.parallel import Failure, parallel_map
 
-AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized")
-"""Names accepted by ``--kind``; the first four are AMORE's, ``randomized`` is an addition."""
+AUGMENTATIONS: tuple[str, ...] = (
+    "canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized", "cycle_renumber_amore",
+)
+"""Names accepted by ``--kind``: AMORE's four, ``randomized`` (random atom order) and
+``cycle_renumber_amore`` (renumbering restricted to the rings AMORE's code renumbers)."""
 
 AMORE_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber")
-RANDOM_AUGMENTATIONS: frozenset[str] = frozenset({"cycle_renumber", "randomized"})
+RANDOM_AUGMENTATIONS: frozenset[str] = frozenset({"cycle_renumber", "randomized", "cycle_renumber_amore"})
 
 ALGORITHM_VERSION = "2"
 """Bumped whenever an augmentation's output changes; part of the augmentation cache key."""
@@ -108,7 +111,24 @@ def ring_closure_labels(smiles: str) -> list[int]:
     return [label for token in tokenize_smiles(smiles) if (label := _ring_label(token)) is not None]
 
 
-def cycle_renumber(smiles: str, seed: int = 0) -> str:
+def _adjacent_ring_bonds(tokens: list[str]) -> set[int]:
+    """Token positions of ring bonds whose opening and closing labels follow each other
+    in the sequence of ring-closure labels (no other label in between)."""
+    positions = [i for i, token in enumerate(tokens) if _ring_label(token) is not None]
+    open_at: dict[int, int] = {}
+    adjacent: set[int] = set()
+    for order, position in enumerate(positions):
+        label = _ring_label(tokens[position])
+        if label in open_at:
+            opened = open_at.pop(label)
+            if order > 0 and positions[order - 1] == opened:
+                adjacent.update((opened, position))
+        else:
+            open_at[label] = position
+    return adjacent
+
+
+def cycle_renumber(smiles: str, seed: int = 0, *, only_adjacent: bool = False) -> str:
     """Replace every ring-closure label with another valid one chosen at random.
 
     The string is walked token by token. When a ring bond opens, it gets a label drawn
@@ -119,14 +139,22 @@ def cycle_renumber(smiles: str, seed: int = 0) -> str:
     connected before; every other character (bond symbols such as ``=`` or ``\\``, atoms,
     brackets) is kept as it is. Two-digit labels (``%10``) are used only when nine rings
     are open at once. Raises :class:`NotApplicable` for a SMILES without ring closures.
+
+    ``only_adjacent=True`` renumbers only the ring bonds AMORE's ``cycleRenumering``
+    renumbers (those whose opening and closing labels are consecutive among the string's
+    ring-closure labels, e.g. both ``1`` in ``c1ccccc1`` but not in ``C1CC2CC1C2``) and keeps
+    the others; the new labels still avoid every open label, unlike AMORE's.
     """
     tokens = tokenize_smiles(smiles)
     if not any(_ring_label(token) is not None for token in tokens):
         raise NotApplicable("no ring-closure digits to renumber")
+    renumbered = _adjacent_ring_bonds(tokens) if only_adjacent else None
+    if renumbered is not None and not renumbered:
+        raise NotApplicable("no ring whose two labels are adjacent (AMORE's renumbering scope)")
     rng = random.Random(_seed_for(smiles, seed))
     open_labels: dict[int, int] = {}
     out: list[str] = []
-    for token in tokens:
+    for position, token in enumerate(tokens):
         label = _ring_label(token)
         if label is None:
             out.append(token)
@@ -135,6 +163,10 @@ def cycle_renumber(smiles: str, seed: int = 0) -> str:
             out.append(_format_label(open_labels.pop(label)))
             continue
         taken = set(open_labels.values())
+        if renumbered is not None and position not in renumbered:
+            open_labels[label] = label
+            out.append(token)
+            continue
         choices = [c for c in range(1, 10) if c not in taken and c != label]
         if not choices:
             choices = [c for c in range(1, 10) if c not in taken]
@@ -148,7 +180,13 @@ def cycle_renumber(smiles: str, seed: int = 0) -> str:
     return "".join(out)
 
 
+def cycle_renumber_amore(smiles: str, seed: int = 0) -> str:
+    """:func:`cycle_renumber` restricted to AMORE's scope (``only_adjacent=True``)."""
+    return cycle_renumber(smiles, seed, only_adjacent=True)
+
+
 AUGMENTERS: dict[str, Callable[..., str]] = {
+    "cycle_renumber_amore": cycle_renumber_amore,
     "canonical": canonical,
     "explicit_h": explicit_h,
     "kekulize": kekulize,
