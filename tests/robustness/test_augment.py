@@ -128,7 +128,11 @@ def test_every_augmentation_is_identity_on_all_isomers():
     smiles = shipped_dataset("isomers").smiles
     for kind in AUGMENTATIONS:
         rows = augment_many(smiles, kind, seed=1)
-        assert all(r.ok for r in rows), [(r.index, r.reason) for r in rows if not r.ok][:3]
+        assert not [r for r in rows if r.status == "failed"], kind
+        applicable = [r for r in rows if r.status != "not_applicable"]
+        assert all(r.ok for r in applicable)
+        # Every isomer has a ring; only AMORE's narrower renumbering scope leaves some out.
+        assert len(applicable) == len(smiles) or kind == "cycle_renumber_amore"
 
 
 @pytest.mark.slow
