@@ -49,6 +49,11 @@ def main() -> int:
     )
 
     settings.quiet = True
+    # A machine-load yardstick: a pure-Python loop of 10**7 squares takes ~0.6 s on an idle
+    # modern core; scale the figures below by (this / 0.6) when the machine is shared.
+    started = time.perf_counter()
+    sum(i * i for i in range(10**7))
+    print(f"calibration: python loop 1e7 = {time.perf_counter() - started:.2f} s")
     table = shipped_dataset("chebi20")
     kekule = [r.augmented or r.original for r in augmented_rows(table, "kekulize")]
     cases = {}

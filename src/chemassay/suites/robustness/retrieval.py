@@ -175,9 +175,19 @@ def _ranks_sparse(queries, database, ties: str, block: int) -> RankResult:
     x_norms = np.asarray(xu.multiply(xu).sum(axis=1)).ravel()
     n = q.shape[0]
     out = _empty_result(n)
+    # Integer counts whose squared norms stay below 2**24 give Gram entries (and every
+    # partial sum) that float32 represents exactly, so BLAS sgemm is exact for them.
+    integral = all(np.array_equal(m.data, np.round(m.data)) for m in (q, xu))
+    exact32 = integral and max(q_norms.max(initial=0.0), x_norms.max(initial=0.0)) < 2.0**24
+    xu_dense32 = xu.toarray().astype(np.float32) if exact32 else None
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
-        gram = (q[rows] @ xu.T).toarray()
+        if xu_dense32 is not None:
+            gram = (q[rows].toarray().astype(np.float32) @ xu_dense32.T).astype(np.float64)
+        else:
+            # sparse x dense: cost nnz(candidates) x block, far cheaper than a sparse x
+            # sparse product whose result is dense anyway (fingerprints share many bits).
+            gram = np.asarray(xu @ np.ascontiguousarray(q[rows].toarray().T)).T
         distances = q_norms[rows, None] + x_norms[None, :] - 2.0 * gram
         np.maximum(distances, 0.0, out=distances)
         true = distances[np.arange(len(rows)), group[rows]]
