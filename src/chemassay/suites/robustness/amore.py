@@ -248,6 +248,9 @@ def plot_layers(per_layer: dict[str, list[dict[str, float]]], path, *, title: st
     figure, axis = plt.subplots(figsize=(6.4, 4.0))
     for kind, layers in per_layer.items():
         axis.plot(range(len(layers)), [100 * layer[key] for layer in layers], marker="o", label=kind)
+    from matplotlib.ticker import MaxNLocator
+
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     axis.set_xlabel("layer (0 = embedding layer)")
     axis.set_ylabel(f"{key} (%)")
     axis.set_ylim(-2, 102)
