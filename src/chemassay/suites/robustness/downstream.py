@@ -1,0 +1,401 @@
+"""Downstream robustness: does a property model give the same answers on rewritten SMILES?
+
+A property dataset is a MoleculeNet-style CSV: a SMILES column and one or more target
+columns (regression values, binary labels, or class names), optionally a ``split`` column
+(``train``/``test``). The model is evaluated on the original test set and on every
+augmented version of it; the metric per augmentation and its drop against the original are
+reported:
+
+- regression: ``rmse`` (mean over targets), drop = ``rmse(aug) - rmse(original)``;
+- classification: ``accuracy`` and ``roc_auc`` (mean over targets; one-vs-rest macro
+  ROC-AUC for more than two classes), drop = ``metric(original) - metric(aug)``.
+
+Models: the built-in baselines (a random forest on Morgan count fingerprints — invariant,
+so ~no drop — and on hashed character n-grams — which drops), a Python callable
+``SMILES list -> predictions``, or a prediction file (``SMILES`` plus one column per
+target; class probabilities as ``<target>:<class>`` columns) covering the test SMILES of
+every augmentation (``chemassay robustness downstream-sets`` writes them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from chemassay.errors import UserInputError
+from chemassay.suites.robustness.augment import augment_many
+from chemassay.suites.robustness.datasets import read_table
+
+BASELINES = ("baseline-fingerprint", "baseline-char-ngram")
+
+
+@dataclass
+class PropertyData:
+    """A property dataset split into train and test, with its task type and class labels."""
+
+    train_smiles: list[str]
+    train_targets: np.ndarray
+    test_smiles: list[str]
+    test_targets: np.ndarray
+    test_lines: list[int]
+    target_names: list[str]
+    task: str
+    classes: list[list[str]] = field(default_factory=list)
+    malformed: list[tuple[int, str]] = field(default_factory=list)
+    split_source: str = "column"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_property_csv(
+    path: str | Path, *, targets: Sequence[str] | None = None, smiles_column: str | None = None,
+    task: str = "auto", test_fraction: float = 0.2, seed: int = 0, split_column: str = "split",
+) -> PropertyData:
+    """Read a property CSV into train/test arrays.
+
+    ``targets`` default to every column except SMILES, ids, names and the split column
+    whose values are all numeric. ``task`` ``auto`` picks classification when every
+    target is a 0/1 label or a non-numeric class name, else regression. Without a split
+    column a random ``test_fraction`` is held out with ``seed``. A row with an unusable
+    SMILES field or target value is reported in ``malformed`` (line, reason) and left out.
+    """
+    target = Path(path)
+    header, rows = read_table(target)
+    lowered = [h.lower() for h in header]
+    if smiles_column is None:
+        if "smiles" not in lowered:
+            raise UserInputError(f"{target}: no SMILES column; name it 'SMILES' or pass --smiles-column")
+        smiles_at = lowered.index("smiles")
+    else:
+        if smiles_column not in header:
+            raise UserInputError(f"{target}: no column {smiles_column!r}")
+        smiles_at = header.index(smiles_column)
+    split_at = header.index(split_column) if split_column in header else None
+    if targets:
+        missing = [t for t in targets if t not in header]
+        if missing:
+            raise UserInputError(f"{target}: no target column(s) {', '.join(missing)} (columns: {', '.join(header)})")
+        target_at = [header.index(t) for t in targets]
+    else:
+        skip = {smiles_at, split_at} | {i for i, h in enumerate(lowered) if h in {"id", "cid", "name", "iupac", "mol_id"}}
+        target_at = [
+            i for i in range(len(header)) if i not in skip
+            and all(_is_number(f[i]) for _, f in rows if i < len(f) and f[i].strip())
+        ]
+        if not target_at:
+            raise UserInputError(f"{target}: no numeric target column found; pass --target NAME")
+    names = [header[i] for i in target_at]
+    malformed: list[tuple[int, str]] = []
+    kept: list[tuple[int, str, list[str], str]] = []
+    for line, fields in rows:
+        if smiles_at >= len(fields) or not fields[smiles_at].strip():
+            malformed.append((line, "empty SMILES"))
+            continue
+        values = [fields[i].strip() if i < len(fields) else "" for i in target_at]
+        if any(v == "" for v in values):
+            malformed.append((line, "missing target value"))
+            continue
+        split = fields[split_at].strip().lower() if split_at is not None and split_at < len(fields) else ""
+        kept.append((line, fields[smiles_at].strip(), values, split))
+    if not kept:
+        raise UserInputError(f"{target}: no usable rows")
+    numeric = [all(_is_number(row[2][j]) for row in kept) for j in range(len(names))]
+    if task == "auto":
+        binary = [numeric[j] and {float(row[2][j]) for row in kept} <= {0.0, 1.0} for j in range(len(names))]
+        task = "classification" if all(b or not n for b, n in zip(binary, numeric, strict=True)) else "regression"
+    if task not in ("regression", "classification"):
+        raise UserInputError(f"--task must be regression, classification or auto, got {task!r}")
+    classes: list[list[str]] = []
+    if task == "regression":
+        bad = [names[j] for j in range(len(names)) if not numeric[j]]
+        if bad:
+            raise UserInputError(f"{target}: regression targets must be numbers; {', '.join(bad)} are not")
+        matrix = np.asarray([[float(v) for v in row[2]] for row in kept], dtype=np.float64)
+    else:
+        columns = []
+        for j in range(len(names)):
+            labels = sorted({row[2][j] for row in kept}, key=lambda v: (float(v) if numeric[j] else 0.0, v))
+            classes.append(labels)
+            lookup = {label: k for k, label in enumerate(labels)}
+            columns.append([lookup[row[2][j]] for row in kept])
+        matrix = np.asarray(columns, dtype=np.int64).T
+    if split_at is not None:
+        is_test = np.asarray([row[3] == "test" for row in kept])
+        split_source = f"column {split_column!r}"
+        if not is_test.any() or is_test.all():
+            raise UserInputError(f"{target}: the {split_column!r} column must mark both train and test rows")
+    else:
+        if not 0 < test_fraction < 1:
+            raise UserInputError("--test-fraction must be between 0 and 1")
+        rng = np.random.default_rng(seed)
+        order = rng.permutation(len(kept))
+        is_test = np.zeros(len(kept), dtype=bool)
+        is_test[order[: max(1, int(round(test_fraction * len(kept))))]] = True
+        split_source = f"random {test_fraction:.2f} test split, seed {seed}"
+    train = np.flatnonzero(~is_test)
+    test = np.flatnonzero(is_test)
+    return PropertyData(
+        [kept[i][1] for i in train], matrix[train], [kept[i][1] for i in test], matrix[test],
+        [kept[i][0] for i in test], names, task, classes, malformed, split_source,
+    )
+
+
+# -- models ----------------------------------------------------------------------------
+def _features(smiles: Sequence[str], kind: str):
+    from chemassay.suites.robustness.encoders import CharNgramEncoder, FingerprintEncoder
+
+    encoder = FingerprintEncoder() if kind == "baseline-fingerprint" else CharNgramEncoder()
+    matrix = encoder.encode(list(smiles))
+    return matrix, dict(encoder.failures)
+
+
+class BaselineModel:
+    """A scikit-learn random forest on fingerprints or character n-grams (multi-output)."""
+
+    def __init__(self, kind: str, task: str, seed: int = 0, n_estimators: int = 200, n_jobs: int = 1) -> None:
+        if kind not in BASELINES:
+            raise UserInputError(f"unknown baseline {kind!r}; choose one of {', '.join(BASELINES)}")
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        model_class = RandomForestRegressor if task == "regression" else RandomForestClassifier
+        self.kind = kind
+        self.task = task
+        self.model = model_class(n_estimators=n_estimators, random_state=seed, n_jobs=n_jobs)
+        self.name = kind
+
+    def fit(self, smiles: Sequence[str], targets: np.ndarray) -> BaselineModel:
+        features, failures = _features(smiles, self.kind)
+        keep = np.asarray([i not in failures for i in range(len(smiles))])
+        y = targets[keep]
+        self.model.fit(features[np.flatnonzero(keep)], y[:, 0] if y.shape[1] == 1 else y)
+        return self
+
+    def predict(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], dict[int, str]]:
+        """Per target: values ``(n,)`` (regression) or class probabilities ``(n, classes)``."""
+        features, failures = _features(smiles, self.kind)
+        if self.task == "regression":
+            values = np.asarray(self.model.predict(features), dtype=np.float64)
+            values = values[:, None] if values.ndim == 1 else values
+            return [values[:, j] for j in range(values.shape[1])], failures
+        probabilities = self.model.predict_proba(features)
+        if not isinstance(probabilities, list):
+            probabilities = [probabilities]
+        return [np.asarray(p, dtype=np.float64) for p in probabilities], failures
+
+
+def load_callable(spec: str) -> Callable[[list[str]], object]:
+    """``module:function`` or ``path/to/file.py:function`` → the function (a user error if absent)."""
+    location, _, function = spec.rpartition(":")
+    if not location or not function:
+        raise UserInputError(f"--model python:{spec}: expected module:function or file.py:function")
+    try:
+        if location.endswith(".py"):
+            file = Path(location)
+            if not file.is_file():
+                raise UserInputError(f"{file}: no such Python file")
+            module_spec = importlib.util.spec_from_file_location(file.stem, file)
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(location)
+    except ImportError as exc:
+        raise UserInputError(f"--model python:{spec}: cannot import {location} ({exc})") from None
+    found = getattr(module, function, None)
+    if not callable(found):
+        raise UserInputError(f"--model python:{spec}: {location} has no function {function!r}")
+    return found
+
+
+class CallableModel:
+    """A Python function ``list[str] -> array``: ``(n,)``/``(n, targets)`` values, or for
+    classification ``(n, classes)`` probabilities of one target or a list per target."""
+
+    def __init__(self, function: Callable, task: str, n_targets: int, name: str = "callable") -> None:
+        self.function = function
+        self.task = task
+        self.n_targets = n_targets
+        self.name = name
+
+    def predict(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], dict[int, str]]:
+        output = self.function(list(smiles))
+        if self.task == "classification" and isinstance(output, list) and output and np.ndim(output[0]) == 2:
+            return [np.asarray(p, dtype=np.float64) for p in output], {}
+        array = np.asarray(output, dtype=np.float64)
+        if array.shape[0] != len(smiles):
+            raise UserInputError(f"model {self.name} returned {array.shape[0]} predictions for {len(smiles)} SMILES")
+        if self.task == "classification":
+            if array.ndim == 1:
+                array = np.stack([1 - array, array], axis=1)
+            return [array], {}
+        array = array[:, None] if array.ndim == 1 else array
+        return [array[:, j] for j in range(array.shape[1])], {}
+
+
+class PredictionFileModel:
+    """Predictions looked up by SMILES text in a CSV (see the module doc for its columns)."""
+
+    def __init__(self, path: str | Path, data: PropertyData) -> None:
+        header, rows = read_table(path)
+        if "SMILES" not in header and "smiles" not in header:
+            raise UserInputError(f"{path}: prediction file needs a SMILES column")
+        smiles_at = header.index("SMILES") if "SMILES" in header else header.index("smiles")
+        self.task = data.task
+        self.name = f"predictions:{Path(path).name}"
+        self.columns: list[list[int]] = []
+        for j, name in enumerate(data.target_names):
+            if data.task == "regression" or (len(data.classes[j]) == 2 and name in header):
+                if name not in header:
+                    raise UserInputError(f"{path}: no prediction column {name!r}")
+                self.columns.append([header.index(name)])
+            else:
+                wanted = [f"{name}:{label}" for label in data.classes[j]]
+                missing = [w for w in wanted if w not in header]
+                if missing:
+                    raise UserInputError(f"{path}: missing probability column(s) {', '.join(missing)}")
+                self.columns.append([header.index(w) for w in wanted])
+        self.table: dict[str, list[str]] = {}
+        for _line, fields in rows:
+            if smiles_at < len(fields):
+                self.table[fields[smiles_at].strip()] = fields
+
+    def predict(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], dict[int, str]]:
+        failures: dict[int, str] = {}
+        outputs = []
+        for columns in self.columns:
+            width = 2 if (self.task == "classification" and len(columns) == 1) else len(columns)
+            values = np.full((len(smiles), width) if self.task == "classification" else (len(smiles),), np.nan)
+            for i, text in enumerate(smiles):
+                fields = self.table.get(text)
+                if fields is None:
+                    failures[i] = "no prediction for this SMILES in the prediction file"
+                    continue
+                try:
+                    numbers = [float(fields[c]) for c in columns]
+                except (ValueError, IndexError):
+                    failures[i] = "prediction is not a number"
+                    continue
+                if self.task == "classification":
+                    values[i] = [1 - numbers[0], numbers[0]] if len(columns) == 1 else numbers
+                else:
+                    values[i] = numbers[0]
+            outputs.append(values)
+        return outputs, failures
+
+
+# -- scoring ---------------------------------------------------------------------------
+def score_predictions(data: PropertyData, predictions: list[np.ndarray], rows: np.ndarray) -> dict[str, float]:
+    """Task metrics on the test rows ``rows`` (mean over targets)."""
+    from sklearn.metrics import roc_auc_score
+
+    truth = data.test_targets[rows]
+    if data.task == "regression":
+        errors = [np.sqrt(np.mean((predictions[j][rows] - truth[:, j]) ** 2)) for j in range(truth.shape[1])]
+        return {"rmse": float(np.mean(errors))}
+    accuracies, aucs = [], []
+    for j in range(truth.shape[1]):
+        probabilities = predictions[j][rows]
+        accuracies.append(float(np.mean(np.argmax(probabilities, axis=1) == truth[:, j])))
+        n_classes = len(data.classes[j])
+        present = np.unique(truth[:, j])
+        if len(present) < 2:
+            continue
+        if n_classes == 2:
+            aucs.append(float(roc_auc_score(truth[:, j], probabilities[:, 1])))
+        else:
+            normalised = probabilities / np.clip(probabilities.sum(axis=1, keepdims=True), 1e-12, None)
+            aucs.append(float(roc_auc_score(truth[:, j], normalised, multi_class="ovr", average="macro",
+                                            labels=list(range(n_classes)))))
+    return {"accuracy": float(np.mean(accuracies)), "roc_auc": float(np.mean(aucs)) if aucs else float("nan")}
+
+
+def per_molecule_error(data: PropertyData, predictions: list[np.ndarray]) -> np.ndarray:
+    """Per test molecule: mean absolute error (regression) or 1 - probability of the true class."""
+    truth = data.test_targets
+    if data.task == "regression":
+        return np.mean([np.abs(predictions[j] - truth[:, j]) for j in range(truth.shape[1])], axis=0)
+    return np.mean([1.0 - predictions[j][np.arange(len(truth)), truth[:, j]] for j in range(truth.shape[1])], axis=0)
+
+
+@dataclass
+class DownstreamReport:
+    """Metrics per augmentation, drops, string statistics and what was left out."""
+
+    metrics: dict[str, float]
+    table: list[dict]
+    skipped: list[dict]
+    n_scored: int
+
+
+def evaluate_downstream(
+    data: PropertyData, model, augmentations: Sequence[str], *, seed: int = 0, n_jobs: int = 1,
+) -> DownstreamReport:
+    """Score ``model`` on the original test set and on each augmentation of it.
+
+    Rows an augmentation fails on, or the model cannot predict, are listed in ``skipped``
+    and left out of that augmentation's metric; rows an augmentation does not apply to
+    are kept unchanged (as in the retrieval task) and counted. ``spearman_*`` is the
+    Spearman correlation between a molecule's Levenshtein similarity to its original and
+    the change of its error (positive: the less the string changed, the more the error grew).
+    """
+    from rapidfuzz.distance import Levenshtein
+    from scipy.stats import spearmanr
+
+    predictions, failures = model.predict(data.test_smiles)
+    skipped = [{"line": data.test_lines[i], "augmentation": "original", "reason": f"no prediction: {reason}"}
+               for i, reason in sorted(failures.items())]
+    base_rows = np.asarray([i not in failures for i in range(len(data.test_smiles))])
+    base = score_predictions(data, predictions, np.flatnonzero(base_rows))
+    base_error = per_molecule_error(data, predictions)
+    metrics: dict[str, float] = {f"original/{k}": v for k, v in base.items()}
+    table = [{"augmentation": "original", "n": int(base_rows.sum()), **base,
+              "mean_length": float(np.mean([len(s) for s in data.test_smiles])), "levenshtein_ratio": 1.0}]
+    for kind in augmentations:
+        rows = augment_many(data.test_smiles, kind, seed=seed, n_jobs=n_jobs)
+        texts = [row.augmented if row.augmented else row.original for row in rows]
+        aug_predictions, aug_failures = model.predict(texts)
+        keep = base_rows.copy()
+        for row in rows:
+            if row.status == "failed":
+                keep[row.index] = False
+                skipped.append({"line": data.test_lines[row.index], "augmentation": kind,
+                                "reason": f"augmentation failed: {row.reason}"})
+        for index, reason in sorted(aug_failures.items()):
+            if keep[index]:
+                keep[index] = False
+                skipped.append({"line": data.test_lines[index], "augmentation": kind, "reason": f"no prediction: {reason}"})
+        chosen = np.flatnonzero(keep)
+        scores = score_predictions(data, aug_predictions, chosen)
+        reference = score_predictions(data, predictions, chosen)
+        ratios = np.asarray([Levenshtein.normalized_similarity(data.test_smiles[i], texts[i]) for i in chosen])
+        error_change = per_molecule_error(data, aug_predictions)[chosen] - base_error[chosen]
+        if len(chosen) > 2 and np.std(ratios) > 0 and np.std(error_change) > 0:
+            rho = float(spearmanr(ratios, error_change).statistic)
+        else:
+            rho = float("nan")
+        row_entry: dict = {"augmentation": kind, "n": int(len(chosen)),
+                           "not_applied": int(sum(r.status == "not_applicable" for r in rows))}
+        for key, value in scores.items():
+            drop = value - reference[key] if key == "rmse" else reference[key] - value
+            metrics[f"{kind}/{key}"] = value
+            metrics[f"{kind}/{key}_drop"] = drop
+            row_entry[key] = value
+            row_entry[f"{key}_drop"] = drop
+        row_entry["mean_length"] = float(np.mean([len(texts[i]) for i in chosen])) if len(chosen) else float("nan")
+        row_entry["levenshtein_ratio"] = float(np.mean(ratios)) if len(ratios) else float("nan")
+        row_entry["spearman_levenshtein_vs_error_change"] = rho
+        metrics[f"{kind}/mean_length"] = row_entry["mean_length"]
+        metrics[f"{kind}/levenshtein_ratio"] = row_entry["levenshtein_ratio"]
+        metrics[f"{kind}/spearman_levenshtein_vs_error_change"] = rho
+        table.append(row_entry)
+    return DownstreamReport(metrics, table, skipped, int(base_rows.sum()))

@@ -1,0 +1,80 @@
+"""Downstream robustness: reading property CSVs, task detection, metrics and drops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chemassay.errors import UserInputError
+from chemassay.suites.robustness.downstream import (
+    BaselineModel,
+    CallableModel,
+    evaluate_downstream,
+    load_callable,
+    read_property_csv,
+    score_predictions,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "robustness" / "solubility_160.csv"
+
+
+def test_read_regression_and_multilabel():
+    regression = read_property_csv(DATA, targets=["logS"])
+    assert regression.task == "regression"
+    assert (len(regression.train_smiles), len(regression.test_smiles)) == (120, 40)
+    assert regression.split_source == "column 'split'"
+    multilabel = read_property_csv(DATA, targets=["is_low", "is_high"])
+    assert multilabel.task == "classification" and multilabel.classes == [["0", "1"], ["0", "1"]]
+    assert multilabel.test_targets.shape == (40, 2)
+
+
+def test_malformed_rows_are_reported(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("SMILES,y\nCCO,1.5\n,2.0\nCCC,\nCCCC,3.0\nCCN,2.5\nCCCl,0.1\n")
+    data = read_property_csv(path, test_fraction=0.4, seed=1)
+    assert data.malformed == [(3, "empty SMILES"), (4, "missing target value")]
+    assert len(data.train_smiles) + len(data.test_smiles) == 4
+    assert data.split_source.startswith("random")
+    with pytest.raises(UserInputError, match="no target column"):
+        read_property_csv(path, targets=["z"])
+
+
+def test_classification_metrics_hand_checked():
+    data = read_property_csv(DATA, targets=["is_low"])
+    truth = data.test_targets[:, 0]
+    perfect = np.stack([1.0 - truth, truth.astype(float)], axis=1)
+    assert score_predictions(data, [perfect], np.arange(len(truth))) == {"accuracy": 1.0, "roc_auc": 1.0}
+    inverted = perfect[:, ::-1]
+    scores = score_predictions(data, [inverted], np.arange(len(truth)))
+    assert scores["accuracy"] == 0.0 and scores["roc_auc"] == 0.0
+
+
+def test_invariant_callable_has_zero_drop_and_string_model_drops():
+    data = read_property_csv(DATA, targets=["logS"])
+    # A model of the molecule (heavy-atom count from RDKit), not of the string: invariant.
+    from rdkit import Chem
+
+    def heavy_atoms(smiles):
+        return [-0.3 * Chem.MolFromSmiles(s).GetNumHeavyAtoms() for s in smiles]
+
+    invariant = evaluate_downstream(data, CallableModel(heavy_atoms, "regression", 1), ["explicit_h", "randomized"])
+    assert invariant.metrics["explicit_h/rmse_drop"] == pytest.approx(0.0, abs=1e-12)
+    assert invariant.metrics["randomized/rmse_drop"] == pytest.approx(0.0, abs=1e-12)
+    string_model = BaselineModel("baseline-char-ngram", "regression", n_estimators=20).fit(
+        data.train_smiles, data.train_targets)
+    report = evaluate_downstream(data, string_model, ["explicit_h"])
+    assert report.metrics["explicit_h/rmse_drop"] > 0.1
+    assert report.table[1]["mean_length"] > report.table[0]["mean_length"]
+    assert report.table[1]["levenshtein_ratio"] < 1
+
+
+def test_load_callable_errors(tmp_path):
+    module = tmp_path / "model.py"
+    module.write_text("def predict(smiles):\n    return [0.0] * len(smiles)\n")
+    assert load_callable(f"{module}:predict")(["C", "CC"]) == [0.0, 0.0]
+    with pytest.raises(UserInputError):
+        load_callable(f"{module}:missing")
+    with pytest.raises(UserInputError):
+        load_callable("no_such_module_xyz:f")
