@@ -41,3 +41,12 @@ def test_atomic_write_leaves_old_file_on_error(tmp_path):
     assert target.read_text() == "first"
     assert os.listdir(tmp_path) == ["out.txt"]
     assert sha256_file(target) == "a7937b64b8caa58f03721bb6bacf5c78cb235febe0e70b1b84cd99541461a08e"
+
+
+def test_atomic_write_gives_the_usual_file_mode(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "shared.txt", "x")
+        assert (tmp_path / "shared.txt").stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)

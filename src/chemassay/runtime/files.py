@@ -26,6 +26,10 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates the file 0600; give it the mode a plain open() would have had.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
