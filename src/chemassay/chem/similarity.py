@@ -224,6 +224,9 @@ def max_tanimoto(
         return (best, index) if return_index else best
     order, buckets = _popcount_buckets(pb.counts)
     ordered_b = PreparedFingerprints(pb.packed[order], pa.backend)
+    if pa.backend != "numpy-popcount":  # unpack once; tiles below are views or gathers
+        ordered_b.dense()
+        pa.dense()
     index[:] = len(pb)  # "none yet": larger than any real index
     query_counts = pa.counts
     # Popcounts near the queries' own first: good early maxima prune the later groups.

@@ -103,7 +103,7 @@ def save_stats(stats: ReferenceStats, path: str | os.PathLike) -> Path:
         arrays["fcd_sigma"] = stats.fcd_sigma
     target = Path(path)
     with atomic_writer(target, "wb", encoding=None) as handle:
-        np.savez(handle, **arrays)
+        np.savez_compressed(handle, **arrays)
     return target
 
 
