@@ -35,9 +35,11 @@ def properties_plot_path(out: Path) -> Path:
 def metrics_command(
     gen: Path = typer.Argument(..., help="Generated SMILES: a text file (one per line) or a CSV with a SMILES column."),
     out: Path | None = OutOption,
-    test: str = typer.Option("moses", "--test", help="Test set: 'moses' (published statistics) or a SMILES file."),
+    test: str = typer.Option(
+        "moses", "--test", help="Test set: 'moses' (published statistics), a SMILES file, or a statistics .npz."
+    ),
     scaffold_test: str = typer.Option(
-        "moses", "--scaffold-test", help="Scaffold test set: 'moses', a SMILES file, or 'none' to skip /TestSF."
+        "moses", "--scaffold-test", help="Scaffold test set: 'moses', a SMILES file, a statistics .npz, or 'none'."
     ),
     train: str = typer.Option("moses", "--train", help="Training set for Novelty: 'moses', a SMILES file, or 'none'."),
     n_jobs: int = JobsOption,
@@ -64,7 +66,10 @@ def metrics_command(
     if not table.smiles:
         raise UserInputError(f"{gen}: no SMILES in the file; give one SMILES per line or a CSV with a SMILES column")
 
-    with Timer() as timer:
+    import warnings
+
+    with Timer() as timer, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # reported below and in the result
         evaluation = evaluate(
             table.smiles, test=test_spec, scaffold_test=scaffold_spec, train=train_spec,
             n_jobs=n_jobs, device=device, batch_size=batch_size,

@@ -286,7 +286,8 @@ def resolve_reference(
     """Statistics for a reference given as ``"moses"``, a file path, a SMILES list or stats.
 
     ``"moses"`` means the published statistics of ``moses_set`` (``test`` or
-    ``test_scaffolds``).
+    ``test_scaffolds``); a path ending in ``.npz`` is a statistics file written by
+    :func:`save_stats`; any other path is a SMILES file (text or CSV).
     """
     if isinstance(spec, ReferenceStats):
         return spec
@@ -297,6 +298,15 @@ def resolve_reference(
         )
     if isinstance(spec, str) and spec.lower() == "moses":
         return published_moses_stats(moses_set)
+    if str(spec).endswith(".npz"):
+        from chemassay.clitools import need_file
+
+        try:
+            return load_stats(need_file(spec, "reference statistics"))
+        except (ValueError, KeyError, OSError) as exc:
+            raise UserInputError(
+                f"{spec}: not a chemassay reference statistics file ({exc}); give a SMILES file instead"
+            ) from None
     from chemassay.suites.generation.smiles_files import read_smiles_file
 
     table = read_smiles_file(spec)
