@@ -80,8 +80,10 @@ def _counts_dense(a01: np.ndarray, b01: np.ndarray, backend: str) -> np.ndarray:
     """Common-bit counts of two 0/1 uint8 matrices ``(na, nbits) x (nb, nbits)``."""
     if backend == "torch-int8":
         torch = _torch()
-        ta = torch.from_numpy(a01).to(torch.int8)
-        tb = torch.from_numpy(b01).to(torch.int8).T.contiguous()
+        # 0/1 bytes read as int8 without a copy; _int_mm takes the transposed view as is
+        # (copying a large b for every small block of a used to cost more than the product).
+        ta = torch.from_numpy(np.ascontiguousarray(a01, dtype=np.uint8)).view(torch.int8)
+        tb = torch.from_numpy(np.ascontiguousarray(b01, dtype=np.uint8)).view(torch.int8).T
         # _int_mm wants at least 17 rows on the left; pad tiny blocks.
         pad = max(0, 17 - ta.shape[0])
         if pad:
