@@ -29,8 +29,7 @@ from pathlib import Path
 
 import numpy as np
 from rdkit import Chem, RDConfig
-from rdkit.Chem import Crippen, Descriptors, rdFingerprintGenerator, rdMolDescriptors
-from rdkit.Chem.QED import qed as rdkit_qed
+from rdkit.Chem import QED, Crippen, Descriptors, MolSurf, rdFingerprintGenerator, rdMolDescriptors
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
 from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced
@@ -171,6 +170,38 @@ def sa_score(mol: Chem.Mol) -> float:
     return min(10.0, max(1.0, scaled))
 
 
+# ---------------------------------------------------------------- QED
+
+
+def qed_score(mol: Chem.Mol, logp: float | None = None) -> float:
+    """RDKit's QED (``rdkit.Chem.QED.qed``, mean weights), computed with two shortcuts.
+
+    QED's eight properties are RDKit's own (molecular weight, Crippen logP, acceptor SMARTS
+    matches, donors, TPSA, strict rotatable bonds, aromatic rings, structural alerts) on the
+    molecule without explicit hydrogens; RDKit's ``qed`` then maps them through its
+    desirability functions. Here ``RemoveHs`` is skipped when the molecule has no hydrogen
+    atoms (it would return an identical copy) and a logP already computed for the same
+    molecule is reused. The value is identical to ``QED.qed(mol)`` (checked in the tests).
+    """
+    heavy = mol if all(atom.GetAtomicNum() != 1 for atom in mol.GetAtoms()) else Chem.RemoveHs(mol)
+    if logp is None or heavy is not mol:
+        logp = Crippen.MolLogP(heavy)
+    acceptors = sum(
+        len(heavy.GetSubstructMatches(pattern)) for pattern in QED.Acceptors if heavy.HasSubstructMatch(pattern)
+    )
+    properties = QED.QEDproperties(
+        MW=rdMolDescriptors._CalcMolWt(heavy),
+        ALOGP=logp,
+        HBA=acceptors,
+        HBD=rdMolDescriptors.CalcNumHBD(heavy),
+        PSA=MolSurf.TPSA(heavy),
+        ROTB=rdMolDescriptors.CalcNumRotatableBonds(heavy, rdMolDescriptors.NumRotatableBondsOptions.Strict),
+        AROM=len(Chem.GetSSSR(Chem.DeleteSubstructs(Chem.Mol(heavy), QED.AliphaticRings))),
+        ALERTS=sum(1 for alert in QED.StructuralAlerts if heavy.HasSubstructMatch(alert)),
+    )
+    return QED.qed(mol, qedProperties=properties)
+
+
 # ---------------------------------------------------------------- MOSES filters
 
 
@@ -229,12 +260,14 @@ def matches_any_alert(mol_with_hydrogens: Chem.Mol, *, screen: bool = True) -> b
     return any(mol_with_hydrogens.HasSubstructMatch(patterns[i]) for i in candidates)
 
 
-def passes_moses_filters(mol: Chem.Mol, *, screen: bool = True) -> bool:
+def passes_moses_filters(mol: Chem.Mol, *, screen: bool = True, parses: str | None = None) -> bool:
     """MOSES's ``mol_passes_filters``: the test behind the ``Filters`` metric.
 
     A molecule passes when it has no ring of 8 or more atoms, no charged atom, only the
     elements C N S O F Cl Br H, no MCF or PAINS match (on the molecule with explicit
     hydrogens), and its non-isomeric canonical SMILES is non-empty and parses again.
+    ``parses`` may name a SMILES already known to parse (the one ``mol`` was read from):
+    when the non-isomeric SMILES equals it, it is not parsed a second time.
     """
     rings = mol.GetRingInfo()
     if rings.NumRings() and any(len(ring) >= 8 for ring in rings.AtomRings()):
@@ -248,6 +281,8 @@ def passes_moses_filters(mol: Chem.Mol, *, screen: bool = True) -> bool:
     smiles = Chem.MolToSmiles(mol, isomericSmiles=False)
     if not smiles:
         return False
+    if parses is not None and smiles == parses:
+        return True
     with rdkit_log_silenced():
         return Chem.MolFromSmiles(smiles) is not None
 
@@ -307,21 +342,24 @@ class MoleculeDescriptors:
     scaffold: str | None
 
 
-def describe_mol(mol: Chem.Mol, *, filters: bool = True, screen: bool = True) -> MoleculeDescriptors:
+def describe_mol(
+    mol: Chem.Mol, *, filters: bool = True, screen: bool = True, source: str | None = None
+) -> MoleculeDescriptors:
     """Every per-molecule quantity of the MOSES metrics for an RDKit molecule.
 
     ``filters=False`` skips the MOSES filter test (``passes_filters`` is then ``None``);
-    reference sets do not need it.
+    reference sets do not need it. ``source`` is the SMILES ``mol`` was parsed from, if any.
     """
     with rdkit_log_silenced():
+        logp = Crippen.MolLogP(mol)
         return MoleculeDescriptors(
             canonical=Chem.MolToSmiles(mol),
             fingerprint=packed_fingerprint(mol),
-            logp=Crippen.MolLogP(mol),
+            logp=logp,
             sa=sa_score(mol),
-            qed=rdkit_qed(mol),
+            qed=qed_score(mol, logp),
             weight=Descriptors.MolWt(mol),
-            passes_filters=passes_moses_filters(mol, screen=screen) if filters else None,
+            passes_filters=passes_moses_filters(mol, screen=screen, parses=source) if filters else None,
             fragments=tuple(brics_fragments(mol)),
             scaffold=murcko_scaffold(mol),
         )
@@ -335,7 +373,7 @@ def describe_smiles(smiles: str, filters: bool = True) -> MoleculeDescriptors:
     mol = moses_mol(smiles)
     if mol is None:
         raise InvalidSmiles(smiles, "RDKit cannot parse it")
-    return describe_mol(mol, filters=filters)
+    return describe_mol(mol, filters=filters, source=smiles)
 
 
 def fingerprint_matrix(fingerprints: list[bytes]) -> np.ndarray:
