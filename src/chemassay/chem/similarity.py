@@ -248,15 +248,21 @@ def max_tanimoto(
             for col in range(start, stop, block_rows):
                 col_stop = min(col + block_rows, stop)
                 common = intersection_counts(queries, ordered_b.rows(col, col_stop))
-                arg = common.argmax(axis=1)
-                top = common[np.arange(rows.size), arg].astype(np.int64)
+                if return_index:
+                    arg = common.argmax(axis=1)
+                    top = common[np.arange(rows.size), arg].astype(np.int64)
+                else:
+                    top = common.max(axis=1).astype(np.int64)
                 union = query_counts[rows] + b_count - top
                 with np.errstate(invalid="ignore", divide="ignore"):
                     sim = np.where(union > 0, top / np.maximum(union, 1), 0.0)
-                candidate = order[col + arg]
-                better = (sim > best[rows]) | ((sim == best[rows]) & (candidate < index[rows]))
+                if return_index:
+                    candidate = order[col + arg]
+                    better = (sim > best[rows]) | ((sim == best[rows]) & (candidate < index[rows]))
+                    index[rows[better]] = candidate[better]
+                else:
+                    better = sim > best[rows]
                 best[rows[better]] = sim[better]
-                index[rows[better]] = candidate[better]
     return (best, index) if return_index else best
 
 
