@@ -139,3 +139,19 @@ def test_canonicalize_follows_rdkit_molfromsmiles():
     assert canonicalize("C(C)(C)(C)(C)C") is None  # pentavalent carbon
     # a chirality tag on a non-stereocentre is cleaned by MolFromSmiles, as MOSES sees it
     assert canonicalize("C[C@H](C)O") == "CC(C)O"
+
+
+def test_sorted_strings_membership_is_exact(tmp_path, monkeypatch):
+    from chemassay.suites.generation.metrics import SortedStrings, training_set
+
+    table = SortedStrings.from_strings(["CCO", "c1ccccc1", "CCN", "CCO"])
+    assert len(table) == 3
+    probe = ["CCO", "CC", "CCOC", "c1ccccc1", "", "N" * 50, "CCN"]
+    assert table.contains(probe).tolist() == [True, False, False, True, False, False, True]
+    assert novelty(["CCO", "CCC", "CCC"], table) == pytest.approx(0.5)
+    monkeypatch.setenv("CHEMASSAY_HOME", str(tmp_path / "home"))
+    train_file = tmp_path / "train.txt"
+    train_file.write_text("SMILES\nCCO\nCCN\n")
+    first = training_set(str(train_file))
+    assert (tmp_path / "home" / "generation" / "train-sets").is_dir()
+    assert first.contains(["CCN", "CCC"]).tolist() == [True, False]
