@@ -13,6 +13,8 @@ from chemassay.suites.generation.chemnet import (
 )
 from chemassay.suites.generation.smiles_files import read_smiles_file
 
+pytest.importorskip("fcd_torch", reason="FCD needs the torch extra")
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 
 

@@ -12,6 +12,8 @@ from chemassay.suites.generation.metrics import evaluate
 from chemassay.suites.generation.reference import load_stats
 from chemassay.suites.generation.smiles_files import read_smiles_file
 
+pytest.importorskip("fcd_torch", reason="FCD needs the torch extra")
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 
 
