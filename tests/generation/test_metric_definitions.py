@@ -155,3 +155,19 @@ def test_sorted_strings_membership_is_exact(tmp_path, monkeypatch):
     first = training_set(str(train_file))
     assert (tmp_path / "home" / "generation" / "train-sets").is_dir()
     assert first.contains(["CCN", "CCC"]).tolist() == [True, False]
+
+
+def test_intdiv_block_sums_numpy_and_torch_agree():
+    torch = pytest.importorskip("torch")
+    from chemassay.suites.generation.metrics import _block_power_sums_numpy, _block_power_sums_torch
+
+    rng = np.random.default_rng(3)
+    common = rng.integers(0, 20, size=(30, 40)).astype(np.int32)
+    a = rng.integers(20, 40, size=30).astype(np.float64)
+    b = rng.integers(20, 40, size=40).astype(np.float64)
+    a[0], b[0], common[0, 0] = 0, 0, 0  # an empty pair counts 1
+    wa, wb = rng.random(30), rng.random(40)
+    plain = _block_power_sums_numpy(common, a, b, wa, wb, (1, 2), True)
+    fast = _block_power_sums_torch(torch, common, a, b, wa, wb, (1, 2), True)
+    for p in (1, 2):
+        assert np.allclose(plain[p][0], fast[p][0], rtol=1e-14) and np.allclose(plain[p][1], fast[p][1], rtol=1e-14)
