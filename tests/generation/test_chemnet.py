@@ -28,10 +28,10 @@ def test_tokens_follow_the_fcd_encoding():
 
 
 def test_padding_shortcut_equals_the_plain_network():
-    smiles = read_smiles_file(DATA / "moses_test_300.txt").smiles[:60] + ["C" * 200, "CCO"]
+    smiles = read_smiles_file(DATA / "moses_test_300.txt").smiles[:30] + ["C" * 200, "CCO"]
     plain = chemnet_activations(smiles, skip_padding=False, batch_size=16, show_progress=False)
     fast = chemnet_activations(smiles, skip_padding=True, batch_size=16, show_progress=False)
-    assert plain.shape == (62, 512)
+    assert plain.shape == (32, 512)
     assert np.abs(plain - fast).max() < 1e-5
 
 

@@ -20,7 +20,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 def chebi_mols():
     # ChEBI-20 (bundled): varied natural products and drugs, many PAINS/MCF hits.
     smiles = read_table(dataset_file("amore-chebi20", "chebi20_original.tsv"), sep="\t")["SMILES"].tolist()
-    mols = [D.moses_mol(s) for s in smiles[:400]]
+    mols = [D.moses_mol(s) for s in smiles[:250]]
     return [m for m in mols if m is not None]
 
 
@@ -39,7 +39,7 @@ def test_pattern_screen_never_drops_a_matching_alert(chebi_mols):
         matched = {i for i, p in enumerate(patterns) if with_h.HasSubstructMatch(p)}
         assert matched <= candidates
         n_matches += bool(matched)
-    assert n_matches > 30  # the set really exercises matching alerts
+    assert n_matches > 20  # the set really exercises matching alerts
 
 
 def test_filters_equal_the_unscreened_moses_test(chebi_mols):
@@ -53,7 +53,7 @@ def test_filters_equal_the_unscreened_moses_test(chebi_mols):
 
 
 def test_qed_equals_rdkit(chebi_mols, moses_mols):
-    for mol in chebi_mols[:200] + moses_mols:
+    for mol in chebi_mols[:120] + moses_mols[:80]:
         assert D.qed_score(mol, Crippen.MolLogP(mol)) == QED.qed(mol)
     explicit_h = Chem.MolFromSmiles("[2H]C([2H])([2H])c1ccccc1O")  # isotopic H atoms stay explicit
     assert any(a.GetAtomicNum() == 1 for a in explicit_h.GetAtoms())

@@ -89,7 +89,7 @@ def test_cli_errors_exit_2(cli, tmp_path):
 
 def test_cli_custom_reference_smiles_file_is_cached(cli, tmp_path, isolated_home):
     ref = tmp_path / "ref.txt"
-    ref.write_text("\n".join(read_smiles_file(DATA / "moses_test_300.txt").smiles[:30]) + "\n")
+    ref.write_text("\n".join(read_smiles_file(DATA / "moses_test_300.txt").smiles[:12]) + "\n")
     gen = tmp_path / "gen.txt"
     gen.write_text("CCO\nc1ccccc1C(=O)O\nCC(C)Cc1ccc(C(C)C(=O)O)cc1\nnot_a_smiles\n")
     out = tmp_path / "r.json"
