@@ -109,9 +109,16 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, int, subprocess.CompletedProcess]:
+def run_measured(
+    command: list[str], env: dict[str, str] | None = None
+) -> tuple[float, int, float, subprocess.CompletedProcess]:
     """Run ``command``; return wall seconds, peak summed RSS of its process tree (bytes,
-    sampled every 0.1 s) and the completed process."""
+    sampled every 0.1 s), CPU seconds of the tree (user + system, from ``getrusage`` of
+    waited-for children; a load-independent companion to wall time on a shared machine)
+    and the completed process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -129,7 +136,9 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
     done.set()
     sampler.join()
     wall = time.perf_counter() - start
-    return wall, peak, subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, peak, cpu, subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def run_tool(tool: str, python: str, gen: list[str], *, n_jobs: int, threads: int) -> dict:
@@ -142,13 +151,13 @@ def run_tool(tool: str, python: str, gen: list[str], *, n_jobs: int, threads: in
         env = dict(os.environ)
         if tool != "moses":
             env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-        wall, peak, done = run_measured(
+        wall, peak, cpu, done = run_measured(
             [python, "-c", runner, str(gen_path), str(out_path), str(n_jobs), str(threads)], env=env
         )
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed:\n{done.stderr[-4000:]}")
         result = json.loads(out_path.read_text())
-    result.update(wall_s=wall, peak_rss_bytes=peak)
+    result.update(wall_s=wall, peak_rss_bytes=peak, cpu_s=cpu)
     return result
 
 

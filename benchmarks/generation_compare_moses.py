@@ -67,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
             verdict = "DIFFERENT"
             failures += 1
         print(f"{key:<14}{ref_value:>16.8f}{value:>16.8f}{diff:>12.2e}  {verdict}")
-    print(f"wall time: MOSES {reference['wall_s']:.1f} s, chemassay {ours['wall_s']:.1f} s")
+    print(
+        f"wall time: MOSES {reference['wall_s']:.1f} s, chemassay {ours['wall_s']:.1f} s; "
+        f"CPU time: MOSES {reference['cpu_s']:.1f} s, chemassay {ours['cpu_s']:.1f} s"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps({"moses": reference, "chemassay": ours}, indent=2))
     return 1 if failures else 0

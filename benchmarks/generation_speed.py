@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.repeats):
         run = run_tool("chemassay", sys.executable, gen, n_jobs=args.n_jobs, threads=args.threads)
         results["chemassay"].append(run)
-        print(f"chemassay run {i + 1}: {run['wall_s']:.1f} s, peak {_gib(run['peak_rss_bytes']):.2f} GiB")
+        print(f"chemassay run {i + 1}: {run['wall_s']:.1f} s wall, {run['cpu_s']:.1f} s CPU, peak {_gib(run['peak_rss_bytes']):.2f} GiB")
     if not args.skip_reference:
         with tempfile.TemporaryDirectory() as tmp:
             venv = Path(args.venv) if args.venv else Path(tmp) / "moses-venv"
@@ -60,20 +60,22 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(args.repeats):
                 run = run_tool("moses", str(python), gen, n_jobs=args.n_jobs, threads=args.threads)
                 results["moses"].append(run)
-                print(f"MOSES run {i + 1}: {run['wall_s']:.1f} s, peak {_gib(run['peak_rss_bytes']):.2f} GiB")
+                print(f"MOSES run {i + 1}: {run['wall_s']:.1f} s wall, {run['cpu_s']:.1f} s CPU, peak {_gib(run['peak_rss_bytes']):.2f} GiB")
 
     medians = {
-        tool: (statistics.median(r["wall_s"] for r in runs), statistics.median(r["peak_rss_bytes"] for r in runs))
+        tool: tuple(statistics.median(r[key] for r in runs) for key in ("wall_s", "cpu_s", "peak_rss_bytes"))
         for tool, runs in results.items()
     }
     print()
-    print(f"{'tool':<12}{'median wall (s)':>18}{'median peak (GiB)':>20}")
-    for tool, (wall, peak) in medians.items():
-        print(f"{tool:<12}{wall:>18.1f}{_gib(peak):>20.2f}")
+    print(f"{'tool':<12}{'median wall (s)':>18}{'median CPU (s)':>17}{'median peak (GiB)':>20}")
+    for tool, (wall, cpu, peak) in medians.items():
+        print(f"{tool:<12}{wall:>18.1f}{cpu:>17.1f}{_gib(peak):>20.2f}")
     if "moses" in medians:
-        speedup = medians["moses"][0] / medians["chemassay"][0]
-        memory = medians["moses"][1] / medians["chemassay"][1]
-        print(f"speed-up {speedup:.1f}x, memory ratio {memory:.1f}x (MOSES / chemassay)")
+        ours, ref = medians["chemassay"], medians["moses"]
+        print(
+            f"speed-up {ref[0] / ours[0]:.1f}x wall, {ref[1] / ours[1]:.1f}x CPU; "
+            f"peak memory {_gib(ref[2]):.2f} GiB vs {_gib(ours[2]):.2f} GiB (MOSES vs chemassay)"
+        )
     return 0
 
 
