@@ -107,3 +107,18 @@ def test_count_fingerprints_match_rdkit(real_smiles):
     for smiles, row in zip(real_smiles[:20], counts):
         expected = generator.GetCountFingerprintAsNumPy(parse_smiles(smiles))
         assert np.array_equal(row, expected)
+
+
+def test_max_tanimoto_exact_with_ties_empties_and_tiny_blocks():
+    rng = np.random.default_rng(7)
+    dense = (rng.random((300, 128)) < 0.08).astype(np.uint8)
+    dense[10] = 0  # an empty fingerprint (similarity 0 to everything, as in RDKit)
+    dense[50:60] = dense[5]  # duplicates: ties resolve to the lowest index
+    packed = pack_bits(dense)
+    queries, refs = packed[:120], packed[40:]
+    full = tanimoto_matrix(queries, refs)
+    for block_rows in (7, 64, 4096):
+        best, index = max_tanimoto(queries, refs, block_rows=block_rows, return_index=True)
+        assert np.array_equal(best, full.max(axis=1))
+        assert np.array_equal(index, full.argmax(axis=1))
+        assert np.array_equal(max_tanimoto(queries, refs, block_rows=block_rows), full.max(axis=1))
