@@ -210,9 +210,10 @@ def main(argv: list[str] | None = None) -> None:
         err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(2)
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.ClickException):
+        # Click's usage errors (typer vendors click, so match by behaviour, not by class).
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
+            if debug:
+                raise
             exc.show()
             sys.exit(exc.exit_code)
         raise

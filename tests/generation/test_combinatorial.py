@@ -18,9 +18,16 @@ from chemassay.suites.generation.baselines.combinatorial import (
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 
 
+def _moses_train() -> list[str]:
+    """The first 2,000 MOSES train SMILES (the file's first line is the SMILES header)."""
+    lines = (DATA / "moses_train_2000.txt").read_text().split()
+    assert lines[0] == "SMILES"
+    return lines[1:]
+
+
 @pytest.fixture(scope="module")
 def trained() -> CombinatorialGenerator:
-    return CombinatorialGenerator.fit((DATA / "moses_train_2000.txt").read_text().split())
+    return CombinatorialGenerator.fit(_moses_train())
 
 
 def test_brics_fragments_hand_checked():
@@ -42,7 +49,7 @@ def test_fit_counts(trained):
     assert len(trained.fragments) == len(set(trained.fragments))
     assert sum(trained.size_counts) == 2000
     # Every fragment count is the number of times it occurs over all molecules.
-    total = sum(len(brics_fragments(s)) for s in (DATA / "moses_train_2000.txt").read_text().split()[:50])
+    total = sum(len(brics_fragments(s)) for s in _moses_train()[:50])
     assert total > 50
     assert trained.fragment_counts.sum() == sum(v * c for v, c in zip(trained.size_values, trained.size_counts))
 

@@ -13,6 +13,13 @@ from chemassay.suites.generation.baselines.ngram import CharNGram
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 
 
+def _moses_train() -> list[str]:
+    """The first 2,000 MOSES train SMILES (the file's first line is the SMILES header)."""
+    lines = (DATA / "moses_train_2000.txt").read_text().split()
+    assert lines[0] == "SMILES"
+    return lines[1:]
+
+
 def _counts(model: CharNGram, context: str) -> dict[str, int]:
     vocab = model.vocab
     code = 0
@@ -43,14 +50,14 @@ def test_hand_counted_contexts():
 def test_samples_equal_the_moses_reference_draw_for_draw():
     # Reference files: molsets 0.3.1 NGram(10).fit(moses_train_2000); np.random.seed(s);
     # generate(20) (and generate(20, context_len=3) for seed 7).
-    train = (DATA / "moses_train_2000.txt").read_text().split()
+    train = _moses_train()
     model = CharNGram.fit(train)
     assert model.sample(20, seed=0) == (DATA / "reference_ngram_seed0.txt").read_text().splitlines()
     assert model.sample(20, seed=7, context_len=3) == (DATA / "reference_ngram_seed7_ctx3.txt").read_text().splitlines()
 
 
 def test_chunked_training_equals_one_pass(tmp_path):
-    train = (DATA / "moses_train_2000.txt").read_text().split()[:500]
+    train = _moses_train()[:500]
     whole = CharNGram.fit(train, chunk_size=10_000)
     chunked = CharNGram.fit(train, chunk_size=37)
     np.testing.assert_array_equal(whole.context_codes, chunked.context_codes)

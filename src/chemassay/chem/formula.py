@@ -21,6 +21,7 @@ from rdkit import Chem
 from chemassay.chem.molecules import parse_smiles
 
 _PERIODIC = Chem.GetPeriodicTable()
+ELEMENT_SYMBOLS = frozenset(_PERIODIC.GetElementSymbol(z) for z in range(1, 119))
 
 
 class FormulaError(ValueError):
@@ -116,11 +117,14 @@ def molecular_formula(mol: Chem.Mol | str) -> str:
 
 
 _TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)")
-_CHARGE = re.compile(r"(?:([+-])(\d*)|(\d+)([+-])|(\++|-+))$")
+# Charges are written sign first (``+``, ``-2``), as RDKit writes them, or as repeated
+# signs (``+++``). Digits before a trailing sign belong to the element: ``C2H3O2-`` is
+# acetate (two oxygens, charge -1), so ``Fe3+`` reads as three Fe atoms with charge +1.
+_CHARGE = re.compile(r"(?:([+-])(\d+)|(\++|-+))$")
 
 
 def parse_formula(text: str) -> ElementCounts:
-    """Parse a formula such as ``C8H8N2O4``, ``H4B-``, ``Na+``, ``O4S-2`` or ``Fe3+``.
+    """Parse a formula such as ``C8H8N2O4``, ``H4B-``, ``Na+``, ``O4S-2`` or ``Fe+3``.
 
     Elements may appear in any order and more than once (their counts add up). Unknown
     element symbols and stray characters raise :class:`FormulaError` naming the position.
@@ -131,20 +135,12 @@ def parse_formula(text: str) -> ElementCounts:
     charge = 0
     match = _CHARGE.search(body)
     if match and match.start() > 0:
-        sign_a, digits_a, digits_b, sign_b, repeated = match.groups()
-        if sign_a:
-            charge = int(digits_a or 1) * (1 if sign_a == "+" else -1)
-        elif sign_b:
-            charge = int(digits_b) * (1 if sign_b == "+" else -1)
+        sign, digits, repeated = match.groups()
+        if sign:
+            charge = int(digits) * (1 if sign == "+" else -1)
         else:
             charge = len(repeated) * (1 if repeated[0] == "+" else -1)
-        if sign_b and match.start() > 0 and body[match.start() - 1].isdigit():
-            # "O4S2-" is ambiguous between S2 with charge -1 ... and S with -2; RDKit-style
-            # formulas put the sign first, so a trailing "N-" is read as count then sign.
-            charge = -1 if sign_b == "-" else 1
-            body = body[: match.end() - 1]
-        else:
-            body = body[: match.start()]
+        body = body[: match.start()]
     counts: dict[str, int] = {}
     position = 0
     for token in _TOKEN.finditer(body):
@@ -153,7 +149,7 @@ def parse_formula(text: str) -> ElementCounts:
                 f"unexpected character {body[position]!r} at position {position} in formula {text!r}"
             )
         symbol, digits = token.groups()
-        if _PERIODIC.GetAtomicNumber(symbol) <= 0 and symbol != "*":
+        if symbol not in ELEMENT_SYMBOLS:
             raise FormulaError(f"unknown element {symbol!r} at position {position} in formula {text!r}")
         counts[symbol] = counts.get(symbol, 0) + (int(digits) if digits else 1)
         position = token.end()

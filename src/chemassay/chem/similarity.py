@@ -117,6 +117,15 @@ class PreparedFingerprints:
             self._dense = unpack_bits(self.packed)
         return self._dense
 
+    def rows_at(self, indices: np.ndarray) -> PreparedFingerprints:
+        """The fingerprints at ``indices`` (a gathered copy)."""
+        part = PreparedFingerprints.__new__(PreparedFingerprints)
+        part.packed = self.packed[indices]
+        part.counts = self.counts[indices]
+        part.backend = self.backend
+        part._dense = None if self._dense is None else self._dense[indices]
+        return part
+
     def rows(self, start: int, stop: int) -> PreparedFingerprints:
         part = PreparedFingerprints.__new__(PreparedFingerprints)
         part.packed = self.packed[start:stop]
@@ -183,12 +192,27 @@ def tanimoto_matrix(a, b=None, *, backend: str = "auto", block_rows: int = DEFAU
     return out
 
 
+def _popcount_buckets(counts: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """Stable order of rows by popcount and the ``(popcount, start, stop)`` runs of it."""
+    order = np.argsort(counts, kind="stable")
+    ordered = counts[order]
+    edges = np.flatnonzero(np.diff(ordered)) + 1
+    starts = np.concatenate([[0], edges]).astype(np.int64)
+    stops = np.concatenate([edges, [len(ordered)]]).astype(np.int64)
+    return order, [(int(ordered[s]), int(s), int(e)) for s, e in zip(starts, stops, strict=True)]
+
+
 def max_tanimoto(
     a, b, *, backend: str = "auto", block_rows: int = DEFAULT_BLOCK_ROWS, return_index: bool = False
 ):
     """For each row of ``a`` its highest Tanimoto to any row of ``b`` (and the argmax).
 
-    Memory is bounded by ``block_rows x len(b)``; ties resolve to the lowest index of ``b``.
+    Exact, with two shortcuts that cannot change the result. The rows of ``b`` are grouped
+    by popcount: within a group Tanimoto ``c / (a + b - c)`` grows with the common-bit
+    count ``c``, so only each group's largest ``c`` per query needs a division. And a group
+    whose bound ``min(a, b) / max(a, b)`` cannot beat a query's best so far is skipped for
+    that query. Memory is bounded by ``block_rows x block_rows`` counts whatever the set
+    sizes; ties resolve to the lowest index of ``b``.
     """
     pa = _prepare(a, backend)
     pb = _prepare(b, pa.backend)
@@ -196,10 +220,41 @@ def max_tanimoto(
     index = np.zeros(len(pa), dtype=np.int64)
     if len(pb) == 0:
         return (best, index - 1) if return_index else best
-    for rows, block in tanimoto_blocks(pa, pb, block_rows=block_rows):
-        arg = block.argmax(axis=1)
-        index[rows] = arg
-        best[rows] = block[np.arange(block.shape[0]), arg]
+    if len(pa) == 0:
+        return (best, index) if return_index else best
+    order, buckets = _popcount_buckets(pb.counts)
+    ordered_b = PreparedFingerprints(pb.packed[order], pa.backend)
+    if pa.backend != "numpy-popcount":  # unpack once; tiles below are views or gathers
+        ordered_b.dense()
+        pa.dense()
+    index[:] = len(pb)  # "none yet": larger than any real index
+    query_counts = pa.counts
+    # Popcounts near the queries' own first: good early maxima prune the later groups.
+    centre = float(np.median(query_counts))
+    buckets.sort(key=lambda bucket: abs(bucket[0] - centre))
+    for b_count, start, stop in buckets:
+        lo, hi = np.minimum(query_counts, b_count), np.maximum(query_counts, b_count)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bound = np.where(hi > 0, lo / np.maximum(hi, 1), 0.0)
+        # A tie with a lower index of b can still win the argmax, so keep bound == best.
+        alive = np.flatnonzero(bound >= best) if return_index else np.flatnonzero(bound > best)
+        if alive.size == 0:
+            continue
+        for row_start in range(0, alive.size, block_rows):
+            rows = alive[row_start:row_start + block_rows]
+            queries = pa.rows_at(rows)
+            for col in range(start, stop, block_rows):
+                col_stop = min(col + block_rows, stop)
+                common = intersection_counts(queries, ordered_b.rows(col, col_stop))
+                arg = common.argmax(axis=1)
+                top = common[np.arange(rows.size), arg].astype(np.int64)
+                union = query_counts[rows] + b_count - top
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    sim = np.where(union > 0, top / np.maximum(union, 1), 0.0)
+                candidate = order[col + arg]
+                better = (sim > best[rows]) | ((sim == best[rows]) & (candidate < index[rows]))
+                best[rows[better]] = sim[better]
+                index[rows[better]] = candidate[better]
     return (best, index) if return_index else best
 
 

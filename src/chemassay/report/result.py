@@ -82,6 +82,16 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return _clean(value.tolist())
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"cannot write {type(value).__name__} to a result file")
+
+
 class Result(BaseModel):
     """One evaluation's result, written as JSON by every evaluating command."""
 
@@ -100,7 +110,9 @@ class Result(BaseModel):
 
     def to_json(self, indent: int = 2) -> str:
         """Serialize to JSON text (NaN/inf as ``null``)."""
-        return json.dumps(_clean(self.model_dump(mode="json")), indent=indent, allow_nan=False)
+        return json.dumps(
+            _clean(self.model_dump()), indent=indent, allow_nan=False, default=_json_default
+        )
 
     def write(self, path: str | os.PathLike) -> Path:
         """Write the result atomically to ``path`` and return the path."""

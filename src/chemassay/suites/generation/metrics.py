@@ -1,0 +1,481 @@
+"""The MOSES metrics, with the values of the reference implementation and faster.
+
+:func:`compute_metrics` returns the dictionary MOSES's ``get_all_metrics`` returns, with
+the same keys and values (to 1e-6; FCD to 1e-3) for the same input:
+
+``valid``
+    fraction of the input strings RDKit parses.
+``unique@k``
+    distinct canonical SMILES among the first ``k`` valid molecules, divided by ``k`` (or by
+    the number of valid molecules when there are fewer, with a warning, as MOSES does).
+``FCD/Test``, ``SNN/Test``, ``Frag/Test``, ``Scaf/Test`` (and ``/TestSF`` for the scaffold
+test set)
+    Fréchet ChemNet Distance; mean over generated molecules of the highest Tanimoto
+    similarity to a reference molecule (Morgan radius 2, 1024 bits); cosine similarity of
+    BRICS-fragment counts; cosine similarity of Bemis-Murcko scaffold counts.
+``IntDiv``, ``IntDiv2``
+    ``1 - mean`` of all pairwise Tanimoto similarities of the generated set (self-pairs
+    included), and ``1 - mean_i sqrt(mean_j T_ij^2)``.
+``Filters``
+    fraction passing the MOSES filters (MCF, PAINS, allowed atoms, no charges, rings).
+``logP``, ``SA``, ``QED``, ``weight``
+    Wasserstein-1 distance between the generated and the test set's property values.
+``Novelty``
+    fraction of distinct generated canonical SMILES not in the training set.
+
+Everything after ``valid`` is computed on the valid molecules only, re-read from their
+canonical SMILES as MOSES does; duplicates count as often as they occur.
+
+One deliberate difference: ``Frag`` and ``Scaf`` cosines are computed in float64. The
+reference computes them on int64 count vectors whose squared norms overflow at realistic
+set sizes (a 30,000-molecule sample against the MOSES test set), and then reports a
+clipped 1.0; we report the true cosine.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from chemassay.runtime.parallel import Failure, parallel_map
+from chemassay.suites.generation.reference import (
+    PROPERTY_NAMES,
+    ReferenceSpec,
+    ReferenceStats,
+    moses_smiles,
+    resolve_reference,
+)
+
+DEFAULT_UNIQUE_K = (1000, 10000)
+METRIC_KEYS = (
+    "valid", "unique@1000", "unique@10000",
+    "FCD/Test", "SNN/Test", "Frag/Test", "Scaf/Test",
+    "FCD/TestSF", "SNN/TestSF", "Frag/TestSF", "Scaf/TestSF",
+    "IntDiv", "IntDiv2", "Filters", "logP", "SA", "QED", "weight", "Novelty",
+)
+_BLOCK = 4096
+
+
+# ---------------------------------------------------------------- single metrics
+
+
+def fraction_valid(valid_flags: Sequence[bool]) -> float:
+    """Fraction of ``True`` flags (NaN for an empty input)."""
+    if len(valid_flags) == 0:
+        return math.nan
+    return float(np.mean(np.asarray(valid_flags, dtype=bool)))
+
+
+def fraction_unique(canonical: Sequence[str], k: int | None = None) -> tuple[float, str | None]:
+    """``unique@k``: distinct entries among the first ``k`` of ``canonical`` over their count.
+
+    Returns the value and a warning when fewer than ``k`` molecules were given (MOSES warns
+    and divides by the number available). An empty input gives NaN.
+    """
+    warning = None
+    if k is not None:
+        if len(canonical) < k:
+            warning = f"Can't compute unique@{k}: only {len(canonical)} valid molecules"
+        canonical = canonical[:k]
+    if len(canonical) == 0:
+        return math.nan, warning
+    return len(set(canonical)) / len(canonical), warning
+
+
+def novelty(canonical: Iterable[str], train: set[str] | frozenset[str]) -> float:
+    """Fraction of distinct ``canonical`` SMILES that are not in ``train`` (NaN if none)."""
+    distinct = set(canonical)
+    if not distinct:
+        return math.nan
+    return len(distinct - train) / len(distinct)
+
+
+def count_cosine_similarity(reference: Counter, generated: Counter) -> float:
+    """Cosine similarity of two count dictionaries (missing keys count zero), in float64.
+
+    NaN when either is empty, as in MOSES. Float64 (not int64) products keep the squared
+    norms exact enough at any size; see the module docstring.
+    """
+    if not reference or not generated:
+        return math.nan
+    keys = list(reference.keys() | generated.keys())
+    ref = np.array([reference.get(key, 0) for key in keys], dtype=np.float64)
+    gen = np.array([generated.get(key, 0) for key in keys], dtype=np.float64)
+    denominator = math.sqrt(float(ref @ ref) * float(gen @ gen))
+    # scipy's cosine distance (used by MOSES) is clipped to [0, 2]; keep the same range.
+    return float(1.0 - np.clip(1.0 - float(ref @ gen) / denominator, 0.0, 2.0))
+
+
+def property_distance(reference: np.ndarray, generated: np.ndarray) -> float:
+    """Wasserstein-1 distance between two samples of a property (scipy's definition)."""
+    from scipy.stats import wasserstein_distance
+
+    if len(reference) == 0 or len(generated) == 0:
+        return math.nan
+    return float(wasserstein_distance(reference, generated))
+
+
+def _unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a packed fingerprint matrix and how often each occurs."""
+    if len(packed) == 0:
+        return packed, np.zeros(0, dtype=np.int64)
+    view = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.dtype.itemsize * packed.shape[1])))
+    _, first, counts = np.unique(view.ravel(), return_index=True, return_counts=True)
+    return packed[first], counts.astype(np.int64)
+
+
+def nearest_neighbour_similarity(
+    generated: np.ndarray, weights: np.ndarray, reference: np.ndarray
+) -> float:
+    """SNN: weighted mean over generated fingerprints of their highest Tanimoto to ``reference``.
+
+    ``generated`` holds distinct packed fingerprints with ``weights`` (multiplicities).
+    Reference duplicates are dropped first (they cannot change a maximum). As in MOSES, two
+    empty fingerprints have similarity 1.
+    """
+    from chemassay.chem.fingerprints import popcount
+    from chemassay.chem.similarity import max_tanimoto
+
+    if len(generated) == 0 or len(reference) == 0:
+        return math.nan
+    distinct_reference, _ = _unique_rows(reference)
+    best = max_tanimoto(generated, distinct_reference)
+    if (popcount(distinct_reference) == 0).any():
+        best[popcount(generated) == 0] = 1.0
+    return float(np.sum(best * weights) / np.sum(weights))
+
+
+def internal_diversity(fingerprints: np.ndarray, weights: np.ndarray | None = None, p: int = 1) -> float:
+    """IntDiv_p: ``1 - mean_i (mean_j T_ij^p)^(1/p)`` over all ordered pairs, self-pairs included.
+
+    ``fingerprints`` are distinct packed rows and ``weights`` their multiplicities (the
+    result equals that on the expanded set). Pairs are counted from exact integer
+    intersection counts in blocks (each unordered block once) in float64; two empty
+    fingerprints have similarity 1 as in MOSES.
+    """
+    sums = pairwise_power_sums(fingerprints, weights, powers=(p,))
+    total = float(np.sum(_weights(fingerprints, weights)))
+    if total == 0:
+        return math.nan
+    row = sums[p] / total
+    w = _weights(fingerprints, weights)
+    return float(1.0 - np.sum(w * row ** (1.0 / p)) / total)
+
+
+def _weights(fingerprints: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return np.ones(len(fingerprints), dtype=np.float64)
+    return np.asarray(weights, dtype=np.float64)
+
+
+def pairwise_power_sums(
+    fingerprints: np.ndarray, weights: np.ndarray | None = None, powers: tuple[int, ...] = (1, 2)
+) -> dict[int, np.ndarray]:
+    """For each row ``i`` and power ``p``: ``sum_j w_j T_ij^p`` over all rows ``j``."""
+    from chemassay.chem.similarity import PreparedFingerprints, intersection_counts
+
+    w = _weights(fingerprints, weights)
+    prepared = PreparedFingerprints(fingerprints)
+    n = len(prepared)
+    sums = {p: np.zeros(n, dtype=np.float64) for p in powers}
+    counts = prepared.counts.astype(np.float64)
+    for i0 in range(0, n, _BLOCK):
+        i1 = min(i0 + _BLOCK, n)
+        rows = prepared.rows(i0, i1)
+        for j0 in range(i0, n, _BLOCK):
+            j1 = min(j0 + _BLOCK, n)
+            common = intersection_counts(rows, prepared.rows(j0, j1)).astype(np.float64)
+            union = counts[i0:i1, None] + counts[None, j0:j1] - common
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sim = common / union
+            sim[union == 0] = 1.0
+            for p in powers:
+                block = sim if p == 1 else sim**p
+                sums[p][i0:i1] += block @ w[j0:j1]
+                if j0 != i0:  # the mirrored block, counted once here for both sides
+                    sums[p][j0:j1] += w[i0:i1] @ block
+    return sums
+
+
+def internal_diversities(fingerprints: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float]:
+    """``(IntDiv, IntDiv2)`` from one pass over the pairs."""
+    w = _weights(fingerprints, weights)
+    total = float(np.sum(w))
+    if total == 0:
+        return math.nan, math.nan
+    sums = pairwise_power_sums(fingerprints, w, powers=(1, 2))
+    intdiv = 1.0 - float(np.sum(w * sums[1])) / total**2
+    intdiv2 = 1.0 - float(np.sum(w * np.sqrt(sums[2] / total))) / total
+    return intdiv, intdiv2
+
+
+# ---------------------------------------------------------------- training set
+
+
+@lru_cache(maxsize=2)
+def _train_set_cached(key: str) -> frozenset[str]:
+    if key == "moses":
+        return frozenset(moses_smiles("train"))
+    from chemassay.suites.generation.smiles_files import read_smiles_file
+
+    return frozenset(read_smiles_file(key).smiles)
+
+
+def training_set(train) -> frozenset[str] | None:
+    """The training SMILES as a set: ``"moses"``, a file path, a list, or ``None``.
+
+    As in MOSES the strings are used as given (MOSES's training SMILES are canonical).
+    """
+    if train is None:
+        return None
+    if isinstance(train, (set, frozenset)):
+        return frozenset(train)
+    if isinstance(train, (list, tuple)):
+        return frozenset(train)
+    key = "moses" if isinstance(train, str) and train.lower() == "moses" else str(train)
+    return _train_set_cached(key)
+
+
+# ---------------------------------------------------------------- the whole set
+
+
+@dataclass
+class InvalidMolecule:
+    """A generated string that is not a valid molecule: its position, text and why."""
+
+    index: int
+    smiles: str
+    reason: str
+
+
+@dataclass
+class GenerationEvaluation:
+    """Everything :func:`evaluate` computed: the metrics and what is needed to explain them.
+
+    ``properties`` holds the generated molecules' logP/SA/QED/weight (one value per valid
+    molecule, duplicates included) and ``references`` the statistics compared against
+    (``"Test"``, ``"TestSF"``).
+    """
+
+    metrics: dict[str, float]
+    n_input: int
+    n_valid: int
+    n_unique_valid: int
+    invalid: list[InvalidMolecule]
+    dropped: list[InvalidMolecule]
+    warnings: list[str]
+    properties: dict[str, np.ndarray]
+    references: dict[str, ReferenceStats]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _canonicalize_chunk(chunk: list[str]) -> list[str | None]:
+    from chemassay.suites.generation.descriptors import canonicalize_many
+
+    return canonicalize_many(chunk)
+
+
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _flatten(results: list, chunks: list[list]) -> list:
+    out: list = []
+    for result, chunk in zip(results, chunks, strict=True):
+        if isinstance(result, Failure):  # an RDKit crash inside a chunk: redo it item by item
+            from chemassay.suites.generation.descriptors import canonicalize
+
+            for item in chunk:
+                try:
+                    out.append(canonicalize(item))
+                except Exception:
+                    out.append(None)
+        else:
+            out.extend(result)
+    return out
+
+
+def evaluate(
+    gen_smiles: Sequence[str],
+    *,
+    test: ReferenceSpec = "moses",
+    scaffold_test: ReferenceSpec | None = "moses",
+    train=None,
+    unique_k: Sequence[int] = DEFAULT_UNIQUE_K,
+    n_jobs: int = 1,
+    device: str = "cpu",
+    batch_size: int = 512,
+    show_progress: bool | None = None,
+) -> GenerationEvaluation:
+    """Compute every MOSES metric of ``gen_smiles`` and keep the details (see module doc).
+
+    ``test``/``scaffold_test``: ``"moses"`` (the published statistics), a SMILES file, a
+    list of SMILES or :class:`ReferenceStats`; ``scaffold_test=None`` skips the ``/TestSF``
+    metrics. ``train``: ``"moses"``, a file, a list/set of SMILES or ``None`` (no
+    ``Novelty``). ``n_jobs`` worker processes do the RDKit work.
+    """
+    from chemassay.suites.generation import chemnet
+    from chemassay.suites.generation.descriptors import (
+        describe_smiles,
+        fingerprint_matrix,
+        invalid_reason,
+    )
+
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    smiles = [s if isinstance(s, str) else str(s) for s in gen_smiles]
+    jobs = max(1, n_jobs)
+    chunk_size = max(50, min(2000, len(smiles) // (jobs * 4) or 1))
+    chunks = _chunks(smiles, chunk_size)
+    canonical = _flatten(
+        parallel_map(_canonicalize_chunk, chunks, n_jobs=n_jobs, chunk_size=1,
+                     description="parsing", show_progress=show_progress),
+        chunks,
+    )
+    invalid = [
+        InvalidMolecule(i, s, invalid_reason(s)) for i, (s, c) in enumerate(zip(smiles, canonical, strict=True)) if c is None
+    ]
+    metrics: dict[str, float] = {"valid": fraction_valid([c is not None for c in canonical])}
+    timings["parse"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    valid = [(i, c) for i, c in enumerate(canonical) if c is not None]
+    distinct = list(dict.fromkeys(c for _, c in valid))
+    described = parallel_map(
+        describe_smiles, distinct, n_jobs=n_jobs, description="describing molecules", show_progress=show_progress
+    )
+    records = {}
+    dropped: list[InvalidMolecule] = []
+    failed = set()
+    for text, record in zip(distinct, described, strict=True):
+        if isinstance(record, Failure):
+            failed.add(text)
+        else:
+            records[text] = record
+    for index, text in valid:
+        if text in failed:
+            dropped.append(InvalidMolecule(index, smiles[index], f"canonical SMILES {text!r} cannot be processed"))
+    gen = [c for _, c in valid if c not in failed]
+    timings["describe"] = time.perf_counter() - clock
+
+    warnings_out: list[str] = []
+    if dropped:
+        warnings_out.append(f"{len(dropped)} valid molecules could not be re-read from their canonical SMILES")
+    second_canonical = [records[c].canonical for c in gen]
+    for k in unique_k:
+        value, warning = fraction_unique(second_canonical, k)
+        metrics[f"unique@{k}"] = value
+        if warning:
+            warnings_out.append(warning)
+            warnings.warn(warning, stacklevel=2)
+
+    distinct_gen = list(dict.fromkeys(gen))
+    multiplicity = Counter(gen)
+    weights = np.array([multiplicity[c] for c in distinct_gen], dtype=np.float64)
+    fingerprints = fingerprint_matrix([records[c].fingerprint for c in distinct_gen])
+    fragments: Counter = Counter()
+    scaffolds: Counter = Counter()
+    for c in gen:
+        fragments.update(records[c].fragments)
+        if records[c].scaffold is not None:
+            scaffolds[records[c].scaffold] += 1
+    properties = {
+        "logP": np.array([records[c].logp for c in gen], dtype=np.float64),
+        "SA": np.array([records[c].sa for c in gen], dtype=np.float64),
+        "QED": np.array([records[c].qed for c in gen], dtype=np.float64),
+        "weight": np.array([records[c].weight for c in gen], dtype=np.float64),
+    }
+
+    clock = time.perf_counter()
+    references = {"Test": resolve_reference(test, moses_set="test", n_jobs=n_jobs, device=device,
+                                            batch_size=batch_size, show_progress=show_progress)}
+    if scaffold_test is not None:
+        references["TestSF"] = resolve_reference(
+            scaffold_test, moses_set="test_scaffolds", n_jobs=n_jobs, device=device,
+            batch_size=batch_size, show_progress=show_progress,
+        )
+    timings["references"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    gen_mu = gen_sigma = None
+    if len(gen) >= 2:
+        activations = chemnet.chemnet_activations(
+            [records[c].canonical for c in distinct_gen], device=device, batch_size=batch_size,
+            show_progress=show_progress,
+        )
+        expanded = np.repeat(activations, weights.astype(np.int64), axis=0)
+        gen_mu, gen_sigma = chemnet.gaussian_statistics(expanded)
+    else:
+        warnings_out.append(f"FCD needs at least 2 valid molecules ({len(gen)} given)")
+    timings["fcd"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    for label, ref in references.items():
+        if gen_mu is None or ref.fcd_mu is None:
+            metrics[f"FCD/{label}"] = math.nan
+        else:
+            metrics[f"FCD/{label}"] = chemnet.frechet_distance(ref.fcd_mu, ref.fcd_sigma, gen_mu, gen_sigma)
+        metrics[f"SNN/{label}"] = nearest_neighbour_similarity(fingerprints, weights, ref.fingerprints)
+        metrics[f"Frag/{label}"] = count_cosine_similarity(ref.fragments, fragments)
+        metrics[f"Scaf/{label}"] = count_cosine_similarity(ref.scaffolds, scaffolds)
+    timings["snn"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    metrics["IntDiv"], metrics["IntDiv2"] = internal_diversities(fingerprints, weights)
+    timings["intdiv"] = time.perf_counter() - clock
+    metrics["Filters"] = (
+        float(np.mean([records[c].passes_filters for c in gen])) if gen else math.nan
+    )
+    for name in PROPERTY_NAMES:
+        metrics[name] = property_distance(references["Test"].properties[name], properties[name])
+    train_set = training_set(train)
+    if train_set is not None:
+        metrics["Novelty"] = novelty(second_canonical, train_set)
+    ordered = {key: metrics[key] for key in METRIC_KEYS if key in metrics}
+    ordered.update({key: value for key, value in metrics.items() if key not in ordered})
+    return GenerationEvaluation(
+        metrics=ordered,
+        n_input=len(smiles),
+        n_valid=len(valid),
+        n_unique_valid=len(distinct_gen),
+        invalid=invalid,
+        dropped=dropped,
+        warnings=warnings_out,
+        properties=properties,
+        references=references,
+        timings=timings,
+    )
+
+
+def compute_metrics(
+    gen_smiles: Sequence[str],
+    *,
+    test: ReferenceSpec = "moses",
+    scaffold_test: ReferenceSpec | None = "moses",
+    train="moses",
+    unique_k: Sequence[int] = DEFAULT_UNIQUE_K,
+    n_jobs: int = 1,
+    device: str = "cpu",
+    batch_size: int = 512,
+    show_progress: bool | None = None,
+) -> dict[str, float]:
+    """The MOSES metrics of ``gen_smiles`` as a dict keyed like MOSES's ``get_all_metrics``.
+
+    ``test="moses"``/``scaffold_test="moses"`` compare against the published statistics
+    of the MOSES test and scaffold test sets; pass a SMILES file path, a list of SMILES or
+    :class:`~chemassay.suites.generation.reference.ReferenceStats` for others (their
+    statistics are cached), and ``scaffold_test=None`` to skip the ``/TestSF`` metrics.
+    ``train="moses"`` (default) or a path/list gives ``Novelty``; ``None`` leaves it out.
+    See :func:`evaluate` for the details kept alongside (invalid strings, warnings).
+    """
+    return evaluate(
+        gen_smiles, test=test, scaffold_test=scaffold_test, train=train, unique_k=unique_k,
+        n_jobs=n_jobs, device=device, batch_size=batch_size, show_progress=show_progress,
+    ).metrics

@@ -1,0 +1,43 @@
+from chemassay import __version__
+
+
+def test_version(cli):
+    out = cli("--version")
+    assert out.code == 0 and __version__ in out.stdout
+
+
+def test_doctor_lists_versions_and_datasets(cli):
+    out = cli("doctor")
+    assert out.code == 0
+    for word in ("rdkit", "python", "omebench", "similarity backend"):
+        assert word in out.stdout
+
+
+def test_data_list_path_verify(cli):
+    assert "schneider-50k" in cli("data", "list").stdout
+    out = cli("data", "path", "omebench", "--file", "oMe_Gold.json")
+    assert out.code == 0 and out.stdout.strip().endswith("oMe_Gold.json")
+    out = cli("data", "verify", "uspto-15k")
+    assert out.code == 0 and out.stdout.count(" ok ") == 3
+
+
+def test_unknown_dataset_is_one_line_exit_2(cli):
+    out = cli("data", "fetch", "nope")
+    assert out.code == 2
+    assert out.stderr.strip().startswith("error: unknown dataset 'nope'")
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in out.stderr
+
+
+def test_debug_shows_the_exception(cli):
+    import pytest
+
+    from chemassay.errors import UserInputError
+
+    with pytest.raises(UserInputError):
+        cli("--debug", "data", "fetch", "nope")
+
+
+def test_usage_error_exit_code(cli):
+    out = cli("data", "path")
+    assert out.code == 2
