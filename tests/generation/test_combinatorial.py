@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,15 @@ def test_fit_counts(trained):
     assert trained.info["n_train"] == 2000 and trained.info["n_invalid"] == 0
     assert len(trained.fragments) == len(set(trained.fragments))
     assert sum(trained.size_counts) == 2000
-    # Every fragment count is the number of times it occurs over all molecules.
-    total = sum(len(brics_fragments(s)) for s in _moses_train()[:50])
-    assert total > 50
-    assert trained.fragment_counts.sum() == sum(v * c for v, c in zip(trained.size_values, trained.size_counts))
+    assert trained.fragment_counts.sum() == sum(
+        v * c for v, c in zip(trained.size_values, trained.size_counts, strict=True)
+    )
+    # Counts are occurrences over all molecules, in first-seen order.
+    first = _moses_train()[:50]
+    expected = Counter(fragment for s in first for fragment in brics_fragments(s))
+    small = CombinatorialGenerator.fit(first, chunk_size=7)
+    assert dict(zip(small.fragments, small.fragment_counts.tolist(), strict=True)) == expected
+    assert small.fragments == list(expected)
 
 
 def test_moses_join_equals_the_reference(trained):

@@ -109,3 +109,17 @@ def test_filter_molecules_in_parallel_matches_serial():
     assert serial.kept == [0, 3, 6, 9, 12, 15]
     assert serial.removed_by == {"parse": 3, "ring_size": 0, "charge": 3, "atoms": 0, "mcf": 6, "pains": 0, "roundtrip": 0}
     assert serial.alert_hits == {"MCF4": 3, "MCF1": 3}
+
+
+def test_agrees_with_the_filters_metric():
+    # The ``Filters`` metric (descriptors.passes_moses_filters) and the dataset filter are
+    # two entry points to the same MOSES rule: they must never disagree.
+    from chemassay.suites.generation.descriptors import moses_mol, passes_moses_filters
+
+    rows = dataset_file("amore-chebi20", "chebi20_original.tsv").read_text().splitlines()[1:61]
+    smiles = [row.split("\t")[1].replace("\\\\", "\\") for row in rows]
+    smiles += ["C1CCCCCCC1", "CCI", "C=CC#N", "S=C1SC(=Cc2ccccc2)C(=O)N1", "C1CC", "CCO"]
+    for text in smiles:
+        mol = moses_mol(text)
+        expected = mol is not None and passes_moses_filters(mol)
+        assert passes_filters(text) is expected, text

@@ -28,7 +28,7 @@ def _counts(model: CharNGram, context: str) -> dict[str, int]:
     row = int(np.searchsorted(model.context_codes, np.uint64(code)))
     assert model.context_codes[row] == code, f"context {context!r} missing"
     lo, hi = model.offsets[row], model.offsets[row + 1]
-    return {vocab[i]: int(c) for i, c in zip(model.next_ids[lo:hi], model.counts[lo:hi])}
+    return {vocab[i]: int(c) for i, c in zip(model.next_ids[lo:hi], model.counts[lo:hi], strict=True)}
 
 
 def test_hand_counted_contexts():
