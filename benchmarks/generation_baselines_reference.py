@@ -30,7 +30,8 @@ from generation_common import ensure_reference_venv  # noqa: E402
 
 # Runs inside the reference venv. The shims restore removed library names that molsets
 # 0.3.1 imports (rdkit.six, np.NaN, DataFrame.append) and stub pomegranate, which only the
-# HMM baseline uses; none changes any arithmetic.
+# HMM baseline uses, and tqdm (progress bars, not installed with --no-deps); none changes
+# any arithmetic.
 REFERENCE_RUNNER = r'''
 import json, sys, time, types
 six = types.ModuleType("rdkit.six"); six.iteritems = lambda d: iter(d.items())
@@ -41,6 +42,9 @@ if not hasattr(np, "NaN"):
 import pandas as pd
 if not hasattr(pd.DataFrame, "append"):
     pd.DataFrame.append = lambda self, other, sort=False, **_: pd.concat([self, other], sort=sort)
+tqdm = types.ModuleType("tqdm"); tqdm.auto = types.ModuleType("tqdm.auto")
+tqdm.auto.tqdm = lambda iterable, **_: iterable
+sys.modules["tqdm"] = tqdm; sys.modules["tqdm.auto"] = tqdm.auto
 pomegranate = types.ModuleType("pomegranate")
 pomegranate.HiddenMarkovModel = pomegranate.DiscreteDistribution = None
 sys.modules["pomegranate"] = pomegranate
