@@ -37,6 +37,12 @@ def timed(fn, repeats: int = 1):
     return statistics.median(times), value
 
 
+def save(folder: str | None, name: str, samples: list[str]) -> None:
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_text("".join(f"{s}\n" for s in samples))
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -49,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-filter", type=int, default=500)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--save-samples", help="folder to write ngram.txt and combinatorial_<join>.txt into")
     args = parser.parse_args(argv)
 
     from rdkit import Chem, RDLogger
@@ -72,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds, ngram = timed(lambda: CharNGram.load(path), args.repeats)
         print(f"n-gram load: {seconds:.2f} s")
     seconds, samples = timed(lambda: ngram.sample(args.n, 0, show_progress=False))
+    save(args.save_samples, "ngram.txt", samples)
     valid = sum(Chem.MolFromSmiles(s) is not None for s in samples if s) / len(samples)
     print(f"n-gram sample {args.n}: {seconds:.1f} s ({args.n / seconds:.0f}/s), valid {valid:.4f}")
 
@@ -81,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
           f"({len(comb_train) / seconds:.0f} molecules/s), {len(comb.fragments)} fragments")
     for join in ("valid", "moses"):
         seconds, samples = timed(lambda join=join: comb.sample(args.n, 0, join=join, n_jobs=args.n_jobs, show_progress=False))
+        save(args.save_samples, f"combinatorial_{join}.txt", samples)
         valid = sum(Chem.MolFromSmiles(s) is not None for s in samples) / len(samples)
         print(f"combinatorial sample {args.n} (join={join}, {args.n_jobs} processes): {seconds:.1f} s, valid {valid:.4f}")
 

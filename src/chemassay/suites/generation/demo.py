@@ -46,7 +46,7 @@ def run_demo(out_dir: Path) -> list[Result]:
         baseline="ngram", n=N_SAMPLES, out=samples, seed=SEED, model=None, train="moses",
         limit=None, context_len=10, max_len=100, join="valid", n_jobs=1,
     )
-    result_path = out_dir / "ngram_metrics.json"
+    result_path = out_dir / "metrics.json"
     metrics_command(
         gen=samples, out=result_path, test="moses", scaffold_test="moses", train="moses",
         n_jobs=2, device="cpu", batch_size=512, plot=True,
