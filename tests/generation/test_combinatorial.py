@@ -28,7 +28,7 @@ def _moses_train() -> list[str]:
 
 @pytest.fixture(scope="module")
 def trained() -> CombinatorialGenerator:
-    return CombinatorialGenerator.fit(_moses_train())
+    return CombinatorialGenerator.fit(_moses_train(), n_jobs=2)
 
 
 def test_brics_fragments_hand_checked():
