@@ -46,6 +46,19 @@ def test_split_command(cli, tmp_path):
     assert "held-out scaffolds" in outcome.stdout
 
 
+def test_split_command_reports_bad_rows(cli, tmp_path):
+    source = tmp_path / "table.csv"
+    source.write_text("id,SMILES\n1,CCO\n2,\n3,C1CC\n4,c1ccccc1O\n5,OCC\n")
+    outcome = cli("generation", "split", source, "--out-dir", tmp_path / "s", "--test-fraction", "0",
+                  "--scaffold-test-fraction", "0")
+    assert outcome.code == 0, outcome.stderr
+    rows = list(csv.DictReader((tmp_path / "s" / "skipped.csv").open()))
+    assert [(r["line"], r["reason"].split(":")[0]) for r in rows] == [
+        ("4", "invalid SMILES"), ("6", "duplicate of input 0"), ("3", "empty SMILES cell"),
+    ]
+    assert (tmp_path / "s" / "train.csv").read_text() == "SMILES\nCCO\nc1ccccc1O\n"
+
+
 def test_train_and_sample_commands(cli, tmp_path, isolated_home):
     train = DATA / "moses_train_2000.txt"
     model = tmp_path / "ngram.npz"

@@ -164,6 +164,12 @@ def _csv_text(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
+def _line_of(skipped: dict, lines: Sequence[int] | None) -> int:
+    if skipped.get("line") is not None:  # rows the file reader itself could not use
+        return skipped["line"]
+    return lines[skipped["index"]] if lines is not None else skipped["index"] + 1
+
+
 def write_split(
     split: ScaffoldSplit,
     smiles: Sequence[str],
@@ -184,10 +190,7 @@ def write_split(
     for name, indices in parts.items():
         atomic_write_text(target / name, _csv_text(["SMILES"], [[smiles[i]] for i in indices]))
         files[name] = {"rows": len(indices), "sha256": sha256_file(target / name)}
-    skipped_rows = [
-        [lines[s["index"]] if lines is not None else s["index"] + 1, s["smiles"], s["reason"]]
-        for s in split.skipped
-    ]
+    skipped_rows = [[_line_of(s, lines), s["smiles"], s["reason"]] for s in split.skipped]
     atomic_write_text(target / "skipped.csv", _csv_text(["line", "smiles", "reason"], skipped_rows))
     files["skipped.csv"] = {"rows": len(skipped_rows), "sha256": sha256_file(target / "skipped.csv")}
     held_text = "".join(f"{s}\n" for s in split.held_out_scaffolds)
