@@ -20,7 +20,7 @@ molecule had. Sampling one molecule:
 ``RandomState(seed * n + i)`` and the same sequence of draws as the reference's
 ``generate_one(seed=i)``, so ``seed=0`` equals the reference's ``reproduce(seed=1)``
 samples. It joins any two attachment points, even a double-bond cut (BRICS type 7) to a
-single-bond one, so a small fraction of its samples (about 0.2 %) are not valid molecules.
+single-bond one, so a small fraction of its samples (about 0.3 %) are not valid molecules.
 
 ``join="valid"`` (default) joins only where the result is a valid molecule: the fragment's
 point must carry the same bond order as the molecule's, and the joined molecule must pass
