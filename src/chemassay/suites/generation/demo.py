@@ -30,7 +30,7 @@ Frag and Scaf against the published statistics of the MOSES test and scaffold te
 Novelty against the full train split. For comparison, the MOSES paper's n-gram row (mean of
 3 seeds): valid 0.2376, unique@10k 0.9217, FCD/Test 5.5069, FCD/TestSF 6.2306, SNN/Test
 0.5209, Frag/Test 0.9846, Scaf/Test 0.5302, Scaf/TestSF 0.0977, IntDiv 0.8738, Filters 0.9582,
-Novelty 0.9694. The first run trains the model (1–2 minutes); later runs reuse it.
+Novelty 0.9694. The first run trains the model (20 s on a quiet machine, up to 2 minutes under load); later runs reuse it.
 """
 
 
