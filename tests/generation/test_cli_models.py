@@ -1,0 +1,99 @@
+"""CLI of the dataset and baseline commands: filter, split, train, sample."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
+
+
+def test_filter_command(cli, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("SMILES\nCCO\nC1CC\n\nCCCCl\n# a comment\nC[N+](C)(C)C\nc1ccccc1\n")
+    kept = tmp_path / "kept.txt"
+    outcome = cli("generation", "filter", source, "--out", kept, "--rejected", tmp_path / "rej.csv")
+    assert outcome.code == 0, outcome.stderr
+    assert kept.read_text() == "CCO\nc1ccccc1\n"
+    result = json.loads((tmp_path / "kept.txt.filter.json").read_text())
+    assert result["task"] == "filter" and result["n"] == 5
+    assert result["metrics"]["n_kept"] == 2
+    assert result["metrics"]["removed/parse"] == 1
+    assert result["metrics"]["removed/mcf"] == 1
+    assert result["metrics"]["removed/charge"] == 1
+    assert result["skipped"][0]["line"] == 3 and "unparseable" in result["skipped"][0]["reason"]
+    assert result["alert_hits"] == {"MCF4": 1}
+    rows = list(csv.DictReader((tmp_path / "rej.csv").open()))
+    assert [(r["line"], r["filter"]) for r in rows] == [("3", "parse"), ("5", "mcf"), ("7", "charge")]
+
+
+def test_filter_command_errors(cli, tmp_path):
+    outcome = cli("generation", "filter", tmp_path / "missing.txt", "--out", tmp_path / "o.txt")
+    assert outcome.code == 2 and "missing.txt" in outcome.stderr
+
+
+def test_split_command(cli, tmp_path):
+    source = tmp_path / "moses_400.txt"
+    source.write_text("\n".join((DATA / "moses_train_2000.txt").read_text().splitlines()[:401]) + "\n")
+    out_dir = tmp_path / "split"
+    outcome = cli("generation", "split", source, "--out-dir", out_dir, "--seed", "5")
+    assert outcome.code == 0, outcome.stderr
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    assert sum(manifest["sizes"].values()) == 400
+    assert manifest["sizes"]["test"] == 40
+    assert manifest["input"]["path"].endswith("moses_400.txt")
+    assert "held-out scaffolds" in outcome.stdout
+
+
+def test_split_command_reports_bad_rows(cli, tmp_path):
+    source = tmp_path / "table.csv"
+    source.write_text("id,SMILES\n1,CCO\n2,\n3,C1CC\n4,c1ccccc1O\n5,OCC\n")
+    outcome = cli("generation", "split", source, "--out-dir", tmp_path / "s", "--test-fraction", "0",
+                  "--scaffold-test-fraction", "0")
+    assert outcome.code == 0, outcome.stderr
+    rows = list(csv.DictReader((tmp_path / "s" / "skipped.csv").open()))
+    assert [(r["line"], r["reason"].split(":")[0]) for r in rows] == [
+        ("4", "invalid SMILES"), ("6", "duplicate of input 0"), ("3", "empty SMILES cell"),
+    ]
+    assert (tmp_path / "s" / "train.csv").read_text() == "SMILES\nCCO\nc1ccccc1O\n"
+
+
+def test_train_and_sample_commands(cli, tmp_path, isolated_home):
+    train = DATA / "moses_train_2000.txt"
+    model = tmp_path / "ngram.npz"
+    outcome = cli("generation", "train", "ngram", "--train", train, "--model", model)
+    assert outcome.code == 0, outcome.stderr
+    assert model.is_file()
+    first = tmp_path / "a.txt"
+    second = tmp_path / "b.txt"
+    assert cli("generation", "sample", "ngram", "--model", model, "--n", "25", "--seed", "0", "--out", first).code == 0
+    assert cli("generation", "sample", "ngram", "--model", model, "--n", "25", "--seed", "0", "--out", second).code == 0
+    assert first.read_text() == second.read_text()
+    # The reference's NGram(10) trained on the same molecules draws these with seed 0.
+    expected = (DATA / "reference_ngram_seed0.txt").read_text().splitlines()
+    assert first.read_text().splitlines()[:20] == expected
+    manifest = json.loads((tmp_path / "a.txt.manifest.json").read_text())
+    assert manifest["seed"] == 0 and manifest["n"] == 25 and manifest["model"]["info"]["n_train"] == 2000
+
+
+def test_sample_trains_a_default_model_once(cli, tmp_path, isolated_home):
+    out = tmp_path / "comb.txt"
+    outcome = cli("generation", "sample", "combinatorial", "--train", DATA / "moses_train_2000.txt",
+                  "--limit", "300", "--n", "12", "--seed", "1", "--out", out)
+    assert outcome.code == 0, outcome.stderr
+    assert "training it now" in outcome.stderr
+    assert len(out.read_text().splitlines()) == 12
+    models = list((isolated_home / "models" / "generation").iterdir())
+    assert len(models) == 1 and models[0].name.startswith("combinatorial-file")
+    again = cli("generation", "sample", "combinatorial", "--train", DATA / "moses_train_2000.txt",
+                "--limit", "300", "--n", "12", "--seed", "1", "--out", tmp_path / "again.txt")
+    assert "training it now" not in again.stderr
+    assert (tmp_path / "again.txt").read_text() == out.read_text()
+
+
+def test_unknown_and_hmm_baselines(cli, tmp_path):
+    outcome = cli("generation", "sample", "hmm", "--out", tmp_path / "x.txt")
+    assert outcome.code == 2 and "HMM baseline is not provided" in outcome.stderr
+    outcome = cli("generation", "train", "vae")
+    assert outcome.code == 2 and "unknown baseline" in outcome.stderr
