@@ -70,3 +70,10 @@ def test_log_silencing_is_a_context_manager(capfd):
 
 def test_heavy_atom_count_ignores_hydrogens():
     assert heavy_atom_count(parse_smiles("[H]OC([H])([H])[H]")) == 2
+
+
+def test_explicit_hydrogen_atoms_are_removed_as_rdkit_does():
+    assert canonical_smiles("[H]OC") == "CO" == Chem.MolToSmiles(Chem.MolFromSmiles("[H]OC"))
+    assert same_molecule("[H]OC([H])([H])[H]", "CO")
+    assert canonical_smiles("[H][H]") == "[H][H]"
+    assert canonical_smiles("[H]/C(C)=C(/[H])C") == Chem.MolToSmiles(Chem.MolFromSmiles("[H]/C(C)=C(/[H])C"))

@@ -45,9 +45,10 @@ def rdkit_log_silenced() -> Iterator[None]:
 def parse_smiles(smiles: str, *, sanitize: bool = True, remove_atom_maps: bool = False) -> Chem.Mol:
     """Parse ``smiles`` into an RDKit molecule or raise :class:`InvalidSmiles` with a reason.
 
-    Parsing is done in two stages (syntax, then sanitization) so the error says which
-    stage failed; the second stage reports RDKit's own message (e.g. an explicit valence
-    that is too high). ``remove_atom_maps`` clears atom-map numbers from the result.
+    The molecule is exactly what ``Chem.MolFromSmiles`` gives (sanitized, explicit hydrogen
+    atoms removed as RDKit removes them). A failure is diagnosed in two stages (syntax,
+    then sanitization) so the error says which failed, with RDKit's own message (e.g. an
+    explicit valence that is too high). ``remove_atom_maps`` clears atom-map numbers.
     """
     if not isinstance(smiles, str):
         raise InvalidSmiles(str(smiles), f"expected a string, got {type(smiles).__name__}")
@@ -57,14 +58,19 @@ def parse_smiles(smiles: str, *, sanitize: bool = True, remove_atom_maps: bool =
     if any(ch.isspace() for ch in text):
         raise InvalidSmiles(smiles, "contains whitespace")
     with rdkit_log_silenced():
-        mol = Chem.MolFromSmiles(text, sanitize=False)
+        # The plain call is the fast path and gives exactly RDKit's default molecule
+        # (sanitized, explicit [H] atoms removed where RDKit removes them). Only when it
+        # fails is the text parsed again in two stages to find out why.
+        mol = Chem.MolFromSmiles(text, sanitize=sanitize)
         if mol is None:
-            raise InvalidSmiles(smiles, "SMILES syntax error")
-        if sanitize:
+            raw = Chem.MolFromSmiles(text, sanitize=False)
+            if raw is None:
+                raise InvalidSmiles(smiles, "SMILES syntax error")
             try:
-                Chem.SanitizeMol(mol)
+                Chem.SanitizeMol(raw)
             except Exception as exc:  # RDKit raises several unrelated exception types here
                 raise InvalidSmiles(smiles, _sanitize_reason(exc)) from None
+            raise InvalidSmiles(smiles, "RDKit could not build the molecule")
     if remove_atom_maps:
         strip_atom_maps(mol)
     return mol
