@@ -232,20 +232,16 @@ def _fragment_smarts(
 ) -> tuple[str, list[int]]:
     """Canonical SMARTS of the sub-graph ``atoms`` with the given labels and map numbers."""
     chosen = set(atoms)
-    bonds = [
-        bond.GetIdx()
-        for bond in mol.GetBonds()
-        if bond.GetBeginAtomIdx() in chosen and bond.GetEndAtomIdx() in chosen
-    ]
-    symbols = []
-    for atom in mol.GetAtoms():
-        index = atom.GetIdx()
-        if index in chosen:
-            suffix = f":{maps[index]}" if index in maps else ""
-            symbols.append(f"[{labels[index]}{suffix}]")
-        else:
-            symbols.append("[*]")
-    bond_symbols = [_BOND_SMARTS.get(bond.GetBondType(), "~") for bond in mol.GetBonds()]
+    bond_symbols = []
+    bonds = []
+    for bond in mol.GetBonds():
+        bond_symbols.append(_BOND_SMARTS.get(bond.GetBondType(), "~"))
+        if bond.GetBeginAtomIdx() in chosen and bond.GetEndAtomIdx() in chosen:
+            bonds.append(bond.GetIdx())
+    symbols = ["[*]"] * mol.GetNumAtoms()
+    for index in atoms:
+        suffix = f":{maps[index]}" if index in maps else ""
+        symbols[index] = f"[{labels[index]}{suffix}]"
     text = Chem.MolFragmentToSmiles(
         mol,
         atomsToUse=atoms,
@@ -256,7 +252,7 @@ def _fragment_smarts(
         canonical=True,
         allBondsExplicit=True,
     )
-    order = list(mol.GetPropsAsDict(includePrivate=True, includeComputed=True)["_smilesAtomOutputOrder"])
+    order = [int(i) for i in mol.GetProp("_smilesAtomOutputOrder").strip("[],").split(",") if i]
     return text, order
 
 
