@@ -175,3 +175,41 @@ def schneider_mapped() -> dict[str, MappedReaction]:
             "reinstall chemassay or run 'chemassay reaction-ood map' to rebuild it"
         )
     return read_mapped_file(SCHNEIDER_MAPPED_FILE)
+
+
+def _looks_mapped(text: str) -> bool:
+    return isinstance(text, str) and ":" in text and "[" in text and ">" in text
+
+
+def mapped_reactions_for(frame, maps: str = "auto") -> tuple[list[str | None], str]:
+    """Atom-mapped reaction SMILES for each row of a reaction table, and where they came from.
+
+    ``maps`` is ``auto`` (a ``mapped_rxn_smiles`` column; else reactions that already carry
+    maps; else the shipped Schneider 50k mapping, looked up by ``source_rxn_smiles`` or
+    ``rxn_smiles``/``rxn``), ``schneider`` (the shipped mapping only), ``none`` (the table's
+    own maps only) or the path of a mapped-reaction TSV written by ``reaction-ood map``.
+    Rows without a mapping get ``None``.
+    """
+    columns = [str(c) for c in frame.columns]
+    if "mapped_rxn_smiles" in columns and maps in ("auto", "none"):
+        values = [v if isinstance(v, str) and v else None for v in frame["mapped_rxn_smiles"].tolist()]
+        return values, "column mapped_rxn_smiles"
+    key_column = next((c for c in ("source_rxn_smiles", "rxn_smiles", "rxn", "reaction") if c in columns), None)
+    if key_column is None:
+        raise UserInputError(f"the reaction table has no reaction column (columns: {columns})")
+    keys = frame[key_column].astype(str).tolist()
+    own = [k if _looks_mapped(k) else None for k in keys]
+    if maps == "none" or (maps == "auto" and all(v is not None for v in own)):
+        return own, f"atom maps in column {key_column}"
+    if maps in ("auto", "schneider"):
+        table, source = schneider_mapped(), "shipped RXNMapper mapping of Schneider 50k"
+    else:
+        table, source = read_mapped_file(maps), f"mapping file {maps}"
+    out: list[str | None] = []
+    for key, mapped in zip(keys, own, strict=True):
+        if mapped is not None:
+            out.append(mapped)
+            continue
+        found = table.get(key)
+        out.append(found.mapped_rxn if found is not None and found.mapped_rxn else None)
+    return out, f"{source} (by {key_column})"

@@ -372,7 +372,13 @@ def breakdown(per_item: pd.DataFrame, column: str, k_values: Sequence[int]) -> l
             entry[f"top{k}_accuracy"] = acc
         entry["top1_accuracy_stereo_agnostic"] = topk_accuracy(flat, [1])[1]
         rows.append(entry)
-    return rows
+    return sorted(rows, key=lambda entry: _natural_key(entry["group"]))
+
+
+def _natural_key(value) -> tuple:
+    """Sort class codes numerically part by part (``2`` before ``10``, ``1.2`` before ``1.10``)."""
+    parts = str(value).split(".")
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
 def default_k_values(max_k: int) -> list[int]:
