@@ -38,7 +38,7 @@ from chemassay.chem.templates import (
 )
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import atomic_writer
-from chemassay.runtime.parallel import Failure, parallel_map
+from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
 
 FORMAT_VERSION = 1
 
@@ -164,9 +164,12 @@ class TemplateKnnModel:
     # -- prediction ----------------------------------------------------------------------
     def predict(self, reactants: Sequence[str], k: int = 10, *, n_jobs: int = 1, block: int = 256) -> list[list[str]]:
         """Top-``k`` canonical product SMILES for each query (reactants, reagents merged)."""
-        if n_jobs != 1 and len(reactants) > block:
-            chunks = [list(reactants[i:i + block]) for i in range(0, len(reactants), block)]
-            parts = parallel_map(_PredictChunk(self, k), chunks, n_jobs=n_jobs, chunk_size=1,
+        jobs = effective_jobs(n_jobs)
+        if jobs > 1 and len(reactants) > block:
+            # a few large chunks: each task ships the model to its worker
+            size = max(block, -(-len(reactants) // (4 * jobs)))
+            chunks = [list(reactants[i:i + size]) for i in range(0, len(reactants), size)]
+            parts = parallel_map(_PredictChunk(self, k, block), chunks, n_jobs=jobs, chunk_size=1,
                                  description="predicting")
             out: list[list[str]] = []
             for part in parts:
@@ -176,8 +179,8 @@ class TemplateKnnModel:
             return out
         return self._predict_serial(list(reactants), k, block)
 
-    def _predict_serial(self, reactants: list[str], k: int, block: int) -> list[list[str]]:
-        prepared = PreparedFingerprints(self.fingerprints)
+    def _predict_serial(self, reactants: list[str], k: int, block: int, backend: str = "auto") -> list[list[str]]:
+        prepared = PreparedFingerprints(self.fingerprints, backend)
         out: list[list[str]] = []
         for start in range(0, len(reactants), block):
             chunk = reactants[start:start + block]
@@ -261,12 +264,15 @@ class TemplateKnnModel:
 class _PredictChunk:
     """Picklable callable: predictions for one chunk of queries in a worker process."""
 
-    def __init__(self, model: TemplateKnnModel, k: int) -> None:
+    def __init__(self, model: TemplateKnnModel, k: int, block: int) -> None:
         self.model = model
         self.k = k
+        self.block = block
 
     def __call__(self, chunk: list[str]) -> list[list[str]]:
-        return self.model._predict_serial(chunk, self.k, len(chunk))
+        # torch's OpenMP pool does not survive fork (a child using it after the parent did
+        # hangs), so forked workers compute similarities with numpy's BLAS instead
+        return self.model._predict_serial(chunk, self.k, self.block, backend="numpy-float32")
 
 
 def _reason_class(reason: str) -> str:
