@@ -27,7 +27,11 @@ from chemassay.suites.reaction_ood.baseline import BaselineConfig, TemplateFailu
 from chemassay.suites.reaction_ood.clean import clean_reactions
 from chemassay.suites.reaction_ood.io import read_schneider_50k
 from chemassay.suites.reaction_ood.pipeline import TemplateBank, evaluate_part, train_on_part
-from chemassay.suites.reaction_ood.plots import plot_accuracy_by_year, plot_shift_histograms, plot_split_bars
+from chemassay.suites.reaction_ood.plots import (
+    plot_accuracy_by_year,
+    plot_shift_histograms,
+    plot_split_bars,
+)
 from chemassay.suites.reaction_ood.shift import ShiftConfig, distribution_shift
 from chemassay.suites.reaction_ood.splits import make_split, split_definition
 

@@ -75,7 +75,7 @@ def test_extraction_failures_say_why(bad, reason):
 
 
 def test_dataset_a_templates_reproduce_their_own_reactions():
-    reactions = dataset_a()[:100]
+    reactions = dataset_a()[:70]
     reproduced = extracted = 0
     for reaction in reactions:
         try:
@@ -87,7 +87,7 @@ def test_dataset_a_templates_reproduce_their_own_reactions():
         truth = canonical_smiles(products, stereo=False)
         if truth in {canonical_smiles(o, stereo=False) for o in apply_template(template, reactants)}:
             reproduced += 1
-    assert extracted >= 90
+    assert extracted >= 62
     # misses are reactions whose recorded products include mapped spectator salts
     assert reproduced / extracted >= 0.95
 
@@ -96,18 +96,18 @@ def test_dataset_a_templates_reproduce_their_own_reactions():
 def dataset_a_model():
     reactions = dataset_a()
     random.Random(0).shuffle(reactions)
-    return TemplateKnnModel.train(reactions[:300], config=BaselineConfig(n_neighbors=20)), reactions
+    return TemplateKnnModel.train(reactions[:160], config=BaselineConfig(n_neighbors=20)), reactions
 
 
 def test_baseline_reports_training_and_recalls_training_reactions(dataset_a_model):
     model, reactions = dataset_a_model
     report = model.training_report
-    assert report["n_reactions"] == 300
-    assert 270 <= report["n_with_template"] <= 300
+    assert report["n_reactions"] == 160
+    assert 140 <= report["n_with_template"] <= 160
     assert 0 < report["n_templates"] <= report["n_with_template"]
-    assert sum(report["failures"].values()) == 300 - report["n_with_template"]
+    assert sum(report["failures"].values()) == 160 - report["n_with_template"]
     queries, truths = [], []
-    for reaction in reactions[:40]:
+    for reaction in reactions[:25]:
         reactants, _, products = reaction.partition(">>")
         canonical = [try_canonical(s) for s in reactants.split(".")]
         truth = try_canonical(products, stereo=False)
@@ -123,7 +123,7 @@ def test_baseline_reports_training_and_recalls_training_reactions(dataset_a_mode
 
 def test_baseline_save_load_roundtrip_and_parallel_predict(dataset_a_model, tmp_path):
     model, reactions = dataset_a_model
-    queries = [r.partition(">>")[0] for r in reactions[300:316]] + ["not a molecule"]
+    queries = [r.partition(">>")[0] for r in reactions[160:172]] + ["not a molecule"]
     path = model.save(tmp_path / "model.npz")
     loaded = TemplateKnnModel.load(path)
     assert loaded.templates == model.templates
