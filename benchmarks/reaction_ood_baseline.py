@@ -25,6 +25,7 @@ import pandas as pd
 
 from chemassay.suites.reaction_ood.baseline import BaselineConfig, TemplateFailure
 from chemassay.suites.reaction_ood.clean import clean_reactions
+from chemassay.suites.reaction_ood.demo import whole_documents
 from chemassay.suites.reaction_ood.io import read_schneider_50k
 from chemassay.suites.reaction_ood.pipeline import TemplateBank, evaluate_part, train_on_part
 from chemassay.suites.reaction_ood.plots import (
@@ -92,6 +93,8 @@ def main() -> None:
     parser.add_argument("--n-neighbors", type=int, default=50)
     parser.add_argument("--splits", default=",".join(SPLITS))
     parser.add_argument("--no-shift", action="store_true")
+    parser.add_argument("--rows", type=int, default=None,
+                        help="Use only whole patents (seeded) up to this many raw reactions (quick runs).")
     args = parser.parse_args()
     out = args.out
     workdir = args.workdir or out / "cache"
@@ -99,11 +102,13 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
 
     started = time.perf_counter()
-    clean_path = workdir / "schneider_clean.parquet"
+    clean_path = workdir / f"schneider_clean{'' if args.rows is None else f'_{args.rows}'}.parquet"
     if clean_path.is_file():
         clean = pd.read_parquet(clean_path)
     else:
         raw = read_schneider_50k()
+        if args.rows is not None:
+            raw = whole_documents(raw, args.rows, seed=0)
         t0 = time.perf_counter()
         clean, report = clean_reactions(raw, n_jobs=args.n_jobs)
         log(f"cleaned {report.rows_in} -> {report.rows_out} reactions in {time.perf_counter() - t0:.0f} s")
@@ -117,9 +122,10 @@ def main() -> None:
     cutoffs: dict[str, int] = {}
     shift_sets: dict[str, tuple] = {}
 
-    def run(model, frame, label, split, part, extra=None):
+    def run(model, frame, label, split, part, extra=None, sampled=False):
         t0 = time.perf_counter()
-        result = evaluate_part(model, sample(frame, args.max_test), label=label, dataset=DATASET, k=args.k,
+        chosen = frame if sampled else sample(frame, args.max_test)
+        result = evaluate_part(model, chosen, label=label, dataset=DATASET, k=args.k,
                                n_jobs=args.n_jobs, extra_config={"split": split, "part": part, **(extra or {})})
         result.write(out / f"{label.replace(' ', '_').replace('+', 'plus')}.json")
         seconds = time.perf_counter() - t0
@@ -141,12 +147,14 @@ def main() -> None:
         parts = make_split(clean, kind, settings, seed=definition.get("seed", 0))
         log(f"{name}: " + ", ".join(f"{p} {len(f)}" for p, f in parts.items()))
         if kind == "time":
-            tests = pd.concat([f for p, f in parts.items() if p.startswith("test_")], ignore_index=True)
+            tests = pd.concat([sample(f, args.max_test) for p, f in parts.items() if p.startswith("test_")],
+                              ignore_index=True)
             for part in sorted(p for p in parts if p.startswith("train_upto_")):
                 year = int(part.rsplit("_", 1)[1])
                 model = train_on_part(parts[part], bank, config=config)
                 label = f"time upto {year}"
-                result = run(model, tests, label, name, "all test years", {"cutoff": year})
+                result = run(model, tests, label, name, f"all test years, trained up to {year}",
+                             {"cutoff": year}, sampled=True)
                 year_lines[f"≤ {year}"] = [(int(r["group"]), r["top1_accuracy"], int(r["n"]))
                                             for r in result.breakdowns.get("year", [])]
                 cutoffs[f"≤ {year}"] = year
