@@ -27,6 +27,7 @@ from chemassay.suites.reaction_ood.baseline import BaselineConfig, TemplateFailu
 from chemassay.suites.reaction_ood.clean import clean_reactions
 from chemassay.suites.reaction_ood.demo import whole_documents
 from chemassay.suites.reaction_ood.io import read_schneider_50k
+from chemassay.suites.reaction_ood.iterate import iterated_evaluation
 from chemassay.suites.reaction_ood.pipeline import TemplateBank, evaluate_part, train_on_part
 from chemassay.suites.reaction_ood.plots import (
     plot_accuracy_by_year,
@@ -83,6 +84,17 @@ def shift_inputs(frame: pd.DataFrame, bank: TemplateBank) -> list[str]:
     return [bank.mapped.get(k) or r for k, r in zip(frame["source_rxn_smiles"], frame["rxn_smiles"], strict=True)]
 
 
+class _Parallel:
+    """The baseline as a ReactionPredictor that predicts on ``n_jobs`` processes."""
+
+    def __init__(self, model, n_jobs: int) -> None:
+        self.model = model
+        self.n_jobs = n_jobs
+
+    def predict(self, reactants, k=10):
+        return self.model.predict(list(reactants), k, n_jobs=self.n_jobs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("reports/reaction-ood-baseline"))
@@ -93,6 +105,7 @@ def main() -> None:
     parser.add_argument("--n-neighbors", type=int, default=50)
     parser.add_argument("--splits", default=",".join(SPLITS))
     parser.add_argument("--no-shift", action="store_true")
+    parser.add_argument("--iterate", action="store_true", help="Also run the two-round Eschweiler-Clarke analysis.")
     parser.add_argument("--rows", type=int, default=None,
                         help="Use only whole patents (seeded) up to this many raw reactions (quick runs).")
     args = parser.parse_args()
@@ -174,6 +187,25 @@ def main() -> None:
             result = run(model, parts["test_ood"], label, name, "test_ood", {"ood_train_added": len(parts["ood_train"])})
             bars[label] = result.metrics
 
+    iterate_rows = []
+    if args.iterate:
+        # Eschweiler-Clarke (1.2.4) held out: like the paper's Grignard esters, a primary amine
+        # is methylated twice; a model that knows only reductive aminations may stop after one
+        definition = {"held_out": ["1.2.4"], "test_ood": 800, "ood_train": 0, "train": "rest",
+                      "valid": 1000, "test": 1000, "exclude_all_relevant_docs": True, "leeway": 200}
+        parts = make_split(clean, "reaction-type", definition, seed=0)
+        model = train_on_part(parts["train"], bank, config=config)
+        frame = sample(parts["test_ood"], args.max_test)
+        t0 = time.perf_counter()
+        iterated = iterated_evaluation(_Parallel(model, args.n_jobs), frame["reactants"].tolist(),
+                                       frame["products"].tolist(), k=5, rounds=2)
+        m = iterated.metrics
+        iterate_rows.append({"held out": "1.2.4 Eschweiler-Clarke methylation", "n": len(frame), **m})
+        log(f"iterate Eschweiler-Clarke: round1 top1 {100 * m['round1_top1_accuracy']:.1f}, round2 top1 "
+            f"{100 * m['round2_top1_accuracy']:.1f}, recovered {m['recovered_in_round2']} "
+            f"({time.perf_counter() - t0:.0f} s)")
+        (out / "iterate_eschweiler_clarke.json").write_text(json.dumps(iterate_rows, indent=2))
+
     if bars:
         plot_split_bars(bars, out / "accuracy_by_split.png", metrics=("top1_accuracy", "top5_accuracy"),
                         title="Template-kNN baseline, Schneider 50k splits")
@@ -219,6 +251,14 @@ def main() -> None:
         print("| --- | --- | --- |")
         for row in shift_rows:
             print(f"| {row['test set']} | {row['reactant median']:.3f} | {row['difference median']:.3f} |")
+    if iterate_rows:
+        print()
+        print("| held out | n | round-1 top-1 | round-2 top-1 | any round top-1 | recovered | lost |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for row in iterate_rows:
+            print(f"| {row['held out']} | {row['n']} | {100 * row['round1_top1_accuracy']:.1f} | "
+                  f"{100 * row['round2_top1_accuracy']:.1f} | {100 * row['any_round_top1_accuracy']:.1f} | "
+                  f"{row['recovered_in_round2']} | {row['lost_in_round2']} |")
     (out / "table.json").write_text(json.dumps(table, indent=2))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\ntotal {time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB (this process)")
