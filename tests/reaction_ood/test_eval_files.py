@@ -82,6 +82,8 @@ def test_wide_layouts_and_json_lists(test_frame):
     parsed = parse_predictions(wide, source="w")
     assert parsed.layout == "wide"
     assert parsed.ranked == [["CC(=O)NCc1ccccc1"], ["CC(=O)O", "CCO.CC(=O)O"]]
+    dashed = wide.rename(columns={"pred_1": "pred-1", "pred_2": "pred-2"})
+    assert parse_predictions(dashed, source="d").ranked == parsed.ranked
     listed = pd.DataFrame({"id": ["a", "b"], "predictions": ['["CC(=O)NCc1ccccc1"]', "CC(=O)O CCO.CC(=O)O"]})
     assert parse_predictions(listed, source="l").ranked == parsed.ranked
     result = evaluate_predictions(test_frame, parsed, source="w")
@@ -154,3 +156,20 @@ def test_evaluate_cli_bad_inputs_exit_2(cli, tmp_path, test_frame):
     weird = tmp_path / "preds.xlsx"
     weird.write_text("x")
     assert cli("reaction-ood", "evaluate", weird, "--truth", truth).code == 2
+
+
+def test_result_names_the_split_from_its_manifest(cli, tmp_path, test_frame):
+    split_dir = tmp_path / "split"
+    split_dir.mkdir()
+    test_frame.to_parquet(split_dir / "test_ood.parquet")
+    (split_dir / "manifest.json").write_text(json.dumps({
+        "kind": "document", "config": {"name": "schneider_document"},
+        "input": {"path": "/data/schneider_clean.parquet", "rows": 5},
+    }))
+    preds = tmp_path / "preds.csv"
+    long_predictions().to_csv(preds, index=False)
+    out = tmp_path / "r.json"
+    assert cli("reaction-ood", "evaluate", preds, "--truth", split_dir / "test_ood.parquet", "--out", out).code == 0
+    dataset = json.loads(out.read_text())["dataset"]
+    assert dataset["name"] == "schneider_clean.parquet / schneider_document split / test_ood.parquet"
+    assert len(dataset["sha256"]) == 64

@@ -25,15 +25,16 @@ def _dataset_ref(path: Path) -> DatasetRef:
     from chemassay.runtime.files import sha256_file
 
     manifest = path.parent / "manifest.json"
-    name = path.stem
+    name = path.name
     if manifest.is_file():
         try:
             data = json.loads(manifest.read_text(encoding="utf-8"))
-            label = data.get("dataset") or data.get("input") or data.get("kind")
-            if label:
-                name = f"{Path(str(label)).name}:{path.name}"
         except (ValueError, OSError):
-            pass
+            data = {}
+        source = data.get("input", {}).get("path") if isinstance(data.get("input"), dict) else None
+        split = (data.get("config") or {}).get("name") or data.get("kind")
+        if source or split:
+            name = f"{Path(str(source)).name if source else '?'} / {split or '?'} split / {path.name}"
     return DatasetRef(name=name, sha256=sha256_file(path))
 
 

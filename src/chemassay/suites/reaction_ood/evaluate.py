@@ -241,8 +241,7 @@ def parse_predictions(
         key = id_column or next((c for c in ID_CANDIDATES if c in columns), None)
         ranked: list[list[str]] = []
         problems = []
-        for row_number, row in enumerate(frame.itertuples(index=False), start=2):
-            values = row._asdict() if hasattr(row, "_asdict") else dict(zip(columns, row, strict=True))
+        for row_number, values in enumerate(frame.rename(columns=str).to_dict("records"), start=2):
             if rank_columns:
                 items = [values.get(c) for c in rank_columns]
                 preds = [str(v) for v in items if v is not None and str(v) != "" and str(v).lower() != "nan"]
