@@ -132,3 +132,18 @@ def test_product_set_invariant_to_order_and_smiles_spelling(molecules, rng):
         spelled.append(Chem.MolToSmiles(mol, doRandom=True, canonical=False))
     assert product_set(".".join(spelled)) == canonical
     assert score_item(".".join(molecules), [".".join(spelled)]).rank == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["CCO", "OCC", "CC", "C1CC", "CCO.CCO", "c1ccccc1"]), min_size=3,
+                         max_size=3), min_size=1, max_size=12))
+def test_topk_equals_the_reference_cumulative_formula(prediction_lists):
+    # the reference code's rule: top-k = mean over items of (cumsum of correct flags up to k) > 0.5
+    import numpy as np
+
+    truth = "CCO"
+    flags = np.array([[product_set(p) == product_set(truth) for p in preds] for preds in prediction_lists], dtype=float)
+    expected = np.mean(np.cumsum(flags, axis=1) > 0.5, axis=0)
+    ranks = [score_item(truth, preds).rank for preds in prediction_lists]
+    got = topk_accuracy(ranks, [1, 2, 3])
+    assert [got[k] for k in (1, 2, 3)] == pytest.approx(expected.tolist())
