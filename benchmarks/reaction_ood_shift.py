@@ -58,6 +58,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    import os
+
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start "
+          "(timings on a shared, loaded machine are lower bounds of what the code does)")
 
     with gzip.open(dataset_file("schneider-50k", "schneider50k.csv.gz"), "rt", newline="") as handle:
         reactions = [row["rxn"] for row in csv.DictReader(handle)]
@@ -114,7 +118,7 @@ def main() -> None:
           f"(device={args.device}, n_jobs={args.n_jobs})")
     print(f"  100k test x 1M train, both spaces, at this rate: {full / 60:.0f} min "
           f"(the search is split over test blocks, so it scales with --n-jobs)")
-    print(f"peak RSS of this process: {peak_rss_mb():.0f} MB")
+    print(f"peak RSS of this process: {peak_rss_mb():.0f} MB; load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
