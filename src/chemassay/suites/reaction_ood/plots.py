@@ -91,6 +91,9 @@ def plot_accuracy_by_year(
         (line,) = ax.plot(years, [100.0 * a for a in accuracies], marker="o", markersize=3, label=label)
         if cutoffs and label in cutoffs:
             ax.axvline(cutoffs[label] + 0.5, color=line.get_color(), linestyle=":", linewidth=1)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("test year")
     ax.set_ylabel(metric_label)
     ax.set_title(title)
