@@ -117,3 +117,19 @@ def test_shift_cli_writes_result_and_plot(cli, tmp_path, schneider_reactions):
     assert 0 < data["metrics"]["random/reactant_median"] < 1
     assert png.stat().st_size > 5000
     assert len(pd.read_csv(items)) == 61
+
+
+def test_float32_path_for_counts_beyond_int8_and_cosine_of_zero_rows():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(1)
+    train = rng.integers(0, 3, size=(50, 128)).astype(np.float32)
+    test = rng.integers(0, 3, size=(7, 128)).astype(np.float32)
+    train[3, 5] = 200.0          # forces the float32 products
+    test[2] = 0.0                # an empty fingerprint: distance 1 to everything
+    config = ShiftConfig(n_bits=128, k=3, test_block=4, train_block=16)
+    got = knn_cosine_similarities(sp.csr_matrix(test), sp.csr_matrix(train), config=config)
+    assert np.abs(got - brute_force(test, train, 3)).max() < 1e-5
+    assert np.all(got[2] == 0.0)
+    with pytest.raises(Exception, match="unknown device"):
+        knn_cosine_similarities(sp.csr_matrix(test), sp.csr_matrix(train), config=config, device="tpu")

@@ -321,7 +321,8 @@ def _knn_torch(torch, test, train, inv_train, k: int, config: ShiftConfig, n_job
             width = min(k, stop - start)
             for q_start in range(0, n_test, test_block):
                 chunk = queries(q_start)
-                dots = torch._int_mm(chunk, block).float() if use_int8 else chunk @ block
+                dots = torch._int_mm(chunk, block) if use_int8 else chunk @ block
+                # int32 x float32 promotes to float32 in one pass
                 top = torch.topk(dots * scale[None, :], width, dim=1).values
                 rows = slice(q_start, q_start + chunk.shape[0])
                 best[rows] = torch.topk(torch.cat([best[rows], top], dim=1), k, dim=1).values
