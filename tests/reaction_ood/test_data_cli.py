@@ -63,8 +63,12 @@ def test_clean_errors(cli, tmp_path):
     bad.write_text("smiles\nCCO\n")
     out = cli("reaction-ood", "clean", bad, "--out", tmp_path / "x.parquet")
     assert out.code == 2 and "no reaction column" in out.stderr
-    out = cli("reaction-ood", "clean", bad, "--out", tmp_path / "x.txt", "--format", "table")
-    assert out.code == 2
+    good = tmp_path / "good.csv"
+    good.write_text("rxn_smiles\nCCCCC(=O)O.CCO>>CCCCC(=O)OCC\n")
+    out = cli("reaction-ood", "clean", good, "--out", tmp_path / "x.csv.gz")
+    assert out.code == 2 and "must end in .parquet" in out.stderr
+    out = cli("reaction-ood", "clean", good, "--out", tmp_path / "x.parquet", "--dedup", "latest")
+    assert out.code == 2 and "unknown dedup rule" in out.stderr
 
 
 def test_split_errors(cli, raw_csv, tmp_path):

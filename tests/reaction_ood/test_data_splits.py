@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chemassay.errors import UserInputError
 from chemassay.suites.reaction_ood.clean import clean_reactions
@@ -306,3 +308,28 @@ def test_split_file_refuses_uncleaned_input(clean_sample, tmp_path):
     test_a = set(pd.read_parquet(tmp_path / "sa" / "test.parquet")["rxn_smiles"])
     test_b = set(pd.read_parquet(tmp_path / "sb" / "test.parquet")["rxn_smiles"])
     assert test_a == test_b and a["parts"]["test"]["rows"] == b["parts"]["test"]["rows"]
+
+
+@given(
+    st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=40),
+    st.integers(min_value=0, max_value=30),
+    st.integers(min_value=0, max_value=2**32 - 1),
+)
+@settings(max_examples=60, deadline=None)
+def test_document_filling_properties(doc_sizes, first_size, seed):
+    docs = np.repeat(np.arange(len(doc_sizes)), doc_sizes)
+    rng = np.random.default_rng(seed)
+    total = len(docs)
+    first = min(first_size, total)
+    parts, meta = fill_levels_by_document(rng.permutation(total), docs, [[("a", first)], [("b", None)]], rng,
+                                          leeway=total)
+    a, b = parts["a"], parts["b"]
+    assert len(np.intersect1d(a, b)) == 0 and len(np.unique(a)) == len(a)
+    assert not set(docs[a]) & set(docs[b])  # no document on both sides
+    assert len(a) <= first
+    assert len(a) + len(b) + meta["left_out_from_truncated_documents"] == total
+    cut = [d for d in set(docs[a]) if (docs[a] == d).sum() < doc_sizes[d]]
+    assert len(cut) <= 1
+    if first == 0:
+        assert meta["left_out_from_truncated_documents"] == 0 and len(b) == total
+    assert all((docs[b] == d).sum() == doc_sizes[d] for d in set(docs[b]))

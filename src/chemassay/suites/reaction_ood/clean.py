@@ -554,16 +554,20 @@ def _as_standard(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _check_output(out: str | os.PathLike) -> Path:
+    target = Path(out)
+    if target.suffix.lower() not in (".parquet", ".csv"):
+        raise UserInputError(f"{target}: the cleaned table must end in .parquet (compact, typed) or .csv")
+    return target
+
+
 def write_table(frames: Iterable[pd.DataFrame], out: str | os.PathLike) -> int:
     """Write frames to ``out`` (``.parquet`` or ``.csv``) atomically, streaming; returns the rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    target = Path(out)
-    suffixes = [s.lower() for s in target.suffixes]
-    is_csv = ".csv" in suffixes
-    if not is_csv and ".parquet" not in suffixes:
-        raise UserInputError(f"{target}: output must end in .parquet or .csv")
+    target = _check_output(out)
+    is_csv = target.suffix.lower() == ".csv"
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -618,7 +622,7 @@ def clean_file(
     from chemassay.suites.reaction_ood.io import iter_reactions
 
     config = config or CleanConfig()
-    target = Path(out)
+    target = _check_output(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     spill = Path(tempfile.mkdtemp(prefix=".clean-spill-", dir=target.parent))
     try:

@@ -105,14 +105,22 @@ def read_split_columns(path: str | os.PathLike, columns: Sequence[str] = SPLIT_C
     return frame
 
 
-def _iter_input_batches(path: Path, batch_rows: int):
-    if _is_parquet(path):
+def _iter_input_tables(source: Path | pd.DataFrame, batch_rows: int):
+    """Arrow tables of the input in row order (Parquet batches are passed through untouched)."""
+    import pyarrow as pa
+
+    if isinstance(source, pd.DataFrame):
+        yield pa.Table.from_pandas(_normalize_batch(source.reset_index(drop=True)), preserve_index=False)
+    elif _is_parquet(source):
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
-            yield batch.to_pandas()
+        parquet = pq.ParquetFile(source)
+        schema = parquet.schema_arrow
+        for batch in parquet.iter_batches(batch_size=batch_rows):
+            yield pa.Table.from_batches([batch], schema=schema)
     else:
-        yield from pd.read_csv(path, chunksize=batch_rows, dtype=str, keep_default_na=True)
+        for chunk in pd.read_csv(source, chunksize=batch_rows, dtype=str, keep_default_na=True):
+            yield pa.Table.from_pandas(_normalize_batch(chunk.reset_index(drop=True)), preserve_index=False)
 
 
 def _normalize_batch(frame: pd.DataFrame) -> pd.DataFrame:
@@ -141,15 +149,12 @@ def write_parts(
     temps = {name: out_dir / f".{name}.parquet.tmp" for name in membership}
     schema = None
     try:
-        batches = [source] if isinstance(source, pd.DataFrame) else _iter_input_batches(source, batch_rows)
         offset = 0
-        for batch in batches:
-            batch = _normalize_batch(batch.reset_index(drop=True))
-            table = pa.Table.from_pandas(batch, preserve_index=False)
+        for table in _iter_input_tables(source, batch_rows):
             if schema is None:
                 schema = table.schema  # keeps the pandas metadata: 'year' reads back as Int64
             table = table.replace_schema_metadata(schema.metadata).cast(schema)
-            stop = offset + len(batch)
+            stop = offset + table.num_rows
             for name, rows in membership.items():
                 lo, hi = np.searchsorted(rows, [offset, stop])
                 if name not in writers:

@@ -319,6 +319,8 @@ def fill_levels_by_document(
     level = 0
     docs_used = 0
     for doc_index in doc_order:
+        while level < len(levels) and targets[level] == 0:
+            level += 1  # an empty group takes no document (it would only discard one)
         if level >= len(levels):
             break
         members = grouped[starts[doc_index]:ends[doc_index]]
