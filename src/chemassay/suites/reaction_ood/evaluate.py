@@ -422,7 +422,7 @@ def evaluate_predictions(
         records.append({
             "id": item_id, "row": row, "products": truth,
             "top1_prediction": (preds or [""])[0] if preds else "",
-            "n_predictions": score.n_predictions, "missing": preds is None,
+            "n_predictions": score.n_predictions, "missing": not preds,
             "rank": score.rank, "rank_stereo_agnostic": score.rank_stereo_agnostic,
             "n_invalid": score.n_invalid, "top1_invalid": score.top1_invalid,
         })
