@@ -39,6 +39,7 @@ from chemassay.chem.templates import (
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import atomic_writer
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
+from chemassay.runtime.progress import progress_task
 
 FORMAT_VERSION = 1
 
@@ -177,9 +178,12 @@ class TemplateKnnModel:
                     raise RuntimeError(f"prediction failed: {part}")
                 out.extend(part)
             return out
-        return self._predict_serial(list(reactants), k, block)
+        with progress_task("predicting", len(reactants)) as advance:
+            return self._predict_serial(list(reactants), k, block, advance=advance)
 
-    def _predict_serial(self, reactants: list[str], k: int, block: int, backend: str = "auto") -> list[list[str]]:
+    def _predict_serial(
+        self, reactants: list[str], k: int, block: int, backend: str = "auto", advance=None,
+    ) -> list[list[str]]:
         prepared = PreparedFingerprints(self.fingerprints, backend)
         out: list[list[str]] = []
         for start in range(0, len(reactants), block):
@@ -196,6 +200,8 @@ class TemplateKnnModel:
                     out.append([])
                     continue
                 out.append(self._rank_outcomes(text, similarity[row], k))
+            if advance is not None:
+                advance(len(chunk))
         return out
 
     def _rank_outcomes(self, reactants: str, similarity: np.ndarray, k: int) -> list[str]:

@@ -43,6 +43,7 @@ from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_sile
 from chemassay.chem.reactions import InvalidReaction, parse_reaction, remove_atom_maps_text
 from chemassay.errors import UserInputError
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
+from chemassay.runtime.progress import progress_task
 
 SPACES = ("reactant", "difference")
 
@@ -313,23 +314,33 @@ def _knn_torch(torch, test, train, inv_train, k: int, config: ShiftConfig, n_job
 
         n_test = test.shape[0]
         best = torch.full((n_test, k), -float("inf"), dtype=torch.float32, device=dev)
-        for start in range(0, train.shape[0], train_block):
-            stop = min(start + train_block, train.shape[0])
-            # Fortran-order rows are a C-order (bits x rows) matrix: the layout the product wants
-            block = torch.from_numpy(train_data[start:stop].toarray(order="F").T).to(dev)
-            scale = torch.from_numpy(inv_train[start:stop].astype(np.float32)).to(dev)
-            width = min(k, stop - start)
-            for q_start in range(0, n_test, test_block):
-                chunk = queries(q_start)
-                dots = torch._int_mm(chunk, block) if use_int8 else chunk @ block
-                # int32 x float32 promotes to float32 in one pass
-                top = torch.topk(dots * scale[None, :], width, dim=1).values
-                rows = slice(q_start, q_start + chunk.shape[0])
-                best[rows] = torch.topk(torch.cat([best[rows], top], dim=1), k, dim=1).values
+        with progress_task("nearest neighbours", train.shape[0]) as advance:
+            _search_blocks(torch, train_data, inv_train, queries, best, n_test, k, test_block, train_block,
+                           use_int8, dev, advance)
         return best.cpu().numpy()
     finally:
         if device == "cpu":
             torch.set_num_threads(previous_threads)
+
+
+def _search_blocks(torch, train_data, inv_train, queries, best, n_test, k, test_block, train_block,
+                   use_int8, dev, advance) -> None:
+    """Update the running top-k ``best`` with every training block (see :func:`_knn_torch`)."""
+    n_train = train_data.shape[0]
+    for start in range(0, n_train, train_block):
+        stop = min(start + train_block, n_train)
+        # Fortran-order rows are a C-order (bits x rows) matrix: the layout the product wants
+        block = torch.from_numpy(train_data[start:stop].toarray(order="F").T).to(dev)
+        scale = torch.from_numpy(inv_train[start:stop].astype(np.float32)).to(dev)
+        width = min(k, stop - start)
+        for q_start in range(0, n_test, test_block):
+            chunk = queries(q_start)
+            dots = torch._int_mm(chunk, block) if use_int8 else chunk @ block
+            # int32 x float32 promotes to float32 in one pass
+            top = torch.topk(dots * scale[None, :], width, dim=1).values
+            rows = slice(q_start, q_start + chunk.shape[0])
+            best[rows] = torch.topk(torch.cat([best[rows], top], dim=1), k, dim=1).values
+        advance(stop - start)
 
 
 def _knn_numpy(test, train, inv_train, k: int, config: ShiftConfig, n_jobs: int) -> np.ndarray:
