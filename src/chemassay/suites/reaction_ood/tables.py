@@ -1,0 +1,82 @@
+"""Reading and writing the tables the evaluation side uses (CSV, TSV, Parquet, JSON lines).
+
+Split parts, prediction files and per-item outputs are plain tables; this module reads any of
+the four formats by extension (``.gz`` allowed for the text ones) with a clear error naming
+the file, and writes them atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from chemassay.errors import UserInputError
+from chemassay.runtime.files import atomic_writer
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".jsonl", ".json", ".txt")
+
+
+def table_kind(path: str | os.PathLike) -> str:
+    """``csv``, ``tsv``, ``parquet``, ``jsonl`` or ``txt`` from the file name (``.gz`` ignored)."""
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for suffix in TABLE_SUFFIXES:
+        if name.endswith(suffix):
+            return {"json": "jsonl"}.get(suffix[1:], suffix[1:])
+    raise UserInputError(
+        f"{path}: unknown table format; use one of {', '.join(TABLE_SUFFIXES)} (optionally .gz)"
+    )
+
+
+def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
+    """Read a table; every column is kept as read (text columns stay text, blanks stay blank)."""
+    target = Path(path)
+    if not target.exists():
+        raise UserInputError(f"{target}: no such {what} file")
+    if target.is_dir():
+        raise UserInputError(f"{target}: is a directory, expected a {what} file")
+    kind = table_kind(target)
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(target)
+        if kind == "jsonl":
+            return pd.read_json(target, lines=True, dtype=False)
+        if kind == "txt":
+            return pd.read_csv(target, header=None, names=["prediction"], dtype=str,
+                               keep_default_na=False, skip_blank_lines=False)
+        return pd.read_csv(target, sep="," if kind == "csv" else "\t", dtype=str, keep_default_na=False)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserInputError(f"{target}: cannot read it as {kind} ({first})") from None
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Write ``frame`` atomically in the format its extension names."""
+    target = Path(path)
+    kind = table_kind(target)
+    if kind == "parquet":
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        with atomic_writer(target, "wb", encoding=None) as handle:
+            handle.write(buffer.getvalue())
+        return target
+    if kind == "jsonl":
+        text = frame.to_json(orient="records", lines=True)
+    elif kind == "txt":
+        text = "\n".join(frame.iloc[:, 0].astype(str)) + "\n"
+    else:
+        text = frame.to_csv(index=False, sep="," if kind == "csv" else "\t")
+    if target.name.lower().endswith(".gz"):
+        import gzip
+
+        with atomic_writer(target, "wb", encoding=None) as handle:
+            with gzip.GzipFile(fileobj=handle, mode="wb", mtime=0) as zipped:
+                zipped.write(text.encode("utf-8"))
+        return target
+    with atomic_writer(target, "w") as handle:
+        handle.write(text)
+    return target
