@@ -50,3 +50,21 @@ def test_atomic_write_gives_the_usual_file_mode(tmp_path):
         assert (tmp_path / "shared.txt").stat().st_mode & 0o777 == 0o644
     finally:
         os.umask(umask)
+
+
+def _self_similarity_sum(seed: int) -> float:
+    import numpy as np
+
+    from chemassay.chem import tanimoto_matrix
+
+    rng = np.random.default_rng(seed)
+    packed = rng.integers(0, 2**63, size=(64, 16), dtype=np.uint64)
+    return float(np.trace(tanimoto_matrix(packed, backend="auto")))
+
+
+def test_workers_can_use_torch_after_the_parent_did():
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(2)
+    assert _self_similarity_sum(0) == 64.0  # the parent's torch thread pool is now running
+    results = parallel_map(_self_similarity_sum, [1, 2, 3, 4], n_jobs=2, chunk_size=1)
+    assert results == [64.0, 64.0, 64.0, 64.0]

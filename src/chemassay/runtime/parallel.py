@@ -7,7 +7,9 @@ bad rows instead of losing them.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -89,12 +91,25 @@ def parallel_map(
                 results[start:start + len(chunk)] = _call_chunk(fn, start, chunk)
                 advance(len(chunk))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
                 futures = [(start, len(chunk), pool.submit(_call_chunk, fn, start, chunk)) for start, chunk in chunks]
                 for start, size, future in futures:
                     results[start:start + size] = future.result()
                     advance(size)
     return results
+
+
+def _pool_context():
+    """Fork when it is safe, else a fork server.
+
+    A child forked after PyTorch has started its OpenMP thread pool can hang as soon as it
+    uses torch (the pool's threads do not exist in the child), so once torch is imported
+    workers come from a fork server instead: a clean process that imports what each task
+    needs.
+    """
+    if "torch" in sys.modules and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return None
 
 
 def _run_dask(fn, chunks, scheduler: str, results: list, advance) -> None:
