@@ -26,6 +26,14 @@ def test_info(cli, raw_csv):
     assert "format schneider, 1200 reactions" in out.stdout
 
 
+def test_info_accepts_a_registered_dataset_name(cli):
+    out = cli("reaction-ood", "info", "schneider-50k")
+    assert out.code == 0, out.stderr
+    assert "50000 reactions" in out.stdout
+    missing = cli("reaction-ood", "info", "schneider-5k")
+    assert missing.code == 2 and "no such reaction file" in missing.stderr
+
+
 def test_clean_split_verify(cli, raw_csv, tmp_path):
     clean = tmp_path / "clean.parquet"
     report = tmp_path / "clean.json"

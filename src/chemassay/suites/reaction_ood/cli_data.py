@@ -27,15 +27,28 @@ def _show_progress() -> bool | None:
     return False if settings.quiet else None
 
 
+# Registered reaction sets a user may name instead of a path: name -> its reaction file.
+REACTION_DATASETS = {"schneider-50k": "schneider50k.csv.gz"}
+
+
+def _reaction_input(path: Path) -> Path:
+    """A reaction file path, or the file of a registered dataset named instead (``schneider-50k``)."""
+    if not path.exists() and str(path) in REACTION_DATASETS:
+        from chemassay.data.registry import dataset_file
+
+        return dataset_file(str(path), REACTION_DATASETS[str(path)])
+    return need_file(path, "reaction")
+
+
 @app.command("info")
 def info_command(
-    path: Path = typer.Argument(..., help="Reaction file (CSV/TSV/Parquet table, .rsmi, Schneider CSV, Pistachio JSONL)."),
+    path: Path = typer.Argument(..., help="Reaction file (CSV/TSV/Parquet table, .rsmi, Schneider CSV, Pistachio JSONL), or schneider-50k (the bundled set)."),
     fmt: str = FormatOption,
 ) -> None:
     """Summarize a reaction file: rows, documents, years, classes, authors."""
     from chemassay.suites.reaction_ood.io import detect_format, iter_reactions
 
-    need_file(path, "reaction")
+    path = _reaction_input(path)
     kind = detect_format(path) if fmt == "auto" else fmt
     rows = 0
     documents: set[str] = set()
@@ -60,7 +73,7 @@ def info_command(
 
 @app.command("clean")
 def clean_command(
-    path: Path = typer.Argument(..., help="Reaction file to clean."),
+    path: Path = typer.Argument(..., help="Reaction file to clean, or schneider-50k (the bundled set)."),
     out: Path = typer.Option(..., "--out", "-o", help="Cleaned table (.parquet or .csv)."),
     fmt: str = FormatOption,
     report: Path = typer.Option(None, "--report", help="Write the cleaning report (a result JSON) here."),
@@ -74,7 +87,7 @@ def clean_command(
     """Standardize, filter (the paper's six rules) and deduplicate reactions (Section S1.1)."""
     from chemassay.suites.reaction_ood.clean import CleanConfig, clean_file, config_dict
 
-    need_file(path, "reaction")
+    path = _reaction_input(path)
     config = CleanConfig(max_tokens=max_tokens, dedup=dedup, remove_isotopes=not keep_isotopes)
     started = time.perf_counter()
     result_report = clean_file(path, out, config, fmt=fmt, n_jobs=n_jobs, scheduler=scheduler,
