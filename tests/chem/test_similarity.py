@@ -38,7 +38,7 @@ def rdkit_fps(real_smiles):
 def test_packed_bits_equal_rdkit_bits(real_smiles, rdkit_fps):
     packed = morgan_fingerprints(real_smiles, radius=2, n_bits=1024)
     assert packed.dtype == np.uint64 and packed.shape == (len(real_smiles), 16)
-    for row, expected in zip(packed, rdkit_fps):
+    for row, expected in zip(packed, rdkit_fps, strict=True):
         assert to_rdkit_bitvect(row) == expected
     assert popcount(packed).tolist() == [fp.GetNumOnBits() for fp in rdkit_fps]
 
@@ -96,6 +96,28 @@ def test_intersection_counts_exact_for_dense_vectors():
             assert np.array_equal(intersection_counts(packed, packed, backend=backend), expected)
 
 
+def test_bf16_backend_is_exact_past_the_bf16_integer_limit():
+    # 2,048 set bits per row: full-row counts of 2,048 and 1,365 are far above 256, the
+    # largest count a bfloat16 result holds exactly; the 256-bit slices keep them exact.
+    if not backend_available("torch-bf16"):
+        pytest.skip("torch not installed")
+    dense = np.ones((17, 2048), dtype=np.uint8)
+    dense[1::2, ::3] = 0
+    packed = pack_bits(dense)
+    expected = dense.astype(np.int64) @ dense.astype(np.int64).T
+    assert expected.max() == 2048
+    assert np.array_equal(intersection_counts(packed, packed, backend="torch-bf16"), expected)
+
+
+def test_auto_backend_is_a_verified_one_and_can_be_forced(monkeypatch):
+    chosen = resolve_backend("auto")
+    assert chosen in BACKENDS and backend_available(chosen)
+    if backend_available("torch-int8"):
+        assert chosen in ("torch-int8", "torch-bf16")  # the timed choice between the two
+    monkeypatch.setenv("CHEMASSAY_SIMILARITY_BACKEND", "numpy-popcount")
+    assert resolve_backend("auto") == "numpy-popcount"
+
+
 def test_unknown_backend_rejected():
     with pytest.raises(ValueError):
         resolve_backend("gpu-magic")
@@ -104,7 +126,7 @@ def test_unknown_backend_rejected():
 def test_count_fingerprints_match_rdkit(real_smiles):
     generator = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
     counts = morgan_count_fingerprints(real_smiles[:20])
-    for smiles, row in zip(real_smiles[:20], counts):
+    for smiles, row in zip(real_smiles[:20], counts, strict=True):
         expected = generator.GetCountFingerprintAsNumPy(parse_smiles(smiles))
         assert np.array_equal(row, expected)
 
