@@ -1,7 +1,11 @@
 import pytest
 
 from chemassay.chem import InvalidReaction, detect_reagents, parse_reaction, strip_cxsmiles
-from chemassay.chem.reactions import parse_reaction_mols, remove_atom_maps_text, remove_reaction_atom_maps
+from chemassay.chem.reactions import (
+    parse_reaction_mols,
+    remove_atom_maps_text,
+    remove_reaction_atom_maps,
+)
 
 
 def test_parse_three_roles_and_double_arrow():

@@ -87,8 +87,8 @@ class Reaction:
         See :func:`detect_reagents` for the rule.
         """
         mask = detect_reagents(self)
-        reactants = [s for s, is_reagent in zip(self.reactants, mask) if not is_reagent]
-        moved = [s for s, is_reagent in zip(self.reactants, mask) if is_reagent]
+        reactants = [s for s, is_reagent in zip(self.reactants, mask, strict=True) if not is_reagent]
+        moved = [s for s, is_reagent in zip(self.reactants, mask, strict=True) if is_reagent]
         return Reaction(reactants, self.reagents + moved, list(self.products))
 
 
@@ -158,7 +158,7 @@ def detect_reagents(reaction: Reaction) -> list[bool]:
     reactant_maps = [_map_numbers(mol) for mol in reactant_mols]
     if product_maps and any(reactant_maps):
         result = []
-        for mol, maps in zip(reactant_mols, reactant_maps):
+        for mol in reactant_mols:
             heavy_maps = {
                 a.GetAtomMapNum() for a in mol.GetAtoms() if a.GetAtomMapNum() and a.GetAtomicNum() > 1
             }

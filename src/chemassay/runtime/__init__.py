@@ -1,6 +1,11 @@
 """Runtime services: parallel map, progress bars, atomic file writes, caching, settings."""
 
-from chemassay.runtime.files import atomic_write_bytes, atomic_write_text, atomic_writer, sha256_file
+from chemassay.runtime.files import (
+    atomic_write_bytes,
+    atomic_write_text,
+    atomic_writer,
+    sha256_file,
+)
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.runtime.progress import progress, settings
 

@@ -120,7 +120,7 @@ def _run_dask(fn, chunks, scheduler: str, results: list, advance) -> None:
         client = distributed.Client(scheduler)
     try:
         futures = [client.submit(_call_chunk, fn, start, chunk, pure=False) for start, chunk in chunks]
-        for (start, chunk), future in zip(chunks, futures):
+        for (start, chunk), future in zip(chunks, futures, strict=True):
             results[start:start + len(chunk)] = future.result()
             advance(len(chunk))
     finally:
