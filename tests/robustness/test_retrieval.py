@@ -72,6 +72,26 @@ def test_same_ranks_for_every_backend_and_the_faiss_reference():
                           reference_ranks_faiss(queries_dense, candidates_dense))
 
 
+def test_int8_count_path_gives_the_float_paths_ranks(monkeypatch):
+    # Non-negative small counts (fingerprints, n-grams) take the exact int8 product when
+    # torch is there; ranks, ties and distances must equal the float32/float64 path's.
+    from chemassay.suites.robustness import retrieval
+
+    rng = np.random.default_rng(3)
+    originals = rng.integers(0, 6, (400, 300)) * (rng.random((400, 300)) < 0.1)
+    originals[7] = originals[2]  # duplicate candidates tie exactly
+    augmented = originals + (rng.random(originals.shape) < 0.02) * rng.integers(0, 3, originals.shape)
+    augmented[:, 250:] = 0  # unused columns are dropped before the products
+    q, x = sparse.csr_matrix(originals.astype(float)), sparse.csr_matrix(augmented.astype(float))
+    fast = true_match_ranks(q, x, ties="pessimistic")
+    in_index_order = true_match_ranks(q, x, ties="index").ranks
+    assert np.array_equal(in_index_order, reference_ranks_faiss(originals.astype(float), augmented.astype(float)))
+    monkeypatch.setattr(retrieval, "_int8_products_available", lambda: False)
+    slow = true_match_ranks(q, x, ties="pessimistic")
+    assert np.array_equal(fast.ranks, slow.ranks) and np.array_equal(fast.ties, slow.ties)
+    assert np.array_equal(fast.true_distances, slow.true_distances)
+
+
 def test_cosine_metric():
     originals = np.array([[1.0, 0.0], [0.0, 1.0]])
     augmented = np.array([[10.0, 0.5], [1.0, 1.0]])
