@@ -33,7 +33,7 @@ Template-kNN baseline on 6,000 reactions of Schneider 50k taken patent by patent
 split with the shipped `schneider_random` and `schneider_document` definitions, seed 0). The
 paper's ordering should show: reactions from patents seen in training (`random test`,
 `document test`) are predicted better than reactions from new patents (`document test_ood`;
-measured here: top-1 63.9 / 63.4 / 55.7), and the new-patent reactions lie further from the
+compare the top-1 accuracies in the table below), and the new-patent reactions lie further from the
 training reactions (larger median distances). Absolute numbers are those of a small training
 set; docs/reaction-ood.md has the full Schneider 50k table.
 """
