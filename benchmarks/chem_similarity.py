@@ -15,12 +15,11 @@ the backend ``auto`` picks here.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 from rdkit import DataStructs
 from rdkit.Chem import rdFingerprintGenerator
+from timing import timed
 
 
 def load_smiles(limit: int) -> list[str]:
@@ -37,16 +36,6 @@ def load_smiles(limit: int) -> list[str]:
     frame = read_table(dataset_file("amore-chebi20", "chebi20_original.tsv"), sep="\t")
     smiles = frame["SMILES"].tolist()
     return (smiles * (limit // len(smiles) + 1))[:limit]
-
-
-def timed(fn, repeats: int) -> tuple[float, object]:
-    times = []
-    result = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def raw_counts(repeats: int) -> None:

@@ -17,34 +17,19 @@ figures can be re-measured on a quiet machine:
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-
-def timed(fn, repeats: int = 1):
-    times = []
-    value = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), value
+from timing import peak_rss_mb, timed  # noqa: E402
 
 
 def save(folder: str | None, name: str, samples: list[str]) -> None:
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         (Path(folder) / name).write_text("".join(f"{s}\n" for s in samples))
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ngram_train = train[: args.ngram_train] if args.ngram_train else train
     seconds, ngram = timed(lambda: CharNGram.fit(ngram_train, show_progress=False))
     print(f"n-gram fit on {len(ngram_train)} SMILES: {seconds:.1f} s, {ngram.n_contexts} contexts, "
-          f"{len(ngram.counts)} (context, next) counts, peak RSS {peak_mb():.0f} MB")
+          f"{len(ngram.counts)} (context, next) counts, peak RSS {peak_rss_mb():.0f} MB")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ngram.npz"
         seconds, _ = timed(lambda: ngram.save(path), args.repeats)
@@ -98,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds, _ = timed(lambda screen=screen: filter_molecules(molecules, screen=screen, show_progress=False), args.repeats)
         print(f"filters on {len(molecules)} MOSES test molecules (screen={screen}, 1 process): "
               f"{seconds:.2f} s ({len(molecules) / seconds:.0f} molecules/s)")
-    print(f"peak RSS {peak_mb():.0f} MB")
+    print(f"peak RSS {peak_rss_mb():.0f} MB")
     return 0
 
 

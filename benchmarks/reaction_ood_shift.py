@@ -19,12 +19,10 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import resource
-import statistics
-import time
 
 import numpy as np
 import scipy.sparse as sp
+from timing import peak_rss_mb, timed
 
 from chemassay.data import dataset_file
 from chemassay.suites.reaction_ood.shift import (
@@ -33,20 +31,6 @@ from chemassay.suites.reaction_ood.shift import (
     mean_knn_distance,
     reaction_vectors,
 )
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def timed(fn, repeats: int = 1):
-    times = []
-    value = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return value, statistics.median(times)
 
 
 def main() -> None:
@@ -69,7 +53,7 @@ def main() -> None:
     test_rx = reactions[-args.n_test:]
     config = ShiftConfig()
 
-    vectors, seconds = timed(lambda: reaction_vectors(train_rx + test_rx, config=config, n_jobs=args.n_jobs))
+    seconds, vectors = timed(lambda: reaction_vectors(train_rx + test_rx, config=config, n_jobs=args.n_jobs))
     print(f"fingerprinting: {len(train_rx) + len(test_rx)} reactions in {seconds:.1f} s = "
           f"{(len(train_rx) + len(test_rx)) / seconds:.0f} reactions/s (n_jobs={args.n_jobs})")
     train = {s: vectors.space(s)[: len(train_rx)] for s in ("reactant", "difference")}
@@ -82,7 +66,7 @@ def main() -> None:
     # warm-up: the first call pays for importing torch and initialising its kernels
     knn_cosine_similarities(test["reactant"][:32], train["reactant"][:64], config=config, device=args.device)
     for space in ("reactant", "difference"):
-        ours, t_ours = timed(lambda s=space: knn_cosine_similarities(test[s], train[s], config=config,
+        t_ours, ours = timed(lambda s=space: knn_cosine_similarities(test[s], train[s], config=config,
                                                                    n_jobs=args.n_jobs, device=args.device),
                              args.repeats)
 
@@ -92,7 +76,7 @@ def main() -> None:
             distances, _ = model.kneighbors(test[s])
             return distances
 
-        ref, t_ref = timed(reference, args.repeats)
+        t_ref, ref = timed(reference, args.repeats)
         # sklearn's cosine distance of an all-zero vector is 1 as well
         gap = float(np.abs(mean_knn_distance(ours) - ref.mean(axis=1)).max())
         print(f"kNN {space:<10} {len(test_rx)} x {len(train_rx)}: chemassay {t_ours:.2f} s, "
@@ -100,7 +84,7 @@ def main() -> None:
 
     reps = -(-args.big_train // len(train_rx))
     big = sp.vstack([train["reactant"]] * reps).tocsr()[: args.big_train]
-    ours, seconds = timed(lambda: knn_cosine_similarities(test["reactant"], big, config=config,
+    seconds, ours = timed(lambda: knn_cosine_similarities(test["reactant"], big, config=config,
                                                          n_jobs=args.n_jobs, device=args.device))
     pairs = len(test_rx) * big.shape[0]
     rate = pairs / seconds
@@ -109,7 +93,7 @@ def main() -> None:
             model = NearestNeighbors(n_neighbors=config.k, metric="cosine", algorithm="brute", n_jobs=args.n_jobs)
             return model.fit(big).kneighbors(test["reactant"])[0]
 
-        ref, t_ref = timed(reference_big)
+        t_ref, ref = timed(reference_big)
         gap = float(np.abs(mean_knn_distance(ours) - ref.mean(axis=1)).max())
         print(f"kNN reactant {len(test_rx)} x {big.shape[0]}: scikit-learn brute {t_ref:.1f} s "
               f"(ratio {t_ref / seconds:.1f}x), max |distance gap| {gap:.2e}")

@@ -76,7 +76,7 @@ def _clean(value: Any) -> Any:
         try:
             value = value.item()
         except (ValueError, TypeError):
-            pass
+            pass  # not a scalar (e.g. an array): kept, _json_default converts it when written
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

@@ -261,7 +261,7 @@ def cached_stats(
             stats.name = name
             return stats
         except (OSError, ValueError, KeyError):
-            pass
+            pass  # an unreadable or stale cache file is recomputed and overwritten below
     stats = compute_stats(
         smiles, name=name, sha256=key, n_jobs=n_jobs, device=device, batch_size=batch_size,
         show_progress=show_progress,

@@ -69,7 +69,7 @@ class ParsedMechanism:
 
 
 class _ParseFailure(ValueError):
-    pass
+    """A response from which no step list could be recovered (its message is the reason)."""
 
 
 # ----------------------------------------------------------------------------- strict
@@ -222,7 +222,7 @@ def _loads_with_repairs(candidate: str) -> tuple[Any, list[str]]:
     try:
         return json.loads(candidate), []
     except json.JSONDecodeError:
-        pass
+        pass  # not valid as is: the repairs below are tried in turn
     text = candidate
     applied: list[str] = []
     for name, repair in _REPAIRS:

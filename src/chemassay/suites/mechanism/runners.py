@@ -160,6 +160,23 @@ def _pending(jobs: Sequence[PromptJob], out: Path, model: str, style: str, overw
     return [job for job in jobs if job.reaction.reaction_id not in done], len(done)
 
 
+def _row_base(job: PromptJob, spec: ModelSpec, style: str) -> dict[str, Any]:
+    """The fields every prediction row starts with, answered or failed."""
+    return {"reaction_id": job.reaction.reaction_id, "model": spec.label, "prompt_style": style, "exemplars": job.exemplars}
+
+
+def _log_outcome(summary: RunSummary, appender, progress, job: PromptJob, row: dict, *, error: str | None = None) -> None:
+    """Count one answered (``error`` None) or failed request, append its row, advance progress."""
+    if error is None:
+        summary.answered += 1
+    else:
+        summary.failed += 1
+        summary.errors.append({"item": job.reaction.reaction_id, "reason": error})
+    appender.write(row)
+    if progress is not None:
+        progress(1)
+
+
 def run_openai(
     jobs: Sequence[PromptJob],
     out: Path,
@@ -191,26 +208,22 @@ def run_openai(
 
     def record(index: int, outcome) -> None:
         job = pending[index]
-        base = {"reaction_id": job.reaction.reaction_id, "model": spec.label, "prompt_style": style, "exemplars": job.exemplars}
+        base = _row_base(job, spec, style)
         if isinstance(outcome, ChatError):
-            summary.failed += 1
             row = {**base, "error": str(outcome), "status": outcome.status, "attempts": outcome.attempts}
-            summary.errors.append({"item": job.reaction.reaction_id, "reason": str(outcome)})
-        else:
-            summary.answered += 1
-            row = {
-                **base,
-                "response": outcome.text,
-                "finish_reason": outcome.finish_reason,
-                "usage": outcome.usage,
-                "attempts": outcome.attempts,
-                "elapsed_s": round(outcome.elapsed_s, 3),
-            }
-            if outcome.reasoning:
-                row["reasoning"] = outcome.reasoning
-        appender.write(row)
-        if progress is not None:
-            progress(1)
+            _log_outcome(summary, appender, progress, job, row, error=str(outcome))
+            return
+        row = {
+            **base,
+            "response": outcome.text,
+            "finish_reason": outcome.finish_reason,
+            "usage": outcome.usage,
+            "attempts": outcome.attempts,
+            "elapsed_s": round(outcome.elapsed_s, 3),
+        }
+        if outcome.reasoning:
+            row["reasoning"] = outcome.reasoning
+        _log_outcome(summary, appender, progress, job, row)
 
     try:
         conversations = [[{"role": "user", "content": job.prompt}] for job in pending]
@@ -246,16 +259,12 @@ def run_hf(
 
     def record(index: int, outcome) -> None:
         job = pending[index]
-        base = {"reaction_id": job.reaction.reaction_id, "model": spec.label, "prompt_style": style, "exemplars": job.exemplars}
+        base = _row_base(job, spec, style)
         if isinstance(outcome, Exception):
-            summary.failed += 1
-            summary.errors.append({"item": job.reaction.reaction_id, "reason": f"{type(outcome).__name__}: {outcome}"})
-            appender.write({**base, "error": f"{type(outcome).__name__}: {outcome}"})
+            reason = f"{type(outcome).__name__}: {outcome}"
+            _log_outcome(summary, appender, progress, job, {**base, "error": reason}, error=reason)
         else:
-            summary.answered += 1
-            appender.write({**base, "response": outcome.text, "new_tokens": outcome.new_tokens})
-        if progress is not None:
-            progress(1)
+            _log_outcome(summary, appender, progress, job, {**base, "response": outcome.text, "new_tokens": outcome.new_tokens})
 
     try:
         generator.generate_many([job.prompt for job in pending], on_result=record)

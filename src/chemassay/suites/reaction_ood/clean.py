@@ -144,7 +144,7 @@ _quiet_depth = 0  # > 0 while a batch holds RDKit's logs blocked (one block per 
 
 
 class _BadMolecule(ValueError):
-    pass
+    """A molecule of a reaction that RDKit cannot read (the reaction is counted and listed)."""
 
 
 def _patterns():

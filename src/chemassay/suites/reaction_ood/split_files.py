@@ -198,7 +198,7 @@ def _prepare_dir(out_dir: Path, overwrite: bool) -> None:
                 if stale.is_file():
                     stale.unlink()
         except (ValueError, KeyError, OSError):
-            pass
+            pass  # no readable earlier manifest: nothing stale to remove
         manifest_path.unlink()
 
 
