@@ -4,11 +4,17 @@ an isolated data cache, and a non-interactive matplotlib backend."""
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Every result a test builds must carry only metric keys its suite's cards declare.
+os.environ["CHEMASSAY_STRICT_CARDS"] = "1"
+# tests/support holds helpers shared by every suite's tests (a real OpenAI-compatible server).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @dataclass
@@ -47,3 +53,13 @@ def isolated_home(tmp_path, monkeypatch):
     home = tmp_path / "chemassay-home"
     monkeypatch.setenv("CHEMASSAY_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def openai_server():
+    """A real OpenAI-compatible server on 127.0.0.1 (chat completions and embeddings)."""
+    from support.openai_server import OpenAIServer
+
+    server = OpenAIServer()
+    yield server
+    server.close()

@@ -15,16 +15,10 @@ import typer
 
 from chemassay import __version__
 from chemassay.clitools import console, err_console
-from chemassay.errors import ChemassayError, UserInputError
+from chemassay.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.runtime.progress import settings
 
-SUITES: tuple[tuple[str, str], ...] = (
-    ("stoichiometry", "stoichiometry"),
-    ("reaction-ood", "reaction_ood"),
-    ("generation", "generation"),
-    ("robustness", "robustness"),
-    ("mechanism", "mechanism"),
-)
+from chemassay.suites import SUITES
 
 app = typer.Typer(
     name="chemassay",
@@ -131,11 +125,14 @@ def data_list() -> None:
 
 
 @data_app.command("fetch")
-def data_fetch(name: str = typer.Argument(..., help="Dataset name (see 'chemassay data list').")) -> None:
+def data_fetch(
+    name: str = typer.Argument(..., help="Dataset name (see 'chemassay data list')."),
+    force: bool = typer.Option(False, "--force", help="Remove the cached copy first and fetch it again (repairs a corrupted download)."),
+) -> None:
     """Fetch a dataset into the cache (bundled datasets are only verified)."""
     from chemassay.data import fetch
 
-    path = fetch(name, quiet=settings.quiet)
+    path = fetch(name, quiet=settings.quiet, force=force)
     console.print(str(path))
 
 
@@ -169,6 +166,105 @@ def data_verify(name: str = typer.Argument(None, help="Dataset name (default: al
         raise typer.Exit(1)
 
 
+models_app = typer.Typer(help="The model kinds (one registry, one spec grammar KIND:ARG[,key=value...]).",
+                         no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list(
+    protocol: str = typer.Option(None, "--protocol", help="Only kinds implementing this protocol."),
+    suite: str = typer.Option(None, "--suite", help="Only kinds usable in this suite."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the registered model kinds, the protocols each implements and what each needs."""
+    import json
+
+    from chemassay.models import PROTOCOLS, list_kinds
+
+    if suite is not None:
+        from chemassay.suites import SUITES
+
+        if suite.replace("_", "-") not in {name for name, _ in SUITES}:
+            raise UserInputError(f"unknown suite {suite!r}; suites: {', '.join(name for name, _ in SUITES)}")
+        suite = suite.replace("_", "-")
+    kinds = list_kinds(protocol, suite)
+    if as_json:
+        payload = {"protocols": {name: {"method": info.method, "suite": info.suite, "summary": info.summary}
+                                 for name, info in PROTOCOLS.items()},
+                   "kinds": [kind.as_dict() for kind in kinds]}
+        print(json.dumps(payload, indent=2))
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_header=True, title="model kinds: --model KIND:ARG[,key=value...]")
+    for column in ("kind", "ARG", "protocols", "suite", "needs", "description"):
+        table.add_column(column, overflow="fold")
+    for kind in kinds:
+        cells = (kind.name, kind.arg or "-", ", ".join(kind.protocols), kind.suite or "all", kind.needs(),
+                 kind.description)
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+
+
+@models_app.command("check")
+def models_check(
+    spec: str = typer.Argument(..., help="A model spec, e.g. openai:MODEL,base_url=URL or predictions:FILE."),
+    protocol: str = typer.Option(..., "--protocol", "-p", help="The protocol to check (see 'chemassay models list')."),
+    base_url: str = typer.Option(None, "--base-url", help="Server URL for openai: models."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Run a protocol's contract on a model with small bundled inputs; exit 1 if it fails."""
+    import json
+
+    from chemassay.models import check_model
+
+    report = check_model(spec, protocol, {"base_url": base_url} if base_url else None)
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        console.print(report.summary(), highlight=False, markup=False)
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+metrics_app = typer.Typer(help="The metric cards: what every metric key means.", no_args_is_help=True)
+app.add_typer(metrics_app, name="metrics")
+
+
+@metrics_app.command("list")
+def metrics_list(
+    suite: str = typer.Option(None, "--suite", help="Only this suite's metrics."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Every metric key a result can carry: meaning, better direction, range, the paper's name."""
+    import json
+
+    from chemassay.report.cards import all_cards
+
+    try:
+        cards = all_cards(suite)
+    except KeyError as exc:
+        raise UserInputError(str(exc.args[0])) from None
+    if as_json:
+        print(json.dumps([card.as_dict() for card in cards], indent=2))
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_header=True)
+    for column in ("suite", "key", "better", "range", "paper", "interval", "description"):
+        table.add_column(column, overflow="fold")
+    for card in cards:
+        low, high = card.range
+        span = f"[{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}]"
+        paper = " ".join(x for x in (card.paper_name, f"({card.paper_table})" if card.paper_table else None) if x)
+        cells = (card.suite, card.key, card.direction, span, paper or "-", card.interval, card.description)
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+
+
 @app.command()
 def demo(
     out: Path = typer.Option(Path("reports/demo"), "--out", "-o", help="Folder for results and summary."),
@@ -194,15 +290,27 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt) or isinstance(exc.__context__, KeyboardInterrupt):
+            err_console.print("interrupted", highlight=False, markup=False)
+            sys.exit(130)
         err_console.print("aborted")
         sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print("interrupted", highlight=False, markup=False)
+        sys.exit(130)
     except SystemExit:
         raise
-    except (UserInputError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except UserInputError as exc:
         if debug:
             raise
         err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(2)
+    except OSError as exc:
+        # An unreadable input, an unwritable output, a full disk: one line naming the file.
+        if debug:
+            raise
+        err_console.print(f"error: {describe_os_error(exc)}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(2)
     except ChemassayError as exc:
         if debug:

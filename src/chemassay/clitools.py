@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import typer
@@ -12,8 +13,18 @@ from chemassay.errors import UserInputError
 from chemassay.report.result import Result
 from chemassay.runtime.progress import settings
 
-console = Console()
-err_console = Console(stderr=True)
+def _console(stderr: bool = False) -> Console:
+    """A rich console; without a terminal it does not wrap at 80 columns (logs, CI, pipes keep
+    each number next to its name): ``$COLUMNS`` if set, else 240 columns."""
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr)
+    width = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 240
+    return Console(stderr=stderr, width=width, soft_wrap=False)
+
+
+console = _console()
+err_console = _console(stderr=True)
 
 
 def emit(result: Result, out: str | os.PathLike | None) -> None:
@@ -24,6 +35,13 @@ def emit(result: Result, out: str | os.PathLike | None) -> None:
         console.print(result.summary(), highlight=False, markup=False)
         if out is not None:
             console.print(f"wrote {out}", highlight=False, markup=False)
+
+
+def writable_out(path: str | os.PathLike | None, what: str = "output") -> Path | None:
+    """Check an ``--out`` path is writable before any work (``None`` passes through)."""
+    from chemassay.runtime.files import ensure_writable
+
+    return None if path is None else ensure_writable(path, what)
 
 
 def need_file(path: str | os.PathLike, what: str = "input") -> Path:

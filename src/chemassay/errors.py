@@ -34,11 +34,11 @@ class MissingDependencyError(UserInputError):
 class ChecksumError(UserInputError):
     """A file's sha256 differs from the registered one."""
 
-    def __init__(self, path: str, expected: str, actual: str) -> None:
+    def __init__(self, path: str, expected: str, actual: str, hint: str = "") -> None:
         self.path = path
         self.expected = expected
         self.actual = actual
-        super().__init__(f"checksum mismatch for {path}: expected sha256 {expected}, got {actual}")
+        super().__init__(f"checksum mismatch for {path}: expected sha256 {expected}, got {actual}" + (f"; {hint}" if hint else ""))
 
 
 def require(module: str, extra: str, purpose: str = ""):
@@ -49,3 +49,22 @@ def require(module: str, extra: str, purpose: str = ""):
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingDependencyError(module, extra, purpose) from exc
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for an operating-system error: the file, what went wrong, and a fix."""
+    import errno
+
+    path = exc.filename or ""
+    reason = exc.strerror or str(exc)
+    fixes = {
+        errno.EACCES: "check its permissions or choose another location",
+        errno.EPERM: "check its permissions or choose another location",
+        errno.EROFS: "the filesystem is read-only: choose another location",
+        errno.ENOSPC: "the disk is full: free space or choose another location",
+        errno.ENOENT: "check the path",
+        errno.EISDIR: "give a file, not a directory",
+    }
+    fix = fixes.get(exc.errno or -1, "")
+    where = f"{path}: " if path else ""
+    return f"{where}{reason}" + (f" ({fix})" if fix else "")

@@ -19,8 +19,11 @@ def test_csv_with_smiles_column_and_empty_cell(tmp_path):
     path = tmp_path / "gen.csv"
     path.write_text("id,SMILES\n1,CCO\n2,\n3,CCN\n")
     result = read_smiles_file(path)
-    assert result.smiles == ["CCO", "CCN"]
-    assert result.skipped == [{"line": 3, "reason": "empty SMILES cell"}]
+    # The one rule for empty cells: the row is an item whose SMILES is empty (invalid),
+    # kept in place so it is counted, never dropped.
+    assert result.smiles == ["CCO", "", "CCN"]
+    assert result.lines == [2, 3, 4]
+    assert result.empty_lines == [3]
 
 
 def test_table_without_smiles_column_is_a_clear_error(tmp_path):
@@ -51,3 +54,35 @@ def test_read_table_formats_and_required_columns(tmp_path):
     with pytest.raises(UserInputError) as info:
         read_table(tmp_path / "t.tsv", required=("document_id",))
     assert "document_id" in str(info.value)
+
+
+def test_unreadable_files_give_one_line_errors(tmp_path):
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"CCO\n\xff\xfe\x00\x01\n")
+    with pytest.raises(UserInputError, match="not UTF-8 text"):
+        read_smiles_file(binary)
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(b"CCO\nC\x00C\n")
+    with pytest.raises(UserInputError, match="binary file"):
+        list(iter_lines(nul))
+    truncated = tmp_path / "cut.txt.gz"
+    data = gzip.compress(b"CCO\n" * 20000)
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(UserInputError, match="gzip file is truncated"):
+        read_smiles_file(truncated)
+    with pytest.raises(UserInputError, match="truncated"):
+        list(iter_lines(truncated))
+    fake = tmp_path / "fake.gz"
+    fake.write_text("CCO\n")
+    with pytest.raises(UserInputError, match="not gzip-compressed"):
+        read_smiles_file(fake)
+
+
+def test_smi_list_with_tab_separated_names_is_a_list(tmp_path):
+    path = tmp_path / "mols.smi"
+    path.write_text("CCO\tethanol\nc1ccccc1\tbenzene\n")
+    result = read_smiles_file(path)
+    assert result.smiles == ["CCO", "c1ccccc1"] and result.layout == "text"
+    table = tmp_path / "mols.tsv"
+    table.write_text("name\tsmiles\nethanol\tCCO\n")
+    assert read_smiles_file(table).smiles == ["CCO"]

@@ -52,6 +52,42 @@ def test_dataset_file_of_bundled_set():
     assert path.is_file() and path.stat().st_size == 249707
 
 
+@pytest.fixture(autouse=True)
+def _forget_test_datasets():
+    """Datasets a test registers are removed afterwards (the registry refuses duplicates)."""
+    from chemassay.data.registry import unregister
+
+    before = {spec.name for spec in list_specs()}
+    yield
+    for spec in list_specs():
+        if spec.name not in before:
+            unregister(spec.name)
+
+
+def test_builtin_catalog_survives_a_user_registration():
+    from chemassay.data.registry import DuplicateDatasetError
+
+    builtin = {spec.name for spec in list_specs()}
+    _spec("test-user-set", b"x", LocalDirSource("/nonexistent"))
+    names = {spec.name for spec in list_specs()}
+    assert builtin | {"test-user-set"} == names and "moses" in names
+    with pytest.raises(DuplicateDatasetError):
+        _spec("test-user-set", b"y", LocalDirSource("/nonexistent"))
+    with pytest.raises(DuplicateDatasetError):
+        _spec("gold", b"y", LocalDirSource("/nonexistent"))
+
+
+def test_aliases_resolve_to_their_dataset():
+    from chemassay.data.registry import alias_part, resolve_name
+
+    assert get_spec("chebi20").name == "amore-chebi20"
+    assert get_spec("isomers").name == "amore-isomers"
+    assert get_spec("gold").name == "omebench" and alias_part("gold") == "gold"
+    assert resolve_name("schneider50k") == "schneider-50k"
+    with pytest.raises(UserInputError, match="aliases"):
+        get_spec("chebi-21")
+
+
 def _spec(name, content: bytes, *sources, sha256=None):
     return register(
         DatasetSpec(

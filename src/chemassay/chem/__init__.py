@@ -19,12 +19,16 @@ from chemassay.chem.formula import (
     parse_formula,
 )
 from chemassay.chem.molecules import (
+    MAX_ATOMS,
+    MAX_SMILES_LENGTH,
     InvalidSmiles,
     canonical_smiles,
     inchikey,
     parse_smiles,
     rdkit_log_silenced,
+    safe_mol_from_smiles,
     same_molecule,
+    size_problem,
     try_canonical,
 )
 from chemassay.chem.reactions import (
@@ -45,6 +49,7 @@ from chemassay.chem.similarity import (
 from chemassay.chem.tokenizer import TokenizationError, tokenize_smiles
 
 __all__ = [
+    "MAX_ATOMS", "MAX_SMILES_LENGTH", "safe_mol_from_smiles", "size_problem",
     "Bag", "BagParseError", "ElementCounts", "FormulaError", "InvalidReaction",
     "InvalidSmiles", "Reaction", "TokenizationError", "canonical_smiles", "detect_reagents",
     "element_balance", "element_counts", "hill_formula", "inchikey", "intersection_counts",

@@ -8,6 +8,7 @@ and a line on stderr.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 from rdkit import Chem, rdBase
@@ -26,6 +27,54 @@ class InvalidSmiles(ValueError, ChemassayError):
         self.reason = reason
         shown = smiles if len(smiles) <= 80 else smiles[:77] + "..."
         super().__init__(f"invalid SMILES {shown!r}: {reason}")
+
+
+def _limit(name: str, default: int) -> int:
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+MAX_SMILES_LENGTH = _limit("CHEMASSAY_MAX_SMILES_LENGTH", 10_000)
+"""Longest SMILES (characters) chemassay parses; longer text is invalid ("too long").
+
+RDKit's work on a chain grows faster than linearly (canonical SMILES of 10,000 atoms: ~1 s;
+of 20,000: a segmentation fault in RDKit 2025), so one pathological line must be refused
+before it is parsed. The largest molecule of the bundled sets has 1,135 characters
+(ChEBI-20); set ``CHEMASSAY_MAX_SMILES_LENGTH`` to change the limit."""
+
+MAX_ATOMS = _limit("CHEMASSAY_MAX_ATOMS", 2_000)
+"""Most heavy atoms in a molecule chemassay accepts (``CHEMASSAY_MAX_ATOMS``); the largest
+bundled molecule has 383."""
+
+MAX_REACTION_LENGTH = _limit("CHEMASSAY_MAX_REACTION_LENGTH", 20_000)
+"""Longest reaction SMILES (all molecules together) chemassay parses."""
+
+
+def size_problem(smiles: str) -> str | None:
+    """Why ``smiles`` is too large to parse safely (``None`` if it is within the limits)."""
+    if len(smiles) > MAX_SMILES_LENGTH:
+        return f"too long: {len(smiles):,} characters (limit {MAX_SMILES_LENGTH:,}; CHEMASSAY_MAX_SMILES_LENGTH)"
+    return None
+
+
+def atoms_problem(mol: Chem.Mol) -> str | None:
+    """Why a parsed molecule is too large (``None`` if within :data:`MAX_ATOMS`)."""
+    atoms = mol.GetNumHeavyAtoms()
+    if atoms > MAX_ATOMS:
+        return f"too many atoms: {atoms:,} heavy atoms (limit {MAX_ATOMS:,}; CHEMASSAY_MAX_ATOMS)"
+    return None
+
+
+def safe_mol_from_smiles(smiles: str, sanitize: bool = True) -> Chem.Mol | None:
+    """``Chem.MolFromSmiles`` with the size limits: ``None`` for text RDKit cannot read *or*
+    that exceeds them (for code that must reproduce a reference's exact parsing)."""
+    if not isinstance(smiles, str) or size_problem(smiles):
+        return None
+    with rdkit_log_silenced():
+        mol = Chem.MolFromSmiles(smiles, sanitize=sanitize)
+    if mol is not None and atoms_problem(mol):
+        return None
+    return mol
 
 
 @contextlib.contextmanager
@@ -55,6 +104,9 @@ def parse_smiles(smiles: str, *, sanitize: bool = True, remove_atom_maps: bool =
     text = smiles.strip()
     if not text:
         raise InvalidSmiles(smiles, "empty string")
+    too_big = size_problem(text)
+    if too_big:
+        raise InvalidSmiles(smiles, too_big)
     if any(ch.isspace() for ch in text):
         raise InvalidSmiles(smiles, "contains whitespace")
     with rdkit_log_silenced():
@@ -71,6 +123,9 @@ def parse_smiles(smiles: str, *, sanitize: bool = True, remove_atom_maps: bool =
             except Exception as exc:  # RDKit raises several unrelated exception types here
                 raise InvalidSmiles(smiles, _sanitize_reason(exc)) from None
             raise InvalidSmiles(smiles, "RDKit could not build the molecule")
+    too_many = atoms_problem(mol)
+    if too_many:
+        raise InvalidSmiles(smiles, too_many)
     if remove_atom_maps:
         strip_atom_maps(mol)
     return mol

@@ -105,6 +105,12 @@ def parse_reaction(text: str) -> Reaction:
     """
     if not isinstance(text, str) or not text.strip():
         raise InvalidReaction(str(text), "empty reaction")
+    from chemassay.chem.molecules import MAX_REACTION_LENGTH
+
+    if len(text) > MAX_REACTION_LENGTH:
+        raise InvalidReaction(
+            text[:200], f"too long: {len(text):,} characters (limit {MAX_REACTION_LENGTH:,}; CHEMASSAY_MAX_REACTION_LENGTH)"
+        )
     body = strip_cxsmiles(text.strip())
     parts = body.split(">")
     if len(parts) != 3:

@@ -48,6 +48,8 @@ register(
             ),
         ),
         suites=("generation", "robustness"),
+        loader="chemassay.suites.generation.data:load_moses",
+        parts=("train", "test", "test_scaffolds"),
     )
 )
 
@@ -75,6 +77,11 @@ register(
             ),
         ),
         suites=("mechanism",),
+        aliases=("ome",),
+        loader="chemassay.suites.mechanism.data:load_omebench",
+        parts=("gold", "templates"),
+        part_aliases=(("gold", "gold"), ("ome-gold", "gold"), ("templates", "templates"), ("template", "templates"),
+                      ("ome-template", "templates")),
     )
 )
 
@@ -101,6 +108,8 @@ register(
         ),
         sources=(BundledSource("amore"),),
         suites=("robustness",),
+        aliases=("chebi20", "chebi-20"),
+        loader="chemassay.suites.robustness.data:load_amore",
     )
 )
 
@@ -122,6 +131,8 @@ register(
         ),
         sources=(BundledSource("amore"),),
         suites=("robustness",),
+        aliases=("isomers", "qm9-isomers"),
+        loader="chemassay.suites.robustness.data:load_amore",
     )
 )
 
@@ -145,6 +156,9 @@ register(
         ),
         sources=(BundledSource("uspto15k"),),
         suites=("stoichiometry", "reaction-ood"),
+        aliases=("uspto15k",),
+        loader="chemassay.suites.stoichiometry.data:load_uspto",
+        parts=("train", "valid", "test"),
     )
 )
 
@@ -169,6 +183,8 @@ register(
         ),
         sources=(BundledSource("schneider50k"),),
         suites=("reaction-ood", "stoichiometry"),
+        aliases=("schneider50k", "schneider"),
+        loader="chemassay.suites.reaction_ood.data:load_reactions",
     )
 )
 
@@ -194,6 +210,7 @@ register(
             ),
         ),
         suites=("reaction-ood",),
+        loader="chemassay.suites.reaction_ood.data:load_reactions",
     )
 )
 
@@ -223,6 +240,9 @@ register(
         ),
         sources=(BundledSource("solubility"),),
         suites=("robustness",),
+        aliases=("solubility",),
+        loader="chemassay.suites.robustness.data:load_solubility",
+        parts=("train", "test"),
     )
 )
 

@@ -31,5 +31,8 @@ register(
             UrlSource("https://github.com/wengong-jin/nips17-rexgen/raw/master/USPTO/"),
         ),
         suites=("stoichiometry",),
+        aliases=("uspto-480k",),
+        loader="chemassay.suites.stoichiometry.data:load_uspto",
+        parts=("train", "valid", "test"),
     )
 )

@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,67 +21,168 @@ from chemassay.errors import UserInputError
 SMILES_COLUMN_NAMES = ("smiles", "SMILES", "Smiles", "canonical_smiles", "smi")
 
 
-def open_text(path: str | os.PathLike) -> io.TextIOBase:
-    """Open a text file, transparently decompressing ``.gz``; clear error when missing."""
+def _readable(path: str | os.PathLike) -> Path:
     target = Path(path)
     if not target.exists():
         raise UserInputError(f"{target}: no such file")
     if target.is_dir():
         raise UserInputError(f"{target}: is a directory, expected a file")
-    if target.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(target, "rb"), encoding="utf-8", newline="")
-    return open(target, encoding="utf-8", newline="")
+    return target
+
+
+class _CheckedText(io.TextIOWrapper):
+    """A text stream whose decoding errors become one-line :class:`UserInputError`s."""
+
+    def __init__(self, raw, path: Path, gz: bool) -> None:
+        super().__init__(raw, encoding="utf-8", newline="")
+        self._path = path
+        self._gz = gz
+        self._lines_read = 0
+
+    def _fail(self, exc: BaseException, line: int | None = None):
+        raise UserInputError(text_read_error(self._path, exc, line=line)) from None
+
+    def read(self, size: int | None = -1) -> str:
+        try:
+            text = super().read(size)
+        except (UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
+            self._fail(exc)
+        if "\x00" in text:
+            line = self._lines_read + text[: text.index("\x00")].count("\n") + 1
+            raise UserInputError(f"{self._path}: a binary file (NUL byte near line {line}); give a UTF-8 text file") from None
+        return text
+
+    def readline(self, size: int = -1) -> str:
+        try:
+            line = super().readline(size)
+        except (UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
+            self._fail(exc, self._lines_read + 1)
+        self._lines_read += 1
+        if "\x00" in line:
+            raise UserInputError(f"{self._path}: a binary file (NUL byte on line {self._lines_read}); give a UTF-8 text file") from None
+        return line
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def text_read_error(path: str | os.PathLike, exc: BaseException, *, line: int | None = None) -> str:
+    """The one-line message for a file that cannot be read as text (binary, truncated gzip...)."""
+    where = f" (near line {line})" if line else ""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"{path}: not UTF-8 text{where}: byte {exc.object[exc.start:exc.start + 1]!r} cannot be decoded; give a UTF-8 text file"
+    if isinstance(exc, EOFError) or "end-of-stream" in str(exc) or "Compressed file ended" in str(exc):
+        return f"{path}: the gzip file is truncated{where} (it ends before its end marker); re-create or re-download it"
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
+        return f"{path}: not a valid gzip file{where} ({exc}); give a plain or gzip-compressed text file"
+    return f"{path}: cannot be read{where} ({exc})"
+
+
+def open_text(path: str | os.PathLike) -> io.TextIOBase:
+    """Open a text file, transparently decompressing ``.gz``; clear one-line errors when the
+    file is missing, not UTF-8, not gzip, or a truncated gzip (raised when read)."""
+    target = _readable(path)
+    with open(target, "rb") as probe:
+        magic = probe.read(2)
+    gz = magic == b"\x1f\x8b"
+    if target.suffix == ".gz" and not gz and magic:
+        raise UserInputError(f"{target}: named .gz but not gzip-compressed; rename it or compress it")
+    raw = gzip.open(target, "rb") if gz else open(target, "rb")
+    return _CheckedText(raw, target, gz)
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The whole (gzipped) text file as a string, with the errors of :func:`open_text`."""
+    with open_text(path) as handle:
+        return handle.read()
 
 
 @dataclass
 class SmilesList:
-    """SMILES read from a file, with the 1-based line number of each, and what was skipped."""
+    """SMILES read from a file, with the 1-based line number of each.
+
+    ``empty_lines`` lists the rows of a table whose SMILES cell is empty: they are kept in
+    ``smiles`` as ``""`` (an invalid molecule, so the item is counted, never dropped).
+    """
 
     smiles: list[str]
     lines: list[int]
-    skipped: list[dict] = field(default_factory=list)
+    empty_lines: list[int] = field(default_factory=list)
     column: str | None = None
+    layout: str = "text"
+    path: Path | None = None
 
     def __len__(self) -> int:
         return len(self.smiles)
 
 
-def _sniff_delimiter(header: str) -> str | None:
-    for delimiter in ("\t", ","):
-        if delimiter in header:
-            return delimiter
+def _find_column(header: list[str], column: str | None) -> str | None:
+    if column is not None:
+        if column in header:
+            return column
+        lowered = {cell.lower(): cell for cell in header}
+        return lowered.get(column.lower())
+    lowered = {cell.lower(): cell for cell in header}
+    return next((lowered[name.lower()] for name in SMILES_COLUMN_NAMES if name.lower() in lowered), None)
+
+
+def _table_delimiter(target: Path, first: str) -> str | None:
+    name = target.name.lower().removesuffix(".gz")
+    if name.endswith(".csv"):
+        return ","
+    if name.endswith((".tsv", ".tab")):
+        return "\t"
+    if "," in first:
+        return ","
+    # A tab may separate a SMILES from its name in a .smi list; it is a table only when the
+    # first line is a header naming a SMILES column.
+    if "\t" in first and _find_column([c.strip() for c in first.split("\t")], None) is not None:
+        return "\t"
     return None
 
 
 def read_smiles_file(path: str | os.PathLike, column: str | None = None) -> SmilesList:
-    """Read SMILES from a plain list (one per line) or a CSV/TSV with a SMILES column.
+    """Read SMILES from a plain list (one per line) or a CSV/TSV table with a SMILES column.
 
-    Blank lines and ``#`` comment lines are ignored in plain lists; a first line that is a
-    header (``SMILES``/``smiles``) is recognised. In a table the column is ``column`` or the
-    first of the usual names; an empty cell is reported as skipped with its line number.
-    Whether each string is valid chemistry is left to the caller.
+    The one reader of SMILES files in chemassay; its rules:
+
+    * plain list: blank lines and ``#`` comment lines are ignored; a first line that is a
+      SMILES header (``SMILES``, ``smiles``, ``canonical_smiles``, ``smi`` or ``column``) is
+      skipped; anything after the first whitespace (a name, a score) is ignored, as RDKit
+      reads ``.smi`` files;
+    * table (``.csv``/``.tsv``, or a first line with a comma, or a tab-separated header
+      naming a SMILES column): the column is ``column`` or the first usual SMILES name
+      (case-insensitive). Every non-blank row is one item; **an empty SMILES cell is kept as
+      an empty, invalid SMILES** and its line is listed in ``empty_lines``.
+
+    Whether each string is valid chemistry is left to the caller. A missing, binary,
+    non-UTF-8 or truncated file, or a table without the column, raises :class:`UserInputError`.
     """
-    with open_text(path) as handle:
-        text = handle.read()
+    target = _readable(path)
+    text = read_text(target)
     raw_lines = text.splitlines()
-    first = next((line for line in raw_lines if line.strip() and not line.startswith("#")), "")
-    delimiter = _sniff_delimiter(first)
-    header_cells = [c.strip() for c in first.split(delimiter)] if delimiter else [first.strip()]
-    wanted = column or next((c for c in SMILES_COLUMN_NAMES if c in header_cells), None)
-    result = SmilesList([], [], [], column=wanted)
-    if delimiter and wanted is None and column is None:
-        raise UserInputError(
-            f"{path}: looks like a table ({header_cells[:5]}...) but has no SMILES column; "
-            f"pass --column NAME"
-        )
-    if delimiter and wanted is not None:
-        if wanted not in header_cells:
-            raise UserInputError(f"{path}: no column {wanted!r}; columns are {header_cells}")
+    first = next((line for line in raw_lines if line.strip() and not line.lstrip().startswith("#")), "")
+    delimiter = _table_delimiter(target, first)
+    if delimiter is not None:
+        header_cells = [c.strip() for c in first.split(delimiter)]
+        wanted = _find_column(header_cells, column)
+        if wanted is None:
+            if column is not None:
+                raise UserInputError(f"{target}: no column {column!r}; columns are {header_cells}")
+            raise UserInputError(
+                f"{target}: looks like a table ({header_cells[:5]}) but has no SMILES column; "
+                f"pass --column NAME, or give a text file with one SMILES per line"
+            )
+        result = SmilesList([], [], [], column=wanted, layout="table", path=target)
         reader = csv.reader(io.StringIO(text), delimiter=delimiter)
         index = None
-        for line_no, row in enumerate(reader, start=1):
+        for row in reader:
+            line_no = reader.line_num
             if index is None:
-                if not row or row[0].startswith("#"):
+                if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
                     continue
                 index = [c.strip() for c in row].index(wanted)
                 continue
@@ -88,24 +190,23 @@ def read_smiles_file(path: str | os.PathLike, column: str | None = None) -> Smil
                 continue
             value = row[index].strip() if index < len(row) else ""
             if not value:
-                result.skipped.append({"line": line_no, "reason": "empty SMILES cell"})
-                continue
+                result.empty_lines.append(line_no)
             result.smiles.append(value)
             result.lines.append(line_no)
         return result
-    if column is not None and column not in header_cells:
-        raise UserInputError(f"{path}: no column {column!r} (the file is a plain list)")
+    result = SmilesList([], [], [], column=None, layout="text", path=target)
+    header_names = {name.lower() for name in SMILES_COLUMN_NAMES} | ({column.lower()} if column else set())
     header_seen = False
     for line_no, line in enumerate(raw_lines, start=1):
         value = line.strip()
         if not value or value.startswith("#"):
             continue
-        if not header_seen and value in SMILES_COLUMN_NAMES:
+        token = value.split()[0]
+        if not header_seen:
             header_seen = True
-            continue
-        header_seen = True
-        # A line may carry an identifier after whitespace (``SMILES name``); keep the SMILES.
-        result.smiles.append(value.split()[0])
+            if token.lower() in header_names:
+                continue
+        result.smiles.append(token)
         result.lines.append(line_no)
     return result
 

@@ -26,15 +26,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chemassay.errors import ChecksumError, UserInputError
+from chemassay.errors import ChecksumError, ChemassayError, UserInputError
+from chemassay.runtime.cache import chemassay_home
 from chemassay.runtime.files import atomic_write_text, sha256_file
 
 BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
 
+__all__ = ["chemassay_home"]  # re-exported: the data cache lives under the one home
 
-def chemassay_home() -> Path:
-    """The cache root: ``$CHEMASSAY_HOME`` or ``~/.cache/chemassay``."""
-    return Path(os.environ.get("CHEMASSAY_HOME", Path.home() / ".cache" / "chemassay")).expanduser()
+
+class DuplicateDatasetError(ChemassayError):
+    """A dataset name or alias registered twice."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,14 @@ class DatasetSpec:
     files: tuple[DataFile, ...]
     sources: tuple[Source, ...]
     suites: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    """Other names the dataset answers to (``gold`` for oMe-Gold, ``chebi20``...)."""
+    loader: str | None = None
+    """``module:function`` returning the loaded dataset (``load_dataset``); imported lazily."""
+    parts: tuple[str, ...] = ()
+    """Named parts a loader accepts (``train``/``test``...); empty if it has none."""
+    part_aliases: tuple[tuple[str, str], ...] = ()
+    """``(alias, part)`` pairs: a name that means one part (``gold`` → oMeBench's gold set)."""
 
     def file(self, name: str) -> DataFile:
         for entry in self.files:
@@ -116,22 +126,73 @@ class DatasetSpec:
 
 
 _REGISTRY: dict[str, DatasetSpec] = {}
+_ALIASES: dict[str, str] = {}
+_PART_ALIASES: dict[str, str] = {}
+_catalog_state = {"loaded": False, "loading": False}
 
 
 def register(spec: DatasetSpec) -> DatasetSpec:
-    """Add a dataset spec to the registry (a later registration with the same name wins)."""
+    """Add a dataset spec to the registry.
+
+    The built-in catalog is always registered first, so a user's dataset joins it rather
+    than hiding it; a name or alias already taken raises :class:`DuplicateDatasetError`.
+    """
+    _load_catalog()
+    for name in (spec.name, *spec.aliases):
+        if name in _REGISTRY or name in _ALIASES:
+            owner = _ALIASES.get(name, name)
+            raise DuplicateDatasetError(f"dataset name {name!r} is already registered (by dataset {owner!r})")
+    for alias, part in spec.part_aliases:
+        if alias in _REGISTRY or alias in _ALIASES:
+            raise DuplicateDatasetError(f"dataset name {alias!r} is already registered (by dataset {_ALIASES.get(alias, alias)!r})")
+        if part not in spec.parts:
+            raise ValueError(f"dataset {spec.name!r}: alias {alias!r} names unknown part {part!r}")
     _REGISTRY[spec.name] = spec
+    for alias in spec.aliases:
+        _ALIASES[alias] = spec.name
+    for alias, part in spec.part_aliases:
+        _ALIASES[alias] = spec.name
+        _PART_ALIASES[alias] = part
     return spec
 
 
+def unregister(name: str) -> None:
+    """Remove a dataset added with :func:`register` (tests, plugins being reloaded)."""
+    spec = _REGISTRY.pop(name, None)
+    if spec is not None:
+        for alias in (*spec.aliases, *(a for a, _ in spec.part_aliases)):
+            _ALIASES.pop(alias, None)
+            _PART_ALIASES.pop(alias, None)
+
+
+def alias_part(name: str) -> str | None:
+    """The part a part alias stands for (``gold`` → ``gold`` of oMeBench), else ``None``."""
+    _load_catalog()
+    return _PART_ALIASES.get(name)
+
+
+def resolve_name(name: str) -> str:
+    """The registered name for a dataset name or alias (unchanged if unknown)."""
+    _load_catalog()
+    return _ALIASES.get(name, name)
+
+
+def is_dataset_name(name: str) -> bool:
+    """Whether ``name`` is a registered dataset name or alias."""
+    _load_catalog()
+    return name in _REGISTRY or name in _ALIASES
+
+
 def get_spec(name: str) -> DatasetSpec:
-    """The spec of a registered dataset; a clear error lists the known names otherwise."""
+    """The spec of a registered dataset (by name or alias); a clear error lists the known names."""
     _load_catalog()
     try:
-        return _REGISTRY[name]
+        return _REGISTRY[_ALIASES.get(name, name)]
     except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        aliases = ", ".join(f"{a} ({n})" for a, n in sorted(_ALIASES.items()))
         raise UserInputError(
-            f"unknown dataset {name!r}; known datasets: {', '.join(sorted(_REGISTRY))}"
+            f"unknown dataset {name!r}; known datasets: {known}" + (f"; aliases: {aliases}" if aliases else "")
         ) from None
 
 
@@ -142,8 +203,41 @@ def list_specs() -> list[DatasetSpec]:
 
 
 def _load_catalog() -> None:
-    if not _REGISTRY:
+    if _catalog_state["loaded"] or _catalog_state["loading"]:
+        return
+    _catalog_state["loading"] = True
+    try:
         from chemassay.data import catalog  # noqa: F401  (registers on import)
+
+        _catalog_state["loaded"] = True
+    finally:
+        _catalog_state["loading"] = False
+
+
+def load_dataset(name: str, part: str | None = None, **options):
+    """Load a registered dataset through its loader (fetching its files if needed).
+
+    ``part`` selects a named part where the dataset has several (``train``/``test``/
+    ``test_scaffolds`` for MOSES, ``gold``/``templates`` for oMeBench...); ``options`` go to
+    the loader. What comes back depends on the dataset (a list of SMILES, a table, records)
+    and is documented by its loader.
+    """
+    import importlib
+
+    spec = get_spec(name)
+    if part is None:
+        part = _PART_ALIASES.get(name)
+    if spec.loader is None:
+        raise UserInputError(
+            f"dataset {spec.name!r} has no loader; its files are at 'chemassay data path {spec.name}'"
+        )
+    if part is not None and spec.parts and part not in spec.parts:
+        raise UserInputError(f"dataset {spec.name!r} has no part {part!r}; parts: {', '.join(spec.parts)}")
+    module_name, _, attribute = spec.loader.partition(":")
+    loader = getattr(importlib.import_module(module_name), attribute)
+    if part is not None:
+        options["part"] = part
+    return loader(spec.name, **options)
 
 
 def cache_dir(name: str) -> Path:
@@ -155,7 +249,17 @@ def _pin_file(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
-def _verify(path: Path, entry: DataFile, *, pin_as: Path | None = None) -> str:
+def _repair_hint(path: Path, dataset: str | None) -> str:
+    if dataset is None:
+        return ""
+    if BUNDLED_ROOT in path.parents:
+        return "this file ships inside the package: reinstall chemassay"
+    if path.is_relative_to(chemassay_home()):
+        return f"run 'chemassay data fetch {dataset} --force' to fetch it again"
+    return f"replace it with a good copy, or remove it and run 'chemassay data fetch {dataset}'"
+
+
+def _verify(path: Path, entry: DataFile, *, pin_as: Path | None = None, dataset: str | None = None) -> str:
     """Check ``path`` against its registered sha256 (or its pin) and return the actual sha256.
 
     Without a registered checksum the first hash seen is pinned next to ``pin_as`` (default
@@ -164,13 +268,13 @@ def _verify(path: Path, entry: DataFile, *, pin_as: Path | None = None) -> str:
     actual = sha256_file(path)
     if entry.sha256:
         if actual != entry.sha256:
-            raise ChecksumError(str(path), entry.sha256, actual)
+            raise ChecksumError(str(path), entry.sha256, actual, _repair_hint(path, dataset))
         return actual
     pin = _pin_file(pin_as or path)
     if pin.is_file():
         pinned = pin.read_text(encoding="utf-8").strip()
         if pinned != actual:
-            raise ChecksumError(str(path), pinned, actual)
+            raise ChecksumError(str(path), pinned, actual, _repair_hint(path, dataset))
     else:
         with contextlib.suppress(OSError):
             atomic_write_text(pin, actual + "\n")
@@ -198,7 +302,7 @@ def locate(name: str, filename: str | None = None, *, verify: bool = False) -> P
         if found is None:
             return None
         if verify:
-            _verify(found, entry)
+            _verify(found, entry, dataset=spec.name)
     return found if filename else (found.parent if found else None)
 
 
@@ -208,7 +312,7 @@ def dataset_file(name: str, filename: str, *, download: bool = True) -> Path:
     entry = spec.file(filename)
     for path in _candidate_paths(spec, entry):
         if path.is_file():
-            _verify(path, entry)
+            _verify(path, entry, dataset=spec.name)
             return path
     if not download:
         raise UserInputError(
@@ -219,24 +323,42 @@ def dataset_file(name: str, filename: str, *, download: bool = True) -> Path:
     return path
 
 
-def fetch(name: str, *, files: list[str] | None = None, quiet: bool = True) -> Path:
+def fetch(name: str, *, files: list[str] | None = None, quiet: bool = True, force: bool = False) -> Path:
     """Make every file of dataset ``name`` available locally, verified; return its folder.
 
     Bundled and local files are used in place; others are fetched into the cache from the
-    first source that works. Raises :class:`UserInputError` listing what was tried.
+    first source that works. ``force`` first removes the cached copies (and their pins), so
+    a corrupted download is fetched again. Raises :class:`UserInputError` listing what was
+    tried.
     """
     spec = get_spec(name)
+    name = spec.name
     wanted = [spec.file(f) for f in files] if files else list(spec.files)
+    if force:
+        for entry in wanted:
+            cached = cache_dir(name) / entry.name
+            for stale in (cached, _pin_file(cached)):
+                try:
+                    stale.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise UserInputError(f"{stale}: cannot remove the cached copy ({exc.strerror})") from None
     missing = []
     for entry in wanted:
         if not any(p.is_file() for p in _candidate_paths(spec, entry)):
             missing.append(entry)
         else:
             path = next(p for p in _candidate_paths(spec, entry) if p.is_file())
-            _verify(path, entry)
+            _verify(path, entry, dataset=name)
     if missing:
         target = cache_dir(name)
-        target.mkdir(parents=True, exist_ok=True)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserInputError(
+                f"{target}: cannot create the dataset cache ({exc.strerror}); set CHEMASSAY_HOME to a writable folder"
+            ) from None
         errors: list[str] = []
         for source in spec.sources:
             if not missing:

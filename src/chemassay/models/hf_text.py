@@ -54,6 +54,7 @@ class HFTextGenerator:
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
         self.model = loader.from_pretrained(folder, local_files_only=True).to(device)
         self.model.eval()
+        self.path = folder
         self.device = device
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
@@ -88,6 +89,40 @@ class HFTextGenerator:
         tokens = output[0][1:] if self.encoder_decoder else output[0][encoded["input_ids"].shape[1]:]
         text = self.tokenizer.decode(tokens, skip_special_tokens=True)
         return GenerationResult(text.strip(), int(tokens.shape[0]))
+
+    def generate_ranked(self, prompt: str, k: int) -> list[str]:
+        """The ``k`` best continuations of a raw prompt by beam search, best first."""
+        torch = self.torch
+        encoded = self.tokenizer(prompt, return_tensors="pt").to(self.device)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        with torch.no_grad():
+            output = self.model.generate(**encoded, max_new_tokens=self.max_new_tokens, num_beams=max(k, 1),
+                                         num_return_sequences=max(k, 1), do_sample=False, pad_token_id=pad_id,
+                                         early_stopping=True)
+        start = 1 if self.encoder_decoder else encoded["input_ids"].shape[1]
+        return [self.tokenizer.decode(row[start:], skip_special_tokens=True).replace(" ", "").strip() for row in output]
+
+    def sample_unprompted(self, n: int, seed: int, batch_size: int = 64) -> list[str]:
+        """``n`` sequences sampled from the start token (a causal LM of SMILES), seeded."""
+        torch = self.torch
+        if self.encoder_decoder:
+            raise ValueError("unprompted sampling needs a causal language model")
+        start_id = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.cls_token_id
+        if start_id is None:
+            raise ValueError("the tokenizer has no start token to sample from")
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        generator = torch.Generator(device="cpu").manual_seed(seed)
+        samples: list[str] = []
+        while len(samples) < n:
+            size = min(batch_size, n - len(samples))
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+            start = torch.full((size, 1), start_id, dtype=torch.long, device=self.device)
+            with torch.no_grad():
+                output = self.model.generate(input_ids=start, attention_mask=torch.ones_like(start), do_sample=True,
+                                             temperature=self.temperature or 1.0, top_p=self.top_p,
+                                             max_new_tokens=self.max_new_tokens, pad_token_id=pad_id)
+            samples += [self.tokenizer.decode(row[1:], skip_special_tokens=True).replace(" ", "").strip() for row in output]
+        return samples[:n]
 
     def generate_many(
         self,

@@ -3,12 +3,27 @@
 Any object with the right method works (structural typing): a wrapper around a local
 checkpoint, an HTTP client for a served model, or a plain Python function adapted with
 :func:`from_callable`. Prediction files are the universal alternative: every suite also
-scores a file of outputs produced by the user's own code.
+scores a file of outputs produced by the user's own code, and the ``predictions`` model kind
+turns such a file into a model.
+
+Each protocol has a name used by the model registry and ``chemassay models list``:
+
+========================  ===========================  ======================================
+name                      method                       suite
+========================  ===========================  ======================================
+``bag-predictor``         ``predict_bags(sources)``    stoichiometry
+``reaction-predictor``    ``predict(reactants, k)``    reaction-ood
+``generator``             ``sample(n, seed)``          generation
+``encoder``               ``encode(smiles, layers)``   robustness
+``mechanism-predictor``   ``predict_mechanisms(rxns)`` mechanism
+``property-predictor``    ``predict_properties(smi)``  robustness (downstream)
+========================  ===========================  ======================================
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -46,9 +61,60 @@ class Encoder(Protocol):
 
 @runtime_checkable
 class MechanismPredictor(Protocol):
-    """mechanism: reaction records → raw model text (or parsed step lists) per reaction."""
+    """mechanism: reaction records → raw model text (or parsed step lists) per reaction.
+
+    A record is a dict with at least ``reaction_id``, ``reactants`` and ``products``
+    (SMILES); the suite may add ``prompt`` (the text an instruction-following model should
+    answer) and ``conditions``. Models that do not read text ignore ``prompt``.
+    """
 
     def predict_mechanisms(self, reactions: Sequence[dict[str, Any]]) -> list[str | list[dict]]: ...
+
+
+@runtime_checkable
+class PropertyPredictor(Protocol):
+    """robustness (downstream): SMILES → predicted property values ``(n,)`` or ``(n, targets)``
+    (class probabilities ``(n, classes)`` for a classification task)."""
+
+    def predict_properties(self, smiles: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ProtocolInfo:
+    """A protocol's registry name, class, its one method and the suite that uses it."""
+
+    name: str
+    cls: type
+    method: str
+    suite: str
+    summary: str
+
+
+PROTOCOLS: dict[str, ProtocolInfo] = {
+    info.name: info
+    for info in (
+        ProtocolInfo("bag-predictor", BagPredictor, "predict_bags", "stoichiometry",
+                     "reactant bag ({n}X.{m}Y) -> product bag"),
+        ProtocolInfo("reaction-predictor", ReactionPredictor, "predict", "reaction-ood",
+                     "reactant SMILES -> k ranked product SMILES"),
+        ProtocolInfo("generator", MoleculeGenerator, "sample", "generation", "sample(n, seed) -> SMILES"),
+        ProtocolInfo("encoder", Encoder, "encode", "robustness", "SMILES -> embeddings (n, d), per layer"),
+        ProtocolInfo("mechanism-predictor", MechanismPredictor, "predict_mechanisms", "mechanism",
+                     "reaction -> list of mechanism steps"),
+        ProtocolInfo("property-predictor", PropertyPredictor, "predict_properties", "robustness",
+                     "SMILES -> property values (downstream robustness)"),
+    )
+}
+
+
+def conforms(model: Any, protocol: str) -> bool:
+    """Whether ``model`` has the protocol's method (and, for encoders, a ``name``)."""
+    info = PROTOCOLS[protocol]
+    if not callable(getattr(model, info.method, None)):
+        return False
+    if protocol == "encoder" and not isinstance(getattr(model, "name", None), str):
+        return False
+    return True
 
 
 class _CallableAdapter:
@@ -57,17 +123,25 @@ class _CallableAdapter:
         self._method = method
         self.name = getattr(fn, "__name__", "callable")
 
-    def __getattr__(self, item: str):
-        if item == self._method:
-            return self._fn
-        raise AttributeError(item)
+    def describe(self) -> dict[str, Any]:
+        module = getattr(self._fn, "__module__", None) or "?"
+        return {"callable": f"{module}:{getattr(self._fn, '__qualname__', self.name)}"}
 
 
-def from_callable(fn: Callable, protocol: type) -> Any:
-    """Wrap a plain function so it satisfies ``protocol`` (its single method calls ``fn``)."""
-    methods = [name for name in protocol.__dict__ if not name.startswith("_") and callable(protocol.__dict__[name])]
-    if len(methods) != 1:
-        raise TypeError(f"{protocol.__name__} has no single method to adapt")
-    adapter = _CallableAdapter(fn, methods[0])
-    setattr(adapter, methods[0], fn)
+def from_callable(fn: Callable, protocol: str | type) -> Any:
+    """Wrap a plain function so it satisfies ``protocol`` (its single method calls ``fn``).
+
+    ``protocol`` is a registry name (``"reaction-predictor"``) or a protocol class.
+    """
+    if isinstance(protocol, str):
+        if protocol not in PROTOCOLS:
+            raise TypeError(f"unknown protocol {protocol!r}")
+        method = PROTOCOLS[protocol].method
+    else:
+        methods = [name for name in protocol.__dict__ if not name.startswith("_") and callable(protocol.__dict__[name])]
+        if len(methods) != 1:
+            raise TypeError(f"{protocol.__name__} has no single method to adapt")
+        method = methods[0]
+    adapter = _CallableAdapter(fn, method)
+    setattr(adapter, method, fn)
     return adapter

@@ -1,8 +1,11 @@
 """The result contract every evaluating command writes (``--out OUT.json``).
 
-Fields (see DESIGN.md): ``suite``, ``task``, ``metrics``, ``n`` (items scored), ``skipped``
-(items that could not be scored, each with a reason), ``dataset`` (name + sha256),
-``inputs`` (paths + sha256), ``config``, ``versions`` (chemassay, rdkit, python),
+Fields (documented one by one in docs/core.md): ``suite``, ``task`` (the verb:
+``evaluate``, ``balance``, ``retrieve``...), ``model`` (which model produced the outputs:
+spec, display name, parameters, checksum), ``metrics`` (every key declared in a metric
+card), ``n`` (items scored), ``skipped`` (items that could not be scored, each with a
+reason), ``dataset`` (name + sha256), ``inputs`` (paths + sha256), ``config`` (the variant:
+baseline, split, augmentation, options), ``versions`` (chemassay, rdkit, python),
 ``elapsed_s``. Suites may add further top-level fields (per-item rows, breakdowns); they
 are kept as they are.
 """
@@ -38,6 +41,25 @@ class DatasetRef(BaseModel):
 
     name: str
     sha256: str | None = None
+
+
+class ModelRef(BaseModel):
+    """Which model produced what a result scores.
+
+    ``spec`` is the model spec (``KIND:ARG[,key=value...]``; ``predictions:FILE`` for a
+    scored file), ``name`` a display name, ``kind`` the registry kind, ``parameters`` the
+    settings that determine its outputs, and ``checksum`` a sha256 that identifies it: of the
+    checkpoint or the predictions file, or of the kind and parameters for a built-in
+    baseline that has no file.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    spec: str
+    name: str
+    kind: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    checksum: str | None = None
 
 
 class InputRef(BaseModel):
@@ -99,6 +121,7 @@ class Result(BaseModel):
 
     suite: str
     task: str
+    model: ModelRef | None = None
     metrics: dict[str, Any]
     n: int
     skipped: list[SkippedItem] = Field(default_factory=list)
@@ -107,6 +130,25 @@ class Result(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=current_versions)
     elapsed_s: float = 0.0
+
+    def model_post_init(self, context: Any) -> None:
+        """With ``CHEMASSAY_STRICT_CARDS=1`` (the test suite sets it) a result whose suite
+        declares metric cards may carry no undeclared metric key."""
+        if os.environ.get("CHEMASSAY_STRICT_CARDS") == "1":
+            from chemassay.report.cards import all_cards, undeclared_keys
+
+            if all_cards(self.suite):
+                missing = undeclared_keys(self.suite, self.metrics)
+                if missing:
+                    raise ValueError(
+                        f"{self.suite}/{self.task} result carries metric keys no card declares: {missing[:10]}"
+                    )
+
+    def card(self, key: str):
+        """The metric card of one of this result's keys (``None`` if undeclared)."""
+        from chemassay.report.cards import card_for
+
+        return card_for(self.suite, key)
 
     def to_json(self, indent: int = 2) -> str:
         """Serialize to JSON text (NaN/inf as ``null``)."""

@@ -61,3 +61,45 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
 def sha256_text(text: str) -> str:
     """Hex sha256 of a string's UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def ensure_writable(path: str | os.PathLike, what: str = "output") -> Path:
+    """Check, before any work, that ``path`` can be written (its folder exists or can be
+    created, and a file can be created there); raise :class:`UserInputError` naming the file.
+
+    Commands call this first so that an unwritable ``--out`` fails at once rather than after
+    the whole computation.
+    """
+    from chemassay.errors import UserInputError, describe_os_error
+
+    target = Path(path)
+    if target.is_dir():
+        raise UserInputError(f"{target}: is a directory; give a file name for the {what}")
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserInputError(f"cannot write the {what} {target}: {describe_os_error(exc)}") from None
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UserInputError(f"cannot write the {what} {target}: it exists and is read-only")
+    return target
+
+
+def ensure_writable_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
+    """Like :func:`ensure_writable` for a folder a command will fill."""
+    from chemassay.errors import UserInputError, describe_os_error
+
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UserInputError(f"{target}: exists and is not a folder; give a folder for the {what}")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=target)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserInputError(f"cannot write the {what} {target}: {describe_os_error(exc)}") from None
+    return target

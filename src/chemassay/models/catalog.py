@@ -1,0 +1,48 @@
+"""The general model kinds: adapters that work in every suite.
+
+Each suite adds its built-in baselines in its ``baselines`` module (``MODEL_KINDS``); the
+registry (:mod:`chemassay.models.registry`) collects both. Factories are dotted paths,
+imported only when a model of the kind is loaded.
+"""
+
+from __future__ import annotations
+
+from chemassay.models.hf import ENCODER_OPTIONS, TEXT_OPTIONS
+from chemassay.models.registry import ModelKind
+from chemassay.models.text_model import OPENAI_OPTIONS
+
+TEXT_PROTOCOLS = ("reaction-predictor", "bag-predictor", "generator", "mechanism-predictor")
+ALL_PROTOCOLS = (*TEXT_PROTOCOLS, "encoder", "property-predictor")
+
+BUILTIN_KINDS: tuple[ModelKind, ...] = (
+    ModelKind(
+        name="openai", protocols=(*TEXT_PROTOCOLS, "encoder"),
+        factory="chemassay.models.text_model:create_openai",
+        description=("any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, TGI): chat completions "
+                     "for predictions, /v1/embeddings as an encoder; concurrent, retried, cached, resumable"),
+        arg="MODEL", arg_required=True, options=OPENAI_OPTIONS, extra="llm",
+        example="openai:gpt-4o-mini,base_url=http://localhost:8000/v1",
+    ),
+    ModelKind(
+        name="hf", protocols=(*TEXT_PROTOCOLS, "encoder"),
+        factory="chemassay.models.hf:create_hf",
+        description=("a Hugging Face checkpoint (local folder, or ORG/NAME hub id with internet): hidden states "
+                     "as an encoder, generation for the text protocols"),
+        arg="PATH|ORG/NAME", arg_required=True, options={**ENCODER_OPTIONS, **TEXT_OPTIONS}, extra="hf",
+        example="hf:./smiles-lm,pooling=mean-all,batch_size=1",
+    ),
+    ModelKind(
+        name="python", protocols=ALL_PROTOCOLS,
+        factory="chemassay.models.python_kind:create_python",
+        description="your own Python object, factory or function (options are passed as keyword arguments)",
+        arg="MODULE:CALLABLE|FILE.py:CALLABLE", arg_required=True,
+        options={"any": "passed to the factory as a keyword argument (string value)"},
+        example="python:my_models:make_predictor",
+    ),
+    ModelKind(
+        name="predictions", protocols=ALL_PROTOCOLS,
+        factory="chemassay.models.predictions:create_predictions",
+        description="a file of a model's outputs, looked up by input (layouts in docs/adding-a-model.md)",
+        arg="FILE", arg_required=True, example="predictions:preds.csv",
+    ),
+)

@@ -1,0 +1,91 @@
+"""The ``hf`` model kind: a Hugging Face checkpoint (a local folder, or a hub id for users
+with internet) as an encoder (:class:`~chemassay.models.hf_encoder.HFEncoder`) or, through
+:class:`~chemassay.models.text_model.TextModel`, as a reaction predictor, bag predictor,
+generator or mechanism predictor.
+
+``prompting=chat`` (the default for checkpoints with a chat template) asks instruction
+prompts; ``prompting=raw`` feeds the input itself, for models trained on bare SMILES:
+ranked predictions come from beam search (``num_beams = num_return_sequences = k``) and
+samples from the start token with seeded sampling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chemassay.errors import UserInputError
+from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
+from chemassay.models.text_model import TextBackend, TextModel
+
+ENCODER_OPTIONS = {
+    "device": "cpu, cuda, cuda:N or auto", "batch_size": "strings per forward pass (default 32; 1 = AMORE's one at a time)",
+    "pooling": "mean (real tokens) or mean-all (special tokens too, as AMORE)",
+    "part": "auto, encoder or decoder (encoder-decoder models)", "max_length": "tokens per string (longer ones are cut and counted)",
+}
+TEXT_OPTIONS = {
+    "device": "cpu, cuda, cuda:N or auto", "max_new_tokens": "answer length limit (default 512)",
+    "temperature": "0 = greedy (default), else seeded sampling", "top_p": "nucleus sampling",
+    "prompting": "chat or raw (see the module doc)", "encoding": "bag notation for the stoichiometry prompt",
+    "batch": "molecules asked for per generation prompt (default 50)",
+}
+
+
+class HFBackend(TextBackend):
+    """Prompts answered by a local checkpoint (:class:`~chemassay.models.hf_text.HFTextGenerator`)."""
+
+    def __init__(self, generator) -> None:
+        self.generator = generator
+        self.name = generator.name
+
+    def describe(self) -> dict[str, Any]:
+        return {"path": str(self.generator.path), "max_new_tokens": self.generator.max_new_tokens,
+                "temperature": self.generator.temperature, "top_p": self.generator.top_p}
+
+    def answer(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None) -> list[str | Exception]:
+        outcomes = self.generator.generate_many(prompts)
+        return [o if isinstance(o, Exception) else o.text for o in outcomes]
+
+    def answer_ranked(self, prompt: str, k: int) -> list[str]:
+        return self.generator.generate_ranked(prompt, k)
+
+    def sample_raw(self, n: int, seed: int) -> list[str]:
+        return self.generator.sample_unprompted(n, seed)
+
+
+def _local_or_hub(arg: str) -> str:
+    path = Path(arg).expanduser()
+    if path.exists():
+        return str(path)
+    parts = arg.split("/")
+    if len(parts) == 2 and all(parts) and not arg.startswith((".", "~")):
+        return arg  # a hub id: transformers fetches it where there is internet
+    raise UserInputError(f"hf:{arg}: no such checkpoint folder (and not a hub id ORG/NAME)")
+
+
+def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
+    """Factory of the ``hf`` kind (registered in :mod:`chemassay.models.catalog`)."""
+    location = _local_or_hub(spec.arg)
+    device = spec.options.get("device") or context.get("device") or "cpu"
+    if protocol == "encoder":
+        from chemassay.models.hf_encoder import HFEncoder
+
+        check_options(spec, set(ENCODER_OPTIONS))
+        return HFEncoder(
+            location, device=device, batch_size=option_int(spec, "batch_size", int(context.get("batch_size", 32)), minimum=1),
+            pooling=spec.options.get("pooling", context.get("pooling", "mean")),
+            part=spec.options.get("part", context.get("part", "auto")),
+            max_length=option_int(spec, "max_length", context.get("max_length"), minimum=1),
+        )
+    from chemassay.models.hf_text import HFTextGenerator
+
+    check_options(spec, set(TEXT_OPTIONS))
+    generator = HFTextGenerator(
+        location, device=device, max_new_tokens=option_int(spec, "max_new_tokens", 512, minimum=1),
+        temperature=option_float(spec, "temperature", 0.0), top_p=option_float(spec, "top_p", 1.0),
+    )
+    prompting = spec.options.get("prompting") or ("chat" if generator.use_chat_template else "raw")
+    return TextModel(HFBackend(generator), name=f"hf:{spec.arg}", prompting=prompting,
+                     encoding=spec.options.get("encoding", context.get("encoding") or "smiles"),
+                     batch=option_int(spec, "batch", 50, minimum=1))

@@ -1,0 +1,95 @@
+"""The ``python`` model kind: ``python:MODULE:CALLABLE`` or ``python:path/to/file.py:CALLABLE``.
+
+The named object may be
+
+* an object that already implements the protocol (it has the protocol's method);
+* a class or a factory function (every parameter has a default, or it takes only the
+  spec's options as keywords): it is called with the spec's options as keyword arguments
+  (string values) and must return such an object (or a plain function, adapted below);
+* a plain function with the protocol method's signature (``f(reactants, k)``,
+  ``f(smiles)``, ``f(n, seed)``...): it is adapted with
+  :func:`~chemassay.models.protocols.from_callable`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+from chemassay.errors import UserInputError
+from chemassay.models.protocols import PROTOCOLS, conforms, from_callable
+from chemassay.models.spec import ModelSpec
+
+
+def import_target(target: str, what: str = "--model python") -> Any:
+    """The object ``MODULE:NAME`` or ``file.py:NAME`` names; a user error says what is wrong."""
+    location, _, attribute = target.rpartition(":")
+    if not location or not attribute:
+        raise UserInputError(f"{what}:{target}: expected MODULE:CALLABLE or path/to/file.py:CALLABLE")
+    try:
+        if location.endswith(".py"):
+            file = Path(location).expanduser()
+            if not file.is_file():
+                raise UserInputError(f"{what}:{target}: {file}: no such Python file")
+            name = f"chemassay_user_{file.stem}"
+            module_spec = importlib.util.spec_from_file_location(name, file)
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(location)
+    except ImportError as exc:
+        raise UserInputError(f"{what}:{target}: cannot import {location!r} ({exc})") from None
+    except SyntaxError as exc:
+        raise UserInputError(f"{what}:{target}: {location} has a syntax error (line {exc.lineno}: {exc.msg})") from None
+    found = getattr(module, attribute, None)
+    if found is None:
+        raise UserInputError(f"{what}:{target}: {location!r} has no attribute {attribute!r}")
+    return found
+
+
+def _is_factory(obj: Any, options: dict[str, str]) -> bool:
+    if isinstance(obj, type):
+        return True
+    try:
+        parameters = list(inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    required = [p for p in parameters if p.default is inspect.Parameter.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return all(p.name in options for p in required) and (bool(options) or not required)
+
+
+def create_python(spec: ModelSpec, protocol: str, context: dict[str, Any]):
+    """Factory of the ``python`` kind (see the module docstring)."""
+    target = import_target(spec.arg)
+    name = spec.arg.rpartition(":")[2]
+    if conforms(target, protocol) and not isinstance(target, type):
+        model = target
+    elif callable(target) and _is_factory(target, spec.options):
+        try:
+            model = target(**spec.options)
+        except TypeError as exc:
+            raise UserInputError(f"--model {spec.text}: calling {name} failed ({exc})") from None
+        if not conforms(model, protocol):
+            if callable(model):
+                model = from_callable(model, protocol)
+            else:
+                method = PROTOCOLS[protocol].method
+                raise UserInputError(f"--model {spec.text}: {name}() returned an object without {method}()")
+    elif callable(target):
+        if spec.options:
+            raise UserInputError(f"--model {spec.text}: {name} is a plain function; it takes no options")
+        model = from_callable(target, protocol)
+    else:
+        raise UserInputError(f"--model {spec.text}: {name} is not a model, a factory or a function")
+    if protocol == "encoder" and not isinstance(getattr(model, "name", None), str):
+        try:
+            model.name = f"python:{spec.arg}"
+        except AttributeError:
+            raise UserInputError(f"--model {spec.text}: an encoder needs a 'name' attribute") from None
+    return model
