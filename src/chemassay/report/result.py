@@ -114,6 +114,17 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to a result file")
 
 
+class Interval(BaseModel):
+    """A confidence interval of one metric: bounds, level and how it was obtained."""
+
+    low: float | None
+    high: float | None
+    level: float = 0.95
+    method: str = "bootstrap"
+    resamples: int | None = None
+    seed: int | None = None
+
+
 class Result(BaseModel):
     """One evaluation's result, written as JSON by every evaluating command."""
 
@@ -124,6 +135,13 @@ class Result(BaseModel):
     model: ModelRef | None = None
     metrics: dict[str, Any]
     n: int
+    intervals: dict[str, Interval] = Field(default_factory=dict)
+    """95 % intervals of metrics (``chemassay.report.intervals``), keyed like ``metrics``."""
+    item_ids: list[str] | None = None
+    """Ids of the scored items in order, so two results can be compared item by item."""
+    item_scores: dict[str, list[float | None]] = Field(default_factory=dict)
+    """Per-item values of each metric that is a mean over items (``metrics[key]`` is their
+    mean; ``None`` marks an item the metric does not apply to), aligned with ``item_ids``."""
     skipped: list[SkippedItem] = Field(default_factory=list)
     dataset: DatasetRef | None = None
     inputs: list[InputRef] = Field(default_factory=list)
