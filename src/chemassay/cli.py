@@ -17,7 +17,6 @@ from chemassay import __version__
 from chemassay.clitools import console, err_console
 from chemassay.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.runtime.progress import settings
-
 from chemassay.suites import SUITES
 
 app = typer.Typer(

@@ -13,6 +13,7 @@ from chemassay.errors import UserInputError
 from chemassay.report.result import Result
 from chemassay.runtime.progress import settings
 
+
 def _console(stderr: bool = False) -> Console:
     """A rich console; without a terminal it does not wrap at 80 columns (logs, CI, pipes keep
     each number next to its name): ``$COLUMNS`` if set, else 240 columns."""

@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from chemassay.report.cards import MetricCard, card_for
-from chemassay.report.ranking import accuracy_at_k, mean_reciprocal_rank, rank_summary, rank_with_ties
+from chemassay.report.ranking import (
+    accuracy_at_k,
+    mean_reciprocal_rank,
+    rank_summary,
+    rank_with_ties,
+)
 
 
 def test_card_patterns():

@@ -197,6 +197,10 @@ def parse_bag(text: str, encoding: Encoding = "smiles", *, canonical: bool = Tru
     stripped = text.strip()
     if not stripped:
         raise BagParseError(text, 0, "empty bag")
+    from chemassay.chem.molecules import MAX_REACTION_LENGTH
+
+    if len(stripped) > MAX_REACTION_LENGTH:
+        raise BagParseError(text[:200], 0, f"bag too long: {len(stripped):,} characters (limit {MAX_REACTION_LENGTH:,})")
     offset = len(text) - len(text.lstrip())
     pairs: list[tuple[str, int]] = []
     position = 0
@@ -210,6 +214,10 @@ def parse_bag(text: str, encoding: Encoding = "smiles", *, canonical: bool = Tru
                 close = chunk.find("}")
                 reason = "unclosed '{'" if close < 0 else "coefficient is not a positive integer"
                 raise BagParseError(text, start, reason)
+            from chemassay.chem.formula import MAX_COUNT_DIGITS
+
+            if len(match.group(1)) > MAX_COUNT_DIGITS:
+                raise BagParseError(text[:200], start + 1, f"coefficient has {len(match.group(1)):,} digits (at most {MAX_COUNT_DIGITS})")
             coefficient = int(match.group(1))
             if coefficient == 0:
                 raise BagParseError(text, start + 1, "coefficient 0")

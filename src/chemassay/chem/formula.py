@@ -123,6 +123,17 @@ _TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)")
 _CHARGE = re.compile(r"(?:([+-])(\d+)|(\++|-+))$")
 
 
+MAX_FORMULA_LENGTH = 10_000
+MAX_COUNT_DIGITS = 9
+"""Counts, charges and coefficients have at most 9 digits (below 10**9): far above any real
+molecule, and it keeps a pathological 5,000-digit number from reaching Python's int limit."""
+
+
+def _check_digits(digits: str, what: str, text: str) -> None:
+    if len(digits) > MAX_COUNT_DIGITS:
+        raise FormulaError(f"{what} has {len(digits):,} digits (at most {MAX_COUNT_DIGITS}) in formula {text[:60]!r}")
+
+
 def parse_formula(text: str) -> ElementCounts:
     """Parse a formula such as ``C8H8N2O4``, ``H4B-``, ``Na+``, ``O4S-2`` or ``Fe+3``.
 
@@ -132,11 +143,14 @@ def parse_formula(text: str) -> ElementCounts:
     if not isinstance(text, str) or not text.strip():
         raise FormulaError("empty formula")
     body = text.strip()
+    if len(body) > MAX_FORMULA_LENGTH:
+        raise FormulaError(f"formula too long: {len(body):,} characters (limit {MAX_FORMULA_LENGTH:,})")
     charge = 0
     match = _CHARGE.search(body)
     if match and match.start() > 0:
         sign, digits, repeated = match.groups()
         if sign:
+            _check_digits(digits, "charge", text)
             charge = int(digits) * (1 if sign == "+" else -1)
         else:
             charge = len(repeated) * (1 if repeated[0] == "+" else -1)
@@ -151,6 +165,8 @@ def parse_formula(text: str) -> ElementCounts:
         symbol, digits = token.groups()
         if symbol not in ELEMENT_SYMBOLS:
             raise FormulaError(f"unknown element {symbol!r} at position {position} in formula {text!r}")
+        if digits:
+            _check_digits(digits, f"count of {symbol}", text)
         counts[symbol] = counts.get(symbol, 0) + (int(digits) if digits else 1)
         position = token.end()
     if position != len(body):

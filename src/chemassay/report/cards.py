@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 DIRECTIONS = ("higher", "lower", "none")
@@ -87,7 +87,7 @@ class MetricCard:
         }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compile(key: str) -> re.Pattern[str]:
     parts: list[str] = []
     position = 0
@@ -117,7 +117,7 @@ def register_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
     _by_suite.cache_clear()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
     from chemassay.suites import SUITES
 
