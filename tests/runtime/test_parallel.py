@@ -68,3 +68,60 @@ def test_workers_can_use_torch_after_the_parent_did():
     assert _self_similarity_sum(0) == 64.0  # the parent's torch thread pool is now running
     results = parallel_map(_self_similarity_sum, [1, 2, 3, 4], n_jobs=2, chunk_size=1)
     assert results == [64.0, 64.0, 64.0, 64.0]
+
+
+def _crash_on_negative(value: int) -> int:
+    if value < 0:
+        os._exit(139)  # what a segmentation fault inside RDKit does to a worker
+    return value * 2
+
+
+def _slow_on_seven(value: int) -> int:
+    import time
+
+    if value == 7:
+        time.sleep(60)
+    return value
+
+
+def test_a_crashing_item_is_isolated_and_the_rest_computed():
+    items = [1, 2, -1, 3, 4, 5]
+    results = parallel_map(_crash_on_negative, items, n_jobs=2, chunk_size=2)
+    assert [r for r in results if not isinstance(r, Failure)] == [2, 4, 6, 8, 10]
+    assert isinstance(results[2], Failure) and results[2].error_type == "WorkerCrashed" and results[2].index == 2
+
+
+def test_an_item_over_the_time_limit_is_a_failure():
+    import time
+
+    started = time.perf_counter()
+    results = parallel_map(_slow_on_seven, [5, 6, 7, 8], n_jobs=2, chunk_size=1, item_timeout=1.0)
+    assert results[:2] == [5, 6] and results[3] == 8
+    assert isinstance(results[2], Failure) and results[2].error_type == "TimedOut"
+    assert time.perf_counter() - started < 30
+
+
+def test_ctrl_c_stops_a_pool_within_seconds(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import time\n"
+        "from chemassay.runtime.parallel import parallel_map\n"
+        "def slow(x):\n    time.sleep(30)\n    return x\n"
+        "if __name__ == '__main__':\n"
+        "    print('started', flush=True)\n"
+        "    try:\n        parallel_map(slow, list(range(8)), n_jobs=2, chunk_size=1)\n"
+        "    except KeyboardInterrupt:\n        print('interrupted', flush=True)\n        raise SystemExit(130)\n"
+    )
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "started"
+    time.sleep(1.5)
+    sent = time.perf_counter()
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=20)
+    assert code == 130 and time.perf_counter() - sent < 5
+    assert process.stdout.read().strip() == "interrupted"

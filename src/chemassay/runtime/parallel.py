@@ -2,17 +2,27 @@
 
 An item whose function raises does not crash the run: its slot in the result holds a
 :class:`Failure` recording the exception type and message, so callers can count and report
-bad rows instead of losing them.
+bad rows instead of losing them. With a process pool, an item that kills its worker (a
+segmentation fault inside RDKit) or runs longer than ``item_timeout`` seconds is isolated:
+its chunk is re-run one item at a time in a fresh worker, the culprit becomes a
+:class:`Failure` (``WorkerCrashed`` / ``TimedOut``) and every other item is still computed.
+
+Ctrl-C stops a pool at once: workers ignore SIGINT (only the main process handles it), and
+on any interruption the main process cancels the queued tasks and terminates the workers
+instead of waiting for them, then re-raises.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -67,6 +77,7 @@ def parallel_map(
     description: str = "working",
     scheduler: str | None = None,
     show_progress: bool | None = None,
+    item_timeout: float | None = None,
 ) -> list[R | Failure]:
     """Apply ``fn`` to every item, in order, returning results or :class:`Failure` records.
 
@@ -75,6 +86,7 @@ def parallel_map(
     address such as ``tcp://host:8786``, or ``"dask-local"`` for an in-process cluster)
     runs the chunks on Dask instead (needs the ``dask`` extra). ``fn`` must be picklable
     (a module-level function or ``functools.partial``) for the parallel backends.
+    ``item_timeout`` (process pool only) bounds the seconds one item may take.
     """
     data = list(items)
     jobs = effective_jobs(n_jobs)
@@ -91,12 +103,79 @@ def parallel_map(
                 results[start:start + len(chunk)] = _call_chunk(fn, start, chunk)
                 advance(len(chunk))
         else:
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
-                futures = [(start, len(chunk), pool.submit(_call_chunk, fn, start, chunk)) for start, chunk in chunks]
-                for start, size, future in futures:
-                    results[start:start + size] = future.result()
-                    advance(size)
+            _run_pool(fn, chunks, jobs, results, advance, item_timeout)
     return results
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the main process's to handle (it terminates the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _new_pool(jobs: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=_ignore_sigint)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what is queued and terminate the workers now (never wait for running tasks)."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=2)
+        if process.is_alive():
+            process.kill()
+
+
+def _run_pool(fn, chunks, jobs: int, results: list, advance, item_timeout: float | None) -> None:
+    pool = _new_pool(jobs)
+    broken: list[tuple[int, list]] = []
+    try:
+        futures = [(start, chunk, pool.submit(_call_chunk, fn, start, chunk)) for start, chunk in chunks]
+        for start, chunk, future in futures:
+            limit = None if item_timeout is None else item_timeout * len(chunk) + 2.0
+            try:
+                results[start:start + len(chunk)] = future.result(timeout=limit)
+                advance(len(chunk))
+            except (BrokenProcessPool, FutureTimeout):
+                broken.append((start, chunk))
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    if broken:
+        _stop_pool(pool)
+        for start, chunk in broken:
+            results[start:start + len(chunk)] = _isolate(fn, start, chunk, item_timeout)
+            advance(len(chunk))
+    else:
+        pool.shutdown(wait=True)
+
+
+def _isolate(fn, start: int, chunk: list, item_timeout: float | None) -> list:
+    """Run a chunk one item at a time in a one-worker pool, restarted after each crash or time-out."""
+    out: list[Any] = []
+    pool = _new_pool(1)
+    try:
+        for offset, item in enumerate(chunk):
+            index = start + offset
+            future = pool.submit(_call_chunk, fn, index, [item])
+            try:
+                out.extend(future.result(timeout=item_timeout))
+                continue
+            except BrokenProcessPool:
+                failure = Failure(index, "WorkerCrashed", "the worker process died on this item (e.g. a crash inside RDKit)")
+            except FutureTimeout:
+                failure = Failure(index, "TimedOut", f"took longer than {item_timeout:g} s")
+            out.append(failure)
+            _stop_pool(pool)
+            pool = _new_pool(1)
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    return out
 
 
 def _pool_context():
