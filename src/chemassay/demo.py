@@ -1,9 +1,15 @@
 """``chemassay demo``: every suite on its bundled real data with its built-in baseline.
 
-Each suite package may provide ``chemassay.suites.<name>.demo.run_demo(out_dir)``, which
-writes its results under ``out_dir`` and returns the :class:`Result` objects. This module
-runs them in turn, records failures without stopping the others, and writes
-``summary.md`` (a table of headline metrics per suite) next to the JSON results.
+Each suite package provides ``chemassay.suites.<name>.demo.run_demo(out_dir)``, which calls
+the suite's Python API, writes its results under ``out_dir`` and returns the
+:class:`Result` objects. This module runs the selected suites in turn, records failures
+without stopping the others, writes each suite's section to ``<out>/<suite>/summary.md``,
+and then rebuilds ``<out>/summary.md`` from every suite section present, so running one
+suite (``--suite X``) updates its section and keeps the others.
+
+Tables list every scalar metric of a result with the arrow of its metric card (↑ higher is
+better, ↓ lower is better), and each section ends with a glossary of the keys it shows
+(meaning and the paper's name), read from the metric cards.
 """
 
 from __future__ import annotations
@@ -15,15 +21,26 @@ import traceback
 from pathlib import Path
 
 from chemassay.clitools import info
-from chemassay.report.result import Result
+from chemassay.report.cards import card_for
+from chemassay.report.result import Result, read_result
 from chemassay.runtime.files import atomic_write_text
+
+SECTION = "summary.md"
 
 
 def _suite_demos(selected: list[str] | None) -> list[tuple[str, str]]:
     from chemassay.cli import available_suites
 
     demos = []
-    for cli_name, module in available_suites():
+    known = available_suites()
+    if selected:
+        names = {name for pair in known for name in pair}
+        unknown = [s for s in selected if s not in names]
+        if unknown:
+            from chemassay.errors import UserInputError
+
+            raise UserInputError(f"unknown suite(s) {', '.join(unknown)}; suites: {', '.join(c for c, _ in known)}")
+    for cli_name, module in known:
         if selected and cli_name not in selected and module not in selected:
             continue
         if importlib.util.find_spec(f"chemassay.suites.{module}.demo") is not None:
@@ -35,7 +52,6 @@ def run_demo(out: Path, suites: list[str] | None = None) -> Path:
     """Run the demos of the selected (default: all) suites; return the summary path."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    sections: list[str] = ["# chemassay demo", ""]
     failures = []
     for cli_name, module in _suite_demos(suites):
         info(f"[demo] {cli_name} ...")
@@ -44,38 +60,93 @@ def run_demo(out: Path, suites: list[str] | None = None) -> Path:
         suite_dir.mkdir(parents=True, exist_ok=True)
         try:
             demo_module = importlib.import_module(f"chemassay.suites.{module}.demo")
-            results: list[Result] = demo_module.run_demo(suite_dir)
+            demo_module.run_demo(suite_dir)
         except Exception as exc:  # one suite failing must not hide the others' results
             failures.append((cli_name, exc))
-            sections += [f"## {cli_name}", "", f"FAILED: {type(exc).__name__}: {exc}", "",
-                         "```", traceback.format_exc(limit=5), "```", ""]
+            lines = [f"## {cli_name}", "", f"FAILED: {type(exc).__name__}: {exc}", "",
+                     "```", traceback.format_exc(limit=5), "```", ""]
+            atomic_write_text(suite_dir / SECTION, "\n".join(lines) + "\n")
             continue
         elapsed = time.perf_counter() - started
-        sections += [f"## {cli_name} ({elapsed:.1f} s)", ""]
+        lines = [f"## {cli_name} ({elapsed:.1f} s)", ""]
         notes = getattr(demo_module, "DEMO_NOTES", "")
         if notes:
-            sections += [notes.strip(), ""]
-        sections += _results_table(results, suite_dir, out)
+            lines += [notes.strip(), ""]
+        lines += suite_section(cli_name, suite_dir, out)
+        atomic_write_text(suite_dir / SECTION, "\n".join(lines) + "\n")
     summary = out / "summary.md"
-    atomic_write_text(summary, "\n".join(sections) + "\n")
+    atomic_write_text(summary, assemble_summary(out))
     if failures:
         names = ", ".join(name for name, _ in failures)
         raise RuntimeError(f"demo failed for: {names} (details in {summary})")
     return summary
 
 
-def _results_table(results: list[Result], suite_dir: Path, root: Path) -> list[str]:
-    lines = ["| task | n | skipped | headline metrics | result |", "| --- | --- | --- | --- | --- |"]
-    for result in results:
-        scalars = [
-            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-            for k, v in result.metrics.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)
-        ][:8]
-        path = getattr(result, "_path", None) or f"{suite_dir.name}/{result.task}.json"
-        lines.append(f"| {result.task} | {result.n} | {len(result.skipped)} | {', '.join(scalars)} | {path} |")
+def assemble_summary(out: Path) -> str:
+    """``summary.md``: the sections of every suite that has one, in the suites' order."""
+    from chemassay.suites import SUITES
+
+    parts = ["# chemassay demo", ""]
+    for cli_name, _ in SUITES:
+        section = out / cli_name / SECTION
+        if section.is_file():
+            parts.append(section.read_text(encoding="utf-8").rstrip() + "\n")
+    return "\n".join(parts) + "\n"
+
+
+def _results_in(suite_dir: Path) -> list[tuple[Path, Result]]:
+    found = []
+    for path in sorted(suite_dir.rglob("*.json")):
+        if path.name.endswith(".manifest.json") or path.name == "manifest.json":
+            continue
+        try:
+            found.append((path, read_result(path)))
+        except Exception:  # noqa: BLE001 - other JSON files (manifests, configs) are not results
+            continue
+    return found
+
+
+def _format(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def suite_section(suite: str, suite_dir: Path, root: Path) -> list[str]:
+    """The table of every result file in ``suite_dir``, its glossary and its pictures."""
+    lines = ["| result | task | model | n | skipped | metrics |", "| --- | --- | --- | --- | --- | --- |"]
+    shown: dict[str, str] = {}
+    for path, result in _results_in(suite_dir):
+        cells = []
+        for key, value in result.metrics.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            card = card_for(result.suite, key)
+            arrow = card.arrow if card else ""
+            text = f"{key}{arrow}={_format(value)}"
+            interval = result.intervals.get(key)
+            if interval is not None and interval.low is not None and interval.high is not None:
+                text += f" [{_format(interval.low)}, {_format(interval.high)}]"
+            cells.append(text)
+            if card is not None:
+                shown.setdefault(card.key, _gloss(card))
+        model = result.model.name if result.model else "-"
+        lines.append(f"| {path.relative_to(root).as_posix()} | {result.task} | {model} | {result.n} | "
+                     f"{len(result.skipped)} | {', '.join(cells)} |")
+    if shown:
+        lines += ["", "Metrics (↑ higher is better, ↓ lower is better; intervals are 95 % bootstrap intervals):", ""]
+        lines += [f"- `{key}`: {text}" for key, text in shown.items()]
     pictures = sorted(p.relative_to(root) for p in suite_dir.rglob("*.png"))
-    lines.append("")
+    if pictures:
+        lines.append("")
     for picture in pictures:
         lines.append(f"![{picture.stem}]({picture.as_posix()})")
     return lines + [""]
+
+
+def _gloss(card) -> str:
+    paper = ""
+    if card.paper_name or card.paper_table:
+        paper = " (paper: " + ", ".join(x for x in (card.paper_name, card.paper_table) if x) + ")"
+    direction = {"higher": " ↑", "lower": " ↓"}.get(card.direction, "")
+    return f"{card.description}{direction}{paper}"
