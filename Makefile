@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch first, from the local CPU build: a bare `torch` requirement (pulled in by the
 # extras) would otherwise download a multi-GB CUDA build.
 TORCH_PIN ?= torch==2.13.0
-EXTRAS ?= torch,hf,faiss,dask,llm,dev
+EXTRAS ?= torch,hf,train,faiss,dask,llm,dev
 STAMP := $(VENV)/.chemassay-installed
 
 .PHONY: install demo test test-slow bench lint clean
