@@ -31,6 +31,7 @@ test: install
 
 test-slow: install
 	$(BIN)/python -m pytest -m slow
+	CHEMASSAY_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest tests/fuzz -p no:randomly
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
