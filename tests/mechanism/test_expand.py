@@ -18,7 +18,8 @@ from chemassay.suites.mechanism.expand import (
     substitute,
     template_labels,
 )
-from chemassay.suites.mechanism.records import bundled_path, read_records
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
+from chemassay.suites.mechanism.records import read_records
 
 GROUPS = {s.name: s for s in load_substituents()}
 

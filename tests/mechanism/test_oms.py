@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rdkit import Chem, DataStructs
 from rdkit.Chem import rdFingerprintGenerator
 
-from chemassay.suites.mechanism.evaluate import ScoreConfig, gold_steps, score_reaction
+from chemassay.suites.mechanism.scoring import ScoreConfig, gold_steps, score_reaction
 from chemassay.suites.mechanism.oms import GoldStep, MoleculeCache, align, reaction_scores
 from chemassay.suites.mechanism.parse import parse_steps
 
