@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from chemassay.suites.mechanism.prompts import build_prompt
 from chemassay.suites.mechanism.data import omebench_file as bundled_path
+from chemassay.suites.mechanism.prompts import build_prompt
 from chemassay.suites.mechanism.records import load_reactions
 
 

@@ -148,6 +148,10 @@ class GoldOracle:
         return out
 
 
+_POOL_INDEXES: dict[str, object] = {}
+"""The DRFP index of the last pool file (by sha256), reused by later models in the process."""
+
+
 class NearestNeighbour:
     """mechanism-predictor of the nearest-neighbour baseline (see the module docstring)."""
 
@@ -157,7 +161,12 @@ class NearestNeighbour:
                  checksum: str | None = None) -> None:
         from chemassay.suites.mechanism.retrieval import DRFP_BITS, ReactionIndex
 
-        self.index = ReactionIndex(pool)
+        self.index = _POOL_INDEXES.get(checksum) if checksum else None
+        if self.index is None:
+            self.index = ReactionIndex(pool)
+            if checksum:
+                _POOL_INDEXES.clear()  # one pool kept: the DRFP of the last pool file used
+                _POOL_INDEXES[checksum] = self.index
         self.allow_same_family = allow_same_family
         self.source = source
         self.source_sha256 = checksum
