@@ -31,6 +31,7 @@ def template_reactions():
 
 @pytest.fixture(scope="session")
 def template_index(template_reactions):
+    pytest.importorskip("drfp", reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")
     from chemassay.suites.mechanism.retrieval import ReactionIndex
 
     return ReactionIndex(template_reactions)

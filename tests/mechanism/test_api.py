@@ -5,6 +5,7 @@ previous release."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -15,7 +16,8 @@ from chemassay.models import check_model
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.baselines import gold_oracle
 
-pytest.importorskip("httpx")
+needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
+                                reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")
 
 
 def gold_answer_text(steps) -> str:
@@ -46,6 +48,7 @@ def test_file_dict_and_records_give_the_cli_numbers(cli, tmp_path, gold_reaction
     assert interval.low <= from_cli.metrics["S_total"] <= interval.high and interval.resamples == 1000
 
 
+@needs_drfp
 def test_baselines_are_model_kinds_with_the_pinned_numbers():
     oracle = mechanism.evaluate(model="gold-oracle", bootstrap=0)
     assert [oracle.metrics[k] for k in ("S_total", "S_partial", "V", "L")] == [1.0, 1.0, 1.0, 1.0]
@@ -58,6 +61,7 @@ def test_baselines_are_model_kinds_with_the_pinned_numbers():
     assert neighbour.model.spec == "nearest-neighbour" and neighbour.model.parameters["pool_size"] == 166
 
 
+@needs_drfp
 def test_numbers_unchanged_from_the_previous_release(tmp_path):
     """Values the previous release's CLI printed on bundled data (recorded before the move
     onto the contract): strict + rounded scoring, another pool, scoring against templates."""
@@ -78,6 +82,7 @@ def test_numbers_unchanged_from_the_previous_release(tmp_path):
     assert (checked["reactions"], checked["steps"], checked["errors"], checked["warnings"]) == (167, 722, 136, 1)
 
 
+@needs_drfp
 def test_predict_writes_and_resumes(tmp_path):
     out = tmp_path / "nn.jsonl"
     first = mechanism.predict("nearest-neighbour", "gold", limit=5, out=out)
@@ -94,6 +99,7 @@ def test_predict_writes_and_resumes(tmp_path):
 
 
 def test_chat_model_end_to_end_on_the_shared_server(openai_server, gold_reactions):
+    pytest.importorskip("httpx", reason="the llm extra is not installed")
     by_prompt = {}
     from chemassay.suites.mechanism.prompts import build_prompt
 
@@ -112,7 +118,9 @@ def test_chat_model_end_to_end_on_the_shared_server(openai_server, gold_reaction
     assert len(openai_server.chat_requests()) == 6
 
 
+@needs_drfp
 def test_chat_model_through_the_cli_and_check_model(cli, tmp_path, openai_server):
+    pytest.importorskip("httpx", reason="the llm extra is not installed")
     # The server's default answer: one step in prose-free JSON with a spelled-out type.
     out, pred = tmp_path / "r.json", tmp_path / "pred.jsonl"
     result = cli("mechanism", "evaluate", "--model", "openai:m", "--base-url", openai_server.base_url,
@@ -128,6 +136,7 @@ def test_chat_model_through_the_cli_and_check_model(cli, tmp_path, openai_server
 
 
 def test_a_failed_request_is_a_failed_item_with_its_reason(openai_server):
+    pytest.importorskip("httpx", reason="the llm extra is not installed")
     openai_server.refuse_chat = True  # the server answers 404: the client gives up at once
     spec = f"openai:m,base_url={openai_server.base_url},retries=0"
     result = mechanism.evaluate(model=spec, limit=2, bootstrap=0)

@@ -75,14 +75,25 @@ _FUZZ_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=_FUZZ_TEXT)
-def test_fuzz_any_text_gives_steps_or_a_reason(text):
+def _check_any_text(text):
     for strict in (False, True):
         parsed = parse_response(text, strict=strict)
         assert parsed.ok or isinstance(parsed.error, str)
         if parsed.ok:
             assert all(step.smiles is None or isinstance(step.smiles, str) for step in parsed.steps)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_FUZZ_TEXT)
+def test_fuzz_any_text_gives_steps_or_a_reason(text):
+    _check_any_text(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_FUZZ_TEXT)
+def test_fuzz_any_text_long_run(text):
+    _check_any_text(text)
 
 
 _JSON = st.recursive(
@@ -94,12 +105,61 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(value=_JSON, field=st.sampled_from(["mechanism", "response", "output", "error", "other"]))
-def test_fuzz_any_decoded_prediction_record(value, field):
+def _check_record(value, field):
     for strict in (False, True):
         parsed = parse_prediction({"reaction_id": "R", field: value}, strict=strict)
         assert parsed.ok or isinstance(parsed.error, str)
+
+
+_FIELDS = st.sampled_from(["mechanism", "response", "output", "error", "other"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_JSON, field=_FIELDS)
+def test_fuzz_any_decoded_prediction_record(value, field):
+    _check_record(value, field)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None)
+@given(value=_JSON, field=_FIELDS)
+def test_fuzz_any_decoded_prediction_record_long_run(value, field):
+    _check_record(value, field)
+
+
+_FILE_BYTES = st.one_of(
+    st.binary(max_size=400),
+    st.lists(_TOKENS, max_size=100).map(lambda parts: "".join(parts).encode("utf-8", "surrogatepass")),
+    st.builds(lambda depth, body: (("[" * depth) + body).encode(), st.integers(0, 3000), st.text(max_size=30)),
+    st.builds(lambda data: gzip.compress(data)[: max(1, len(data) // 2)], st.binary(min_size=1, max_size=200)),
+)
+
+
+def _check_file(tmp_path_factory, data, suffix):
+    from chemassay.errors import UserInputError
+    from chemassay.suites.mechanism.records import read_records
+
+    path = tmp_path_factory.mktemp("fuzz") / f"input{suffix}"
+    path.write_bytes(data)
+    try:
+        found = read_records(path)
+    except UserInputError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc)
+    else:
+        assert all(isinstance(record.data, dict) for record in found.records)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_FILE_BYTES, suffix=st.sampled_from([".jsonl", ".json", ".jsonl.gz"]))
+def test_fuzz_the_reaction_file_reader(tmp_path_factory, data, suffix):
+    _check_file(tmp_path_factory, data, suffix)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_FILE_BYTES, suffix=st.sampled_from([".jsonl", ".json", ".jsonl.gz"]))
+def test_fuzz_the_reaction_file_reader_long_run(tmp_path_factory, data, suffix):
+    _check_file(tmp_path_factory, data, suffix)
 
 
 # ------------------------------------------------------------------------- unreadable files
@@ -166,6 +226,7 @@ def _refused_url() -> str:
 
 @pytest.mark.parametrize("verb", ["predict", "run", "evaluate"])
 def test_unreachable_endpoint_fails_fast_with_one_line(cli, tmp_path, verb):
+    pytest.importorskip("httpx", reason="the llm extra is not installed")
     url = _refused_url()
     out = tmp_path / "pred.jsonl"
     args = {
@@ -239,6 +300,7 @@ def _unwritable(tmp_path):
 
 
 def test_unwritable_out_fails_before_any_work(cli, tmp_path, openai_server):
+    pytest.importorskip("httpx", reason="the llm extra is not installed")
     bad = _unwritable(tmp_path)
     spec = f"openai:m,base_url={openai_server.base_url}"
     pred = tmp_path / "p.jsonl"

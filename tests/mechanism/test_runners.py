@@ -5,6 +5,7 @@ now is; ``predict`` / ``evaluate --model`` are the new verbs."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -16,6 +17,9 @@ from chemassay.report.result import read_result
 from chemassay.suites.mechanism.prompts import build_prompt
 from chemassay.suites.mechanism.retrieval import reaction_family
 from chemassay.suites.mechanism.runners import prepare_jobs, read_answered
+
+needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
+                                reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")
 
 
 def lines(path):
@@ -157,6 +161,7 @@ def test_prompts_are_filled_like_the_published_script(gold_reactions):
     assert "think step by step" in cot and cot.rstrip().endswith("### Now, generate your output!")
 
 
+@needs_drfp
 def test_kshot_run_through_the_cli(cli, tmp_path, fake_openai, template_reactions):
     from chemassay.suites.mechanism.retrieval import usable_exemplars
 

@@ -39,7 +39,18 @@ from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
 from chemassay.suites.mechanism.records import Reaction
 
 CHUNK = 32
-"""Reactions sent to the model per call (rows are written after each call)."""
+"""Reactions sent to the model per call (rows are written after each call); at least four
+times a spec's ``concurrency``, so a chunk keeps every request slot busy."""
+
+
+def chunk_size(model: Any, default: int = CHUNK) -> int:
+    """Reactions per call for ``model``: ``default``, or 4 × its spec's ``concurrency`` if larger."""
+    spec = getattr(model, "spec", None)
+    try:
+        concurrency = int(spec.options.get("concurrency", 0)) if spec is not None else 0
+    except (TypeError, ValueError):
+        concurrency = 0
+    return max(default, 4 * concurrency)
 
 
 @dataclass
@@ -217,13 +228,14 @@ def run_model(
     style: str,
     out: Path | None = None,
     overwrite: bool = False,
-    chunk: int = CHUNK,
+    chunk: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PredictionRun:
     """Ask ``model`` (a mechanism predictor) about every job; see the module docstring.
 
     With ``out`` the rows are appended to that JSON Lines file and a rerun resumes it
-    (``overwrite`` starts again). Returns every row, including those already in ``out``.
+    (``overwrite`` starts again). ``chunk`` reactions go to the model per call (default:
+    :func:`chunk_size`). Returns every row, including those already in ``out``.
     """
     label = model_label(model)
     spec = getattr(model, "spec", None)
@@ -237,6 +249,7 @@ def run_model(
     run = PredictionRun([], len(pending), 0, 0, len([j for j in jobs if j.reaction.reaction_id in done]),
                         model=label, prompt_style=style, out=out, model_object=model)
     fresh: dict[str, dict[str, Any]] = {}
+    chunk = chunk or chunk_size(model)
     appender = LineAppender(out) if out is not None else None
     try:
         for start in range(0, len(pending), max(1, chunk)):
