@@ -320,3 +320,21 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, openai_server):
         assert "cannot write" in result.stderr and str(bad) in result.stderr and "Traceback" not in result.stderr
     assert openai_server.chat_requests() == []  # failed before asking the model anything
     assert not (tmp_path / "ok.jsonl").exists()
+
+
+# ---------------------------------------------------------------------------------- cache
+
+
+def test_a_damaged_molecule_cache_is_reported_and_rebuilt(tmp_path, capsys):
+    import chemassay.mechanism as mechanism
+    from chemassay.runtime.cache import cache_root
+
+    first = mechanism.evaluate(model="gold-oracle", bootstrap=0)
+    entries = sorted((cache_root() / "mechanism-molecules").glob("*.npz"))
+    assert len(entries) == 1
+    entries[0].write_bytes(entries[0].read_bytes()[:100])  # truncated: was a BadZipFile traceback
+    capsys.readouterr()
+    again = mechanism.evaluate(model="gold-oracle", bootstrap=0)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and "not usable" in warning[0] and "rebuilding" in warning[0]
+    assert again.metrics == first.metrics

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -253,7 +254,10 @@ def _literal(text: str) -> tuple[bool, Any]:
     if len(text) > MAX_LITERAL_CHARS:
         return False, None
     try:
-        return True, ast.literal_eval(text)
+        with warnings.catch_warnings():
+            # compiling model text warns about its escapes ("\T"): not the user's business
+            warnings.simplefilter("ignore")
+            return True, ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
 
