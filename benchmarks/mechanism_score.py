@@ -27,16 +27,17 @@ import time
 from pathlib import Path
 
 from chemassay.suites.mechanism.baselines import gold_oracle, nearest_neighbour
-from chemassay.suites.mechanism.evaluate import (
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
+from chemassay.suites.mechanism.oms import MoleculeCache
+from chemassay.suites.mechanism.records import load_reactions
+from chemassay.suites.mechanism.retrieval import ReactionIndex
+from chemassay.suites.mechanism.scoring import (
     PredictionFile,
     PredictionRecord,
     ScoreConfig,
     gold_steps,
     score_all,
 )
-from chemassay.suites.mechanism.oms import MoleculeCache
-from chemassay.suites.mechanism.records import bundled_path, load_reactions
-from chemassay.suites.mechanism.retrieval import ReactionIndex
 from chemassay.suites.mechanism.taxonomy import TAXONOMY
 
 

@@ -22,7 +22,8 @@ from scipy.optimize import least_squares
 from scipy.stats import spearmanr
 
 from chemassay.suites.mechanism import weights as scheme
-from chemassay.suites.mechanism.records import bundled_path, load_reactions
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
+from chemassay.suites.mechanism.records import load_reactions
 from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
 
 LEVELS = ("easy", "medium", "hard")

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.prompts import build_prompt
-from chemassay.suites.mechanism.records import bundled_path, load_reactions
+from chemassay.suites.mechanism.records import load_reactions
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +31,7 @@ def template_reactions():
 
 @pytest.fixture(scope="session")
 def template_index(template_reactions):
+    pytest.importorskip("drfp", reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")
     from chemassay.suites.mechanism.retrieval import ReactionIndex
 
     return ReactionIndex(template_reactions)

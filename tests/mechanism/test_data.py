@@ -10,10 +10,10 @@ import pytest
 from scipy.stats import spearmanr
 
 from chemassay.errors import UserInputError
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.records import (
     Reaction,
     Step,
-    bundled_path,
     load_reactions,
     read_records,
 )

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from chemassay.report.result import read_result
 
+needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
+                                reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")
 
+
+@needs_drfp
 def test_demo_scores_the_baselines(cli, tmp_path):
     result = cli("demo", "--suite", "mechanism", "--out", tmp_path)
     assert result.code == 0, result.stderr

@@ -9,6 +9,7 @@ from rdkit import Chem
 
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.expand import (
     ExpansionError,
     default_substituents_path,
@@ -18,7 +19,7 @@ from chemassay.suites.mechanism.expand import (
     substitute,
     template_labels,
 )
-from chemassay.suites.mechanism.records import bundled_path, read_records
+from chemassay.suites.mechanism.records import read_records
 
 GROUPS = {s.name: s for s in load_substituents()}
 

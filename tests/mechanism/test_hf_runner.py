@@ -48,16 +48,22 @@ def test_causal_checkpoint_through_the_cli(cli, tmp_path, tiny_checkpoints):
     assert result.code == 0, result.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["reaction_id"] for r in rows] == ["NR-001", "NR-002"]
-    assert all(isinstance(r["response"], str) and 1 <= r["new_tokens"] <= 5 for r in rows)
+    assert all(isinstance(r["response"], str) and r["spec"].endswith("max_new_tokens=5") for r in rows)
     # greedy decoding is deterministic: the text equals a direct generate() call
     from chemassay.models.hf_text import HFTextGenerator
+    from chemassay.suites.mechanism.data import omebench_file as bundled_path
     from chemassay.suites.mechanism.prompts import build_prompt
-    from chemassay.suites.mechanism.records import bundled_path, load_reactions
+    from chemassay.suites.mechanism.records import load_reactions
 
     generator = HFTextGenerator(tiny_checkpoints / "causal", max_new_tokens=5)
     first = load_reactions(bundled_path("gold")).reactions[0]
     assert generator.generate(build_prompt("default", first)).text == rows[0]["response"]
     # random weights do not write mechanisms: scored as unparsed zeros, n limited to the 2 asked
+    from chemassay.report.result import read_result
+
+    scored_result = read_result(scored)
+    assert scored_result.n == 2 and scored_result.metrics["S_total"] == 0.0
+    assert scored_result.model.kind == "hf"
     assert cli(*args).code == 0  # resume: nothing left to ask
 
 
@@ -73,4 +79,5 @@ def test_seq2seq_checkpoint_is_detected_and_generates(tiny_checkpoints):
 
 def test_missing_checkpoint_is_a_user_error(cli, tmp_path):
     result = cli("mechanism", "run", "gold", "--model", f"hf:{tmp_path / 'none'}", "--out", tmp_path / "x.jsonl")
-    assert result.code == 2 and "Hugging Face checkpoint" in result.stderr
+    assert result.code == 2 and "no such checkpoint folder" in result.stderr
+    assert not (tmp_path / "x.jsonl").exists()

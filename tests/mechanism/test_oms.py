@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from rdkit import Chem, DataStructs
 from rdkit.Chem import rdFingerprintGenerator
 
-from chemassay.suites.mechanism.evaluate import ScoreConfig, gold_steps, score_reaction
 from chemassay.suites.mechanism.oms import GoldStep, MoleculeCache, align, reaction_scores
 from chemassay.suites.mechanism.parse import parse_steps
+from chemassay.suites.mechanism.scoring import ScoreConfig, gold_steps, score_reaction
 
 PT, NA = "acid_base_proton_transfer", "nucleophilic_addition"
 # oMe-Gold NR-001 (base-catalysed aldol addition), weights as shipped.

@@ -1,8 +1,11 @@
-"""The OpenAI-compatible runner against a real HTTP server on 127.0.0.1 (see conftest.py):
-answers, concurrency, retries with backoff, time-outs, hard failures, resume, k-shot."""
+"""Chat models as mechanism predictors against a real HTTP server on 127.0.0.1 (see
+conftest.py): answers, concurrency, retries with backoff, time-outs, hard failures, resume,
+k-shot, an unreachable endpoint. The old ``run`` spelling is exercised as the hidden alias it
+now is; ``predict`` / ``evaluate --model`` are the new verbs."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -13,7 +16,10 @@ from chemassay.models.openai_chat import ChatError, OpenAIChatClient, chat_url
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.prompts import build_prompt
 from chemassay.suites.mechanism.retrieval import reaction_family
-from chemassay.suites.mechanism.runners import parse_model_spec, prepare_jobs, read_answered
+from chemassay.suites.mechanism.runners import prepare_jobs, read_answered
+
+needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
+                                reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")
 
 
 def lines(path):
@@ -56,9 +62,9 @@ def test_retries_backoff_and_resume(cli, tmp_path, fake_openai, gold_reactions):
     result = cli(*args)
     assert result.code == 1  # one reaction failed for good
     rows = {r["reaction_id"]: r for r in lines(out)}
-    assert rows[first]["attempts"] == 3 and "response" in rows[first]
-    assert rows[second]["attempts"] == 2
-    assert rows[third]["status"] == 400 and rows[third]["attempts"] == 1 and "HTTP 400" in rows[third]["error"]
+    assert script.seen[first] == 3 and "response" in rows[first]  # two retries
+    assert script.seen[second] == 2 and "response" in rows[second]
+    assert "HTTP 400" in rows[third]["error"] and "response" not in rows[third]
     assert "response" in rows[fourth]
     assert script.seen[third] == 1  # a 400 is not retried
     # Resume: only the failed reaction is asked again; its old error line is replaced.
@@ -80,7 +86,7 @@ def test_resume_refuses_another_model_and_drops_truncated_lines(tmp_path):
     out = tmp_path / "p.jsonl"
     good = {"reaction_id": "A", "response": "[]", "model": "openai:x", "prompt_style": "default"}
     out.write_text(json.dumps(good) + "\n" + '{"reaction_id": "B", "respo')
-    assert read_answered(out, model="openai:x", prompt_style="default") == {"A"}
+    assert set(read_answered(out, model="openai:x", prompt_style="default")) == {"A"}
     assert out.read_text() == json.dumps(good) + "\n"
     from chemassay.errors import UserInputError
 
@@ -118,16 +124,18 @@ def test_unreachable_server_and_bad_urls(tmp_path):
         client.complete([{"role": "user", "content": "hi"}])
     assert chat_url("http://h/v1/") == "http://h/v1/chat/completions"
     assert chat_url("http://h/v1/chat/completions") == "http://h/v1/chat/completions"
-    assert parse_model_spec("hf:/models/x").kind == "hf"
     from chemassay.errors import UserInputError
+    from chemassay.suites.mechanism.api import load_predictor
 
-    with pytest.raises(UserInputError):
-        parse_model_spec("gpt-4o")
+    with pytest.raises(UserInputError, match="unknown model kind 'gpt-4o'"):
+        load_predictor("gpt-4o")
 
 
-def test_run_needs_a_base_url(cli, tmp_path):
+def test_run_needs_a_base_url(cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     result = cli("mechanism", "run", "gold", "--model", "openai:m", "--out", tmp_path / "x.jsonl")
     assert result.code == 2 and "--base-url" in result.stderr
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_kshot_prompts_use_similar_reactions_but_never_the_query(gold_reactions, template_index):
@@ -153,6 +161,7 @@ def test_prompts_are_filled_like_the_published_script(gold_reactions):
     assert "think step by step" in cot and cot.rstrip().endswith("### Now, generate your output!")
 
 
+@needs_drfp
 def test_kshot_run_through_the_cli(cli, tmp_path, fake_openai, template_reactions):
     from chemassay.suites.mechanism.retrieval import usable_exemplars
 

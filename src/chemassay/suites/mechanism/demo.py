@@ -1,13 +1,11 @@
-"""``chemassay demo --suite mechanism``: the two offline baselines scored on oMe-Gold."""
+"""``chemassay demo --suite mechanism``: the two offline baselines scored on oMe-Gold,
+through the suite's API (:func:`chemassay.mechanism.evaluate` with ``model=``)."""
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 from chemassay.report.result import Result
-from chemassay.runtime.files import atomic_write_text
 
 DEMO_NOTES = """
 oMeS on the 196 expert reactions of oMe-Gold (858 steps) for the two built-in baselines.
@@ -15,46 +13,32 @@ oMeS on the 196 expert reactions of oMe-Gold (858 steps) for the two built-in ba
 scorer and the data). `nearest-neighbour` borrows the step labels of the most
 DRFP-similar oMe-Template reaction of another family and puts the query's product as every
 intermediate: the floor any model that reasons about intermediates should clear. To score
-a language model: `chemassay mechanism run gold --model openai:MODEL --base-url URL --out
-pred.jsonl --score result.json`.
+a language model: `chemassay mechanism evaluate --model openai:MODEL,base_url=URL
+--predictions-out pred.jsonl --out result.json`.
 """
+
+BASELINE_SPECS = {"gold-oracle": "gold-oracle", "nearest-neighbour": "nearest-neighbour:pool=template"}
 
 
 def run_demo(out_dir: Path) -> list[Result]:
-    """Score the gold-oracle and nearest-neighbour baselines on oMe-Gold into ``out_dir``."""
-    from chemassay.suites.mechanism.baselines import gold_oracle, nearest_neighbour
-    from chemassay.suites.mechanism.evaluate import ScoreConfig, report_result, score_files
+    """Evaluate the gold-oracle and nearest-neighbour baselines on oMe-Gold into ``out_dir``:
+    their predictions (``<name>.predictions.jsonl``), results (``baseline-<name>.json``)
+    and the score-by-length and accuracy-by-type plots."""
+    from chemassay.suites.mechanism.api import evaluate
     from chemassay.suites.mechanism.plots import plot_accuracy_by_type, plot_score_by_length
-    from chemassay.suites.mechanism.records import bundled_path, load_reactions
-    from chemassay.suites.mechanism.retrieval import ReactionIndex
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    gold_path = bundled_path("gold")
-    reactions = load_reactions(gold_path).reactions
-    started = time.perf_counter()
-    pool = load_reactions(bundled_path("template")).reactions
-    predictions = {
-        "gold-oracle": gold_oracle(reactions),
-        "nearest-neighbour": nearest_neighbour(reactions, ReactionIndex(pool)),
-    }
-    build_s = time.perf_counter() - started
     results: list[Result] = []
-    summaries = {}
-    for method, rows in predictions.items():
-        pred_path = out_dir / f"{method}.predictions.jsonl"
-        atomic_write_text(pred_path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-        started = time.perf_counter()
-        report = score_files(gold_path, pred_path, ScoreConfig())
-        result = report_result(
-            report, gold_path=gold_path, pred_path=pred_path, task=f"baseline-{method}",
-            elapsed_s=time.perf_counter() - started,
-            extra_config={"method": method, "pool": "template" if method == "nearest-neighbour" else None,
-                          "predictions_built_s": round(build_s, 3)},
-        )
-        result.write(out_dir / f"{result.task}.json")
+    for name, spec in BASELINE_SPECS.items():
+        predictions = out_dir / f"{name}.predictions.jsonl"
+        result = evaluate(model=spec, gold="gold", predictions_out=predictions, overwrite=True)
+        result.config["baseline"] = name
+        path = out_dir / f"baseline-{name}.json"
+        result.write(path)
+        result._path = f"{out_dir.name}/{path.name}"
         results.append(result)
-        summaries[method] = report.summary
-    plot_score_by_length({m: s["by_length"] for m, s in summaries.items()}, out_dir / "score_by_length.png")
-    plot_accuracy_by_type({m: s["by_type"] for m, s in summaries.items()}, out_dir / "accuracy_by_type.png")
+    by_run = dict(zip(BASELINE_SPECS, results, strict=True))
+    plot_score_by_length({name: r.by_length for name, r in by_run.items()}, out_dir / "score_by_length.png")
+    plot_accuracy_by_type({name: r.by_type for name, r in by_run.items()}, out_dir / "accuracy_by_type.png")
     return results

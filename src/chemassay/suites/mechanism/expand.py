@@ -29,7 +29,8 @@ from typing import Any
 
 from rdkit import Chem
 
-from chemassay.chem.molecules import rdkit_log_silenced
+from chemassay.chem.molecules import rdkit_log_silenced, safe_mol_from_smiles
+from chemassay.data.readers import read_text
 from chemassay.errors import UserInputError
 
 _LABEL_BASE = 900  # molzip labels for placeholder occurrences; above any map number in the data
@@ -70,9 +71,11 @@ def load_substituents(path: str | os.PathLike | None = None) -> list[Substituent
     if not target.is_file():
         raise UserInputError(f"{target}: no such substituent file")
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
+        data = json.loads(read_text(target))
     except json.JSONDecodeError as exc:
         raise UserInputError(f"{target}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise UserInputError(f"{target}: JSON nested too deeply to read") from None
     items = data.get("substituents") if isinstance(data, Mapping) else data
     if not isinstance(items, list) or not items:
         raise UserInputError(f"{target}: expected {{\"substituents\": [{{\"name\": ..., \"smiles\": \"*C\"}}, ...]}}")
@@ -83,8 +86,7 @@ def load_substituents(path: str | os.PathLike | None = None) -> list[Substituent
         if not isinstance(item, Mapping) or not isinstance(item.get("smiles"), str):
             raise UserInputError(f"{target}: substituent {index} needs a 'smiles' string")
         smiles = item["smiles"]
-        with rdkit_log_silenced():
-            mol = Chem.MolFromSmiles(smiles)
+        mol = safe_mol_from_smiles(smiles)
         dummies = [a for a in mol.GetAtoms() if a.GetAtomicNum() == 0] if mol is not None else []
         if mol is None or len(dummies) != 1:
             raise UserInputError(
@@ -96,8 +98,7 @@ def load_substituents(path: str | os.PathLike | None = None) -> list[Substituent
 
 def placeholder_labels(smiles: str) -> set[int]:
     """Numbers ``i`` of the ``[*:i]`` placeholders of a SMILES (``0`` for an unnumbered ``*``)."""
-    with rdkit_log_silenced():
-        mol = Chem.MolFromSmiles(smiles, sanitize=False)
+    mol = safe_mol_from_smiles(smiles, sanitize=False)
     if mol is None:
         return set()
     return {atom.GetAtomMapNum() for atom in mol.GetAtoms() if atom.GetAtomicNum() == 0}
@@ -118,7 +119,7 @@ def substitute(smiles: str, assignment: Mapping[int, Substituent]) -> str:
     no substituent, or the joined molecule fails sanitization.
     """
     with rdkit_log_silenced():
-        mol = Chem.MolFromSmiles(smiles, sanitize=False)
+        mol = safe_mol_from_smiles(smiles, sanitize=False)
         if mol is None:
             raise ExpansionError("template SMILES does not parse", repr(smiles))
         mol = Chem.RWMol(mol)
@@ -203,7 +204,7 @@ def _unparsable(template: Mapping[str, Any]) -> str | None:
     ]
     with rdkit_log_silenced():
         for smiles in smiles_items:
-            if not isinstance(smiles, str) or Chem.MolFromSmiles(smiles, sanitize=False) is None:
+            if not isinstance(smiles, str) or safe_mol_from_smiles(smiles, sanitize=False) is None:
                 return str(smiles)
     return None
 
@@ -216,6 +217,10 @@ class ExpansionResult:
     rejected: Counter
     examples: list[dict[str, Any]]
     templates_without_instance: list[str]
+    templates_read: int = 0
+    manifest: dict[str, Any] | None = None
+    """What :func:`chemassay.mechanism.expand` wrote beside the records (``None``: nothing written)."""
+    manifest_path: Path | None = None
 
 
 def _assignments(labels: Sequence[int], substituents: Sequence[Substituent], rng: random.Random, limit: int):

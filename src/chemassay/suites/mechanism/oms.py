@@ -24,7 +24,9 @@ Per reaction: ``S_total`` and ``S_partial`` (the two credits summed along the be
 Molecules are parsed once per distinct SMILES string: :class:`MoleculeCache` keeps the
 canonical SMILES and the packed fingerprint of every string seen, so the dynamic program
 only looks values up. Parsing is RDKit's ``MolFromSmiles`` as in the reference (text
-after whitespace is a name; atom maps are kept in the canonical form).
+after whitespace is a name; atom maps are kept in the canonical form), through
+:func:`chemassay.chem.molecules.safe_mol_from_smiles`: a string over the core's size limits
+(10,000 characters, 2,000 atoms) counts as invalid instead of stalling the run.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 from rdkit import Chem, rdBase
 
 from chemassay.chem.fingerprints import morgan_fingerprints
-from chemassay.chem.molecules import rdkit_log_silenced
+from chemassay.chem.molecules import mol_to_canonical, rdkit_log_silenced, safe_mol_from_smiles
 from chemassay.runtime.files import atomic_write_bytes
 
 TAU = 0.6
@@ -59,8 +61,9 @@ class MoleculeCache:
     does not parse, or parses to an empty molecule (the reference's ``""``). Each
     fingerprint is kept as one Python integer (its 2048 bits) with its popcount, so a
     Tanimoto is an AND and a ``bit_count`` (exactly RDKit's value: the same integer counts
-    divided in double precision). :meth:`save` / :meth:`load` persist a cache (e.g. of a
-    gold file) between runs.
+    divided in double precision). :meth:`save` / :meth:`load` serialize a cache; the
+    scorer keeps the gold file's molecules in the checked cache of
+    :mod:`chemassay.runtime.cache` with them.
     """
 
     def __init__(self, *, radius: int = FP_RADIUS, n_bits: int = FP_BITS) -> None:
@@ -89,11 +92,11 @@ class MoleculeCache:
                 if not isinstance(smiles, str) or smiles in self._canonical:
                     continue
                 parsed += 1
-                mol = Chem.MolFromSmiles(smiles)
+                mol = safe_mol_from_smiles(smiles)
                 if mol is None or mol.GetNumAtoms() == 0:
                     self._canonical[smiles] = None
                     continue
-                self._canonical[smiles] = Chem.MolToSmiles(mol, canonical=True)
+                self._canonical[smiles] = mol_to_canonical(mol)
                 new_mols.append(mol)
                 new_keys.append(smiles)
         if new_mols:

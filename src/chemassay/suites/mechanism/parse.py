@@ -19,6 +19,13 @@ Two modes:
     ``mechanism`` is one) of objects that all have ``subtype`` and a string
     ``intermediate_smiles``. Anything else makes the whole reaction score 0, as it does
     there. No label is changed.
+
+Any text is accepted and never raises: an answer nested deeper than Python's recursion
+limit, one that Python's literal parser rejects with an unexpected exception (``{{`` is a
+set of dicts), one over :data:`MAX_RESPONSE_CHARS` characters or with more than
+:data:`MAX_STEPS` steps gives no steps and the reason (the reaction then scores 0). These
+two limits are far above anything the published pipeline meets; past them it would take
+minutes or run out of memory.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,6 +45,15 @@ from chemassay.suites.mechanism.taxonomy import (
     canonical_type,
     only_subtype,
 )
+
+MAX_RESPONSE_CHARS = 1_000_000
+"""Answers longer than this are not parsed (scored 0 with the reason): no model writes a
+mechanism that long, and the repairs would take minutes on such text."""
+MAX_STEPS = 1_000
+"""Step lists longer than this are not scored (the alignment is quadratic in the steps;
+the longest oMe-Gold mechanism has 11). Like an unparseable answer, they score 0."""
+MAX_LITERAL_CHARS = 100_000
+MAX_SPANS = 1_000
 
 SMILES_KEYS = ("intermediate_smiles", "intermediate", "smiles", "intermediate_SMILES", "SMILES", "product_smiles")
 WRAPPER_KEYS = ("mechanism", "steps", "mechanism_steps", "answer", "reaction_mechanism")
@@ -217,12 +234,39 @@ _REPAIRS = (
 )
 
 
+def _json_or_none(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is JSON, else ``(False, None)``; JSON nested deeper
+    than Python's recursion limit counts as undecodable rather than crashing."""
+    try:
+        return True, json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False, None
+
+
+def _literal(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is a Python literal (single quotes, ``True``...).
+
+    ``ast.literal_eval`` raises more than its documentation says on adversarial text: a set
+    of dicts (``{{}}``) is a ``TypeError`` (unhashable), deep nesting a ``RecursionError`` or
+    ``MemoryError``; all of them mean "not a literal". Long texts are not tried (the parser
+    is slow and memory-hungry on them, and a real answer is JSON long before that size).
+    """
+    if len(text) > MAX_LITERAL_CHARS:
+        return False, None
+    try:
+        with warnings.catch_warnings():
+            # compiling model text warns about its escapes ("\T"): not the user's business
+            warnings.simplefilter("ignore")
+            return True, ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
 def _loads_with_repairs(candidate: str) -> tuple[Any, list[str]]:
     """Decode JSON, applying the repairs one after another until it decodes."""
-    try:
-        return json.loads(candidate), []
-    except json.JSONDecodeError:
-        pass  # not valid as is: the repairs below are tried in turn
+    ok, value = _json_or_none(candidate)
+    if ok:
+        return value, []
     text = candidate
     applied: list[str] = []
     for name, repair in _REPAIRS:
@@ -231,14 +275,12 @@ def _loads_with_repairs(candidate: str) -> tuple[Any, list[str]]:
             continue
         text = fixed
         applied.append(name)
-        try:
-            return json.loads(text), applied
-        except json.JSONDecodeError:
-            continue
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise _ParseFailure("no decodable JSON list of steps found") from None
+        ok, value = _json_or_none(text)
+        if ok:
+            return value, applied
+    ok, value = _literal(text)
+    if not ok:
+        raise _ParseFailure("no decodable JSON list of steps found")
     return value, applied + ["python_literal"]
 
 
@@ -279,9 +321,11 @@ def _candidates(text: str) -> list[tuple[str, list[str]]]:
         found.append((block.strip(), tags + ["code_fence"]))
     stripped = cleaned.strip()
     found.append((stripped, tags))
-    for span in reversed(_balanced_spans(cleaned, "[", "]")):
+    # The last spans first (an answer ends with its result); only the last MAX_SPANS of each
+    # kind are tried, so text made of countless tiny spans cannot take minutes.
+    for span in reversed(_balanced_spans(cleaned, "[", "]")[-MAX_SPANS:]):
         found.append((span, tags + ["prose_around_json"]))
-    for span in reversed(_balanced_spans(cleaned, "{", "}")):
+    for span in reversed(_balanced_spans(cleaned, "{", "}")[-MAX_SPANS:]):
         found.append((span, tags + ["prose_around_json"]))
     return found
 
@@ -366,13 +410,15 @@ def normalize_step(item: Any, repairs: Counter) -> PredStep:
 def parse_steps(obj: Any, *, strict: bool = False) -> ParsedMechanism:
     """Parse an already decoded prediction (a step list or a dict wrapping one)."""
     if strict:
-        return _strict_steps(obj)
+        return _checked(_strict_steps(obj))
     repairs: Counter = Counter()
     steps, wrap = _unwrap(obj)
     if steps is None:
         return ParsedMechanism(None, repairs, f"a {type(obj).__name__} is not a list of steps")
     if wrap:
         repairs[wrap] += 1
+    if len(steps) > MAX_STEPS:
+        return _checked(ParsedMechanism([PredStep(None, None, None)] * len(steps), repairs))
     return ParsedMechanism([normalize_step(item, repairs) for item in steps], repairs)
 
 
@@ -380,19 +426,34 @@ def parse_response(text: Any, *, strict: bool = False) -> ParsedMechanism:
     """Parse raw model text into predicted steps (see the module docstring for the modes)."""
     if not isinstance(text, str):
         return ParsedMechanism(None, error=f"response is a {type(text).__name__}, not text")
+    if len(text) > MAX_RESPONSE_CHARS:
+        return ParsedMechanism(
+            None, error=f"response of {len(text):,} characters; answers over {MAX_RESPONSE_CHARS:,} are not parsed"
+        )
     if strict:
         try:
             value = json.loads(_reference_clean(text))
         except json.JSONDecodeError as exc:
             return ParsedMechanism(None, error=f"not valid JSON after the reference clean-up ({exc.msg})")
-        return _strict_steps(value)
+        except RecursionError:
+            return ParsedMechanism(None, error="not valid JSON after the reference clean-up (nested too deeply)")
+        return _checked(_strict_steps(value))
     if not text.strip():
         return ParsedMechanism(None, error="empty response")
     try:
         steps, repairs = _steps_from_text(text)
     except _ParseFailure as exc:
         return ParsedMechanism(None, error=str(exc))
-    return ParsedMechanism([normalize_step(item, repairs) for item in steps], repairs)
+    return _checked(ParsedMechanism([normalize_step(item, repairs) for item in steps], repairs))
+
+
+def _checked(parsed: ParsedMechanism) -> ParsedMechanism:
+    """Refuse step lists longer than :data:`MAX_STEPS` (see the module docstring)."""
+    if parsed.steps is not None and len(parsed.steps) > MAX_STEPS:
+        return ParsedMechanism(
+            None, parsed.repairs, f"{len(parsed.steps):,} steps; mechanisms over {MAX_STEPS:,} steps are not scored"
+        )
+    return parsed
 
 
 def parse_prediction(record: Mapping[str, Any], *, strict: bool = False) -> ParsedMechanism:

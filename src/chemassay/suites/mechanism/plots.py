@@ -18,27 +18,51 @@ def _pyplot():
     return plt
 
 
-def plot_score_by_length(runs: Mapping[str, Mapping[str, Any]], path: str | os.PathLike) -> Path:
-    """Mean S_total and S_partial against gold mechanism length, one line pair per run.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", "-.", ":")
 
-    ``runs`` maps a label to a summary's ``by_length`` mapping (length → metrics).
+
+def score_by_length_figure(runs: Mapping[str, Mapping[str, Any]]):
+    """The figure of :func:`plot_score_by_length` (for callers that want to adjust it).
+
+    S_total and S_partial get a panel each (S_partial ≥ S_total, and for a perfect run
+    they are equal, so on one panel one line hid the other). Within a panel every run has
+    its own marker and line style and is shifted sideways by a small, distinct offset, so
+    runs with equal values stay visible side by side.
     """
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4))
-    for label, by_length in runs.items():
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    count = max(1, len(runs))
+    width = 0.5 / count if count > 1 else 0.0
+    for position, (label, by_length) in enumerate(runs.items()):
         lengths = sorted(int(n) for n in by_length)
-        ax.plot(lengths, [by_length[str(n)]["S_total"] for n in lengths], marker="o", label=f"{label} S_total")
-        ax.plot(lengths, [by_length[str(n)]["S_partial"] for n in lengths], marker="x", linestyle="--",
-                label=f"{label} S_partial")
-    ax.set_xlabel("gold mechanism length (steps)")
-    ax.set_ylabel("mean score")
-    ax.set_ylim(-0.02, 1.05)
-    ax.set_title("oMeS against mechanism length")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.grid(alpha=0.3)
+        shift = (position - (count - 1) / 2) * width
+        xs = [n + shift for n in lengths]
+        style = {"marker": MARKERS[position % len(MARKERS)], "linestyle": LINESTYLES[position % len(LINESTYLES)],
+                 "markersize": 5, "alpha": 0.9, "label": label}
+        for ax, metric in zip(axes, ("S_total", "S_partial"), strict=True):
+            ax.plot(xs, [by_length[str(n)][metric] for n in lengths], **style)
+    for ax, metric in zip(axes, ("S_total", "S_partial"), strict=True):
+        ax.set_title(f"{metric} against mechanism length")
+        ax.set_xlabel("gold mechanism length (steps)")
+        ax.set_ylim(-0.04, 1.08)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean score")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def plot_score_by_length(runs: Mapping[str, Mapping[str, Any]], path: str | os.PathLike) -> Path:
+    """Mean S_total and S_partial against gold mechanism length (the paper's Fig. 7), one
+    line per run in each of two panels (see :func:`score_by_length_figure`).
+
+    ``runs`` maps a label to a result's ``by_length`` mapping (length → metrics).
+    """
+    plt = _pyplot()
+    fig = score_by_length_figure(runs)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
     fig.savefig(target, dpi=120)
     plt.close(fig)
     return target

@@ -23,6 +23,7 @@ from chemassay.data.readers import open_text
 from chemassay.errors import UserInputError
 
 LEVELS = ("easy", "medium", "hard")
+TOO_DEEP = "JSON nested too deeply to read (more levels than Python's recursion limit)"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ def _array_with_lines(text: str, path: Path) -> RecordFile:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             raise UserInputError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        except RecursionError:
+            raise UserInputError(f"{path}: array element {index} (line {line}) is {TOO_DEEP}") from None
         if isinstance(value, dict):
             out.records.append(SourceRecord(line, index, value))
         else:
@@ -87,7 +90,9 @@ def read_records(path: str | os.PathLike) -> RecordFile:
 
     The format is sniffed from the content, not the suffix: a file starting with ``[`` is a
     JSON array; anything else is read line by line as JSON Lines (a single JSON object
-    spread over several lines is also accepted). Blank lines are ignored.
+    spread over several lines is also accepted). Blank lines are ignored. Files are read
+    with :func:`chemassay.data.readers.open_text`: gzip is decompressed, and a binary,
+    non-UTF-8 or truncated gzip file is a one-line :class:`UserInputError` naming it.
     """
     target = Path(path)
     with open_text(target) as handle:
@@ -107,6 +112,9 @@ def read_records(path: str | os.PathLike) -> RecordFile:
         except json.JSONDecodeError as exc:
             out.malformed.append(Malformed(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
+        except RecursionError:
+            out.malformed.append(Malformed(number, TOO_DEEP))
+            continue
         if isinstance(value, dict):
             out.records.append(SourceRecord(number, len(out.records), value))
         else:
@@ -114,7 +122,7 @@ def read_records(path: str | os.PathLike) -> RecordFile:
     if not out.records and out.malformed:
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             whole = None
         if isinstance(whole, dict):
             return RecordFile(target, "json", [SourceRecord(1, 0, whole)], [])
@@ -298,21 +306,3 @@ def load_reactions(path: str | os.PathLike) -> ReactionSet:
         detail = f" (first problem: line {rejected[0]['line']}: {rejected[0]['reason']})" if rejected else ""
         raise UserInputError(f"{found.path}: no usable oMeBench reaction{detail}")
     return ReactionSet(found.path, reactions, rejected)
-
-
-def bundled_path(which: str = "gold") -> Path:
-    """Path of a bundled oMeBench file: ``gold`` (oMe_Gold.json) or ``template``."""
-    from chemassay.data import dataset_file
-
-    names = {"gold": "oMe_Gold.json", "template": "oMe_Template.json"}
-    if which not in names:
-        raise UserInputError(f"unknown bundled oMeBench file {which!r}; choose 'gold' or 'template'")
-    return dataset_file("omebench", names[which])
-
-
-def resolve_dataset(spec: str | os.PathLike) -> Path:
-    """A file path, or ``gold`` / ``template`` for the bundled oMeBench files."""
-    text = str(spec)
-    if text in ("gold", "template"):
-        return bundled_path(text)
-    return Path(text)

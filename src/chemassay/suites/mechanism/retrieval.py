@@ -125,7 +125,10 @@ class ReactionIndex:
         if not queries:
             return []
         fps = query_fingerprints if query_fingerprints is not None else drfp_fingerprints(queries, n_bits=self.n_bits)
-        similarity = tanimoto_matrix(fps, self.fingerprints) if len(self.pool) else np.zeros((len(queries), 0))
+        # Exact counts on every backend; numpy's popcount spares importing torch (seconds)
+        # for pools of a few hundred or thousand reactions.
+        similarity = (tanimoto_matrix(fps, self.fingerprints, backend="numpy-popcount") if len(self.pool)
+                      else np.zeros((len(queries), 0)))
         out = []
         for row, query in enumerate(queries):
             scores = similarity[row].copy()

@@ -1,16 +1,26 @@
-"""Running a language model over oMeBench reactions into a prediction file.
+"""Running a mechanism predictor over oMeBench reactions into prediction rows (and a file).
 
-``--model openai:NAME`` talks to any OpenAI-compatible chat endpoint
-(:class:`chemassay.models.openai_chat.OpenAIChatClient`, concurrent, with retries);
-``--model hf:PATH`` runs a local Hugging Face checkpoint
-(:class:`chemassay.models.hf_text.HFTextGenerator`).
+Any model of the ``mechanism-predictor`` protocol works: a chat model (kind ``openai``,
+through the one OpenAI-compatible client of :mod:`chemassay.models`), a local checkpoint
+(kind ``hf``), the built-in baselines (``nearest-neighbour``, ``gold-oracle``), a Python
+object. Each reaction is sent as a record::
 
-The prediction file is JSON Lines, one object per reaction:
-``{"reaction_id", "response", "model", "prompt_style", "exemplars", ...}`` or, when the
-request failed for good, ``{"reaction_id", "error", ...}``. Each line is appended (and
-flushed to disk) as soon as its answer arrives, so an interrupted run loses nothing:
-running the same command again **resumes**, asking only for reactions without a
-``response`` line (failed ones are asked again; a line cut short by a crash is dropped).
+    {"reaction_id", "reactants", "products" (dot-joined SMILES), "reactants_smiles",
+     "products_smiles" (lists), "conditions", "prompt", "prompt_style"}
+
+where ``prompt`` is the paper's prompt (``default`` one-shot, ``cot``, or ``kshot`` with the
+``k`` most DRFP-similar pool reactions as worked examples, :mod:`.prompts`): text models
+answer it, the baselines ignore it.
+
+Rows are ``{"reaction_id", "response": text}`` (or ``"mechanism": steps`` when the model
+returns parsed steps), plus ``model`` (``KIND:ARG``), ``spec``, ``prompt_style`` and
+``exemplars``; a request that failed for good gives ``{"reaction_id", "error": reason}``.
+With an output file, rows are appended (and flushed) as each chunk of reactions is
+answered, so an interrupted run loses at most one chunk: running the same command again
+**resumes**, asking only reactions without a ``response``/``mechanism`` row (failed ones are
+asked again; a line cut short by a crash is dropped). An endpoint that refuses connections
+stops the run at once (:class:`~chemassay.models.openai_chat.EndpointUnreachable`, a
+one-line error naming the URL), before anything is written.
 """
 
 from __future__ import annotations
@@ -18,8 +28,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +37,20 @@ from chemassay.errors import UserInputError
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
 from chemassay.suites.mechanism.records import Reaction
-from chemassay.suites.mechanism.retrieval import ReactionIndex
+
+CHUNK = 32
+"""Reactions sent to the model per call (rows are written after each call); at least four
+times a spec's ``concurrency``, so a chunk keeps every request slot busy."""
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """A parsed ``--model`` value: ``openai:NAME`` or ``hf:PATH``."""
-
-    kind: str
-    name: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}:{self.name}"
-
-
-def parse_model_spec(text: str) -> ModelSpec:
-    """Parse ``openai:NAME`` / ``hf:PATH``; a clear error for anything else."""
-    kind, sep, name = text.partition(":")
-    if not sep or kind not in ("openai", "hf") or not name:
-        raise UserInputError(
-            f"--model {text!r}: expected openai:MODEL_NAME (any OpenAI-compatible endpoint) or hf:PATH (local checkpoint)"
-        )
-    return ModelSpec(kind, name)
+def chunk_size(model: Any, default: int = CHUNK) -> int:
+    """Reactions per call for ``model``: ``default``, or 4 × its spec's ``concurrency`` if larger."""
+    spec = getattr(model, "spec", None)
+    try:
+        concurrency = int(spec.options.get("concurrency", 0)) if spec is not None else 0
+    except (TypeError, ValueError):
+        concurrency = 0
+    return max(default, 4 * concurrency)
 
 
 @dataclass
@@ -60,20 +61,37 @@ class PromptJob:
     prompt: str
     exemplars: list[str]
 
+    def record(self, style: str) -> dict[str, Any]:
+        """The mechanism-predictor record of this job (see the module docstring)."""
+        reaction = self.reaction
+        return {
+            "reaction_id": reaction.reaction_id,
+            "reactants": ".".join(reaction.reactants),
+            "products": ".".join(reaction.products),
+            "reactants_smiles": list(reaction.reactants),
+            "products_smiles": list(reaction.products),
+            "conditions": reaction.conditions,
+            "prompt": self.prompt,
+            "prompt_style": style,
+        }
+
 
 def prepare_jobs(
     reactions: Sequence[Reaction],
     style: str,
     *,
     k: int = 3,
-    pool_index: ReactionIndex | None = None,
+    pool_index=None,
     exclude_family: bool = True,
 ) -> list[PromptJob]:
-    """Prompts for every reaction; for ``kshot`` the exemplars are retrieved by DRFP."""
+    """Prompts for every reaction; for ``kshot`` the exemplars are retrieved by DRFP from
+    ``pool_index`` (a :class:`~chemassay.suites.mechanism.retrieval.ReactionIndex`)."""
     if style not in PROMPT_STYLES:
         raise UserInputError(f"unknown --prompt {style!r}; choose from {', '.join(PROMPT_STYLES)}")
     if style != "kshot":
         return [PromptJob(r, build_prompt(style, r), []) for r in reactions]
+    if k < 1:
+        raise UserInputError(f"--k {k}: k-shot prompting needs at least 1 exemplar")
     if pool_index is None or len(pool_index) == 0:
         raise UserInputError("--prompt kshot needs a non-empty --pool of exemplar reactions")
     neighbours = pool_index.nearest(reactions, k, exclude_family=exclude_family)
@@ -84,36 +102,51 @@ def prepare_jobs(
     return jobs
 
 
-def read_answered(path: Path, *, model: str, prompt_style: str) -> set[str]:
-    """Ids already answered in ``path``; rewrites it without failed or truncated lines.
+def model_label(model: Any) -> str:
+    """``KIND:ARG`` of a model (the identity a resumed file must share), else its name."""
+    spec = getattr(model, "spec", None)
+    if spec is not None:
+        return f"{spec.kind}:{spec.arg}" if spec.arg else spec.kind
+    return str(getattr(model, "name", None) or type(model).__name__)
+
+
+def _answered(row: Any) -> bool:
+    return isinstance(row, dict) and (isinstance(row.get("response"), str) or isinstance(row.get("mechanism"), list))
+
+
+def read_answered(path: Path, *, model: str, prompt_style: str) -> dict[str, dict[str, Any]]:
+    """Rows already answered in ``path`` by id; rewrites it without failed or truncated lines.
 
     Raises :class:`UserInputError` when the file holds answers of another model or prompt
-    style (mixing them would make the file meaningless).
+    style (mixing them would make the file meaningless), or cannot be read as text.
     """
+    from chemassay.data.readers import open_text
+
     if not path.exists():
-        return set()
+        return {}
     kept: list[str] = []
-    answered: set[str] = set()
+    answered: dict[str, dict[str, Any]] = {}
     dropped = 0
-    with open(path, encoding="utf-8") as handle:
+    with open_text(path) as handle:
         for line in handle:
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 dropped += 1
                 continue
-            if not isinstance(row, dict) or not isinstance(row.get("response"), str):
+            if not _answered(row):
                 dropped += 1
                 continue
             if row.get("model") != model or row.get("prompt_style") != prompt_style:
                 raise UserInputError(
-                    f"{path}: holds answers of {row.get('model')!r} with prompt {row.get('prompt_style')!r}; "
-                    f"use another --out, or --overwrite to start again"
+                    f"{path}: holds answers of {row.get('model')!r} with prompt {row.get('prompt_style')!r}, "
+                    f"not of {model!r} with {prompt_style!r}; use another --out, or --overwrite to start again"
                 )
-            if row.get("reaction_id") in answered:
+            rid = str(row.get("reaction_id"))
+            if rid in answered:
                 dropped += 1
                 continue
-            answered.add(row.get("reaction_id"))
+            answered[rid] = row
             kept.append(line if line.endswith("\n") else line + "\n")
     if dropped:
         with atomic_writer(path) as handle:
@@ -122,152 +155,132 @@ def read_answered(path: Path, *, model: str, prompt_style: str) -> set[str]:
 
 
 class LineAppender:
-    """Appends JSON lines to a file, flushing each to disk; safe to call from threads."""
+    """Appends JSON lines to a file, flushing each to disk; opens the file at the first row
+    (a run that fails before any answer leaves no file behind). Safe to call from threads."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path, "a", encoding="utf-8")
+        self.path = path
+        self._handle = None
         self._lock = threading.Lock()
         self.written = 0
 
     def write(self, row: dict[str, Any]) -> None:
         text = json.dumps(row, ensure_ascii=False) + "\n"
         with self._lock:
+            if self._handle is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = open(self.path, "a", encoding="utf-8")
             self._handle.write(text)
             self._handle.flush()
             os.fsync(self._handle.fileno())
             self.written += 1
 
     def close(self) -> None:
-        self._handle.close()
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
 
 
 @dataclass
-class RunSummary:
-    """Counts of one run."""
+class PredictionRun:
+    """What :func:`run_model` did: every row (in reaction order, resumed ones included) and counts."""
 
+    rows: list[dict[str, Any]]
     asked: int
     answered: int
     failed: int
     already_done: int
-    errors: list[dict[str, Any]]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    model: str = ""
+    prompt_style: str = "default"
+    out: Path | None = None
+    model_object: Any = field(default=None, repr=False)
+    """The predictor that answered (for the result's ``model`` field)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Counts and where the rows went (for logs and results' ``config``)."""
+        return {"model": self.model, "prompt_style": self.prompt_style, "asked": self.asked, "answered": self.answered,
+                "failed": self.failed, "already_done": self.already_done,
+                "out": str(self.out) if self.out is not None else None}
 
 
-def _pending(jobs: Sequence[PromptJob], out: Path, model: str, style: str, overwrite: bool) -> tuple[list[PromptJob], int]:
-    if overwrite and out.exists():
-        out.unlink()
-    done = read_answered(out, model=model, prompt_style=style)
-    return [job for job in jobs if job.reaction.reaction_id not in done], len(done)
+def _answer_row(base: dict[str, Any], answer: Any, failure: str | None, details: dict[str, Any]) -> tuple[dict, str | None]:
+    if failure is not None:
+        return {**base, "error": failure}, failure
+    if isinstance(answer, str):
+        return {**base, "response": answer, **details}, None
+    if isinstance(answer, list):
+        try:
+            json.dumps(answer)
+        except (TypeError, ValueError, RecursionError) as exc:
+            reason = f"the model's step list cannot be stored as JSON ({type(exc).__name__})"
+            return {**base, "error": reason}, reason
+        return {**base, "mechanism": answer, **details}, None
+    reason = f"the model returned a {type(answer).__name__}, not text or a list of steps"
+    return {**base, "error": reason}, reason
 
 
-def _row_base(job: PromptJob, spec: ModelSpec, style: str) -> dict[str, Any]:
-    """The fields every prediction row starts with, answered or failed."""
-    return {"reaction_id": job.reaction.reaction_id, "model": spec.label, "prompt_style": style, "exemplars": job.exemplars}
-
-
-def _log_outcome(summary: RunSummary, appender, progress, job: PromptJob, row: dict, *, error: str | None = None) -> None:
-    """Count one answered (``error`` None) or failed request, append its row, advance progress."""
-    if error is None:
-        summary.answered += 1
-    else:
-        summary.failed += 1
-        summary.errors.append({"item": job.reaction.reaction_id, "reason": error})
-    appender.write(row)
-    if progress is not None:
-        progress(1)
-
-
-def run_openai(
+def run_model(
+    model: Any,
     jobs: Sequence[PromptJob],
-    out: Path,
     *,
-    spec: ModelSpec,
     style: str,
-    base_url: str,
-    api_key: str | None,
-    concurrency: int = 4,
-    timeout: float = 120.0,
-    retries: int = 5,
-    backoff: float = 1.0,
-    params: dict[str, Any] | None = None,
+    out: Path | None = None,
     overwrite: bool = False,
-    progress=None,
-) -> RunSummary:
-    """Ask an OpenAI-compatible endpoint about every pending job, appending to ``out``."""
-    from chemassay.models.openai_chat import ChatError, OpenAIChatClient
+    chunk: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PredictionRun:
+    """Ask ``model`` (a mechanism predictor) about every job; see the module docstring.
 
-    pending, done = _pending(jobs, out, spec.label, style, overwrite)
-    summary = RunSummary(len(pending), 0, 0, done, [])
-    if not pending:
-        return summary
-    client = OpenAIChatClient(
-        base_url=base_url, model=spec.name, api_key=api_key, timeout=timeout,
-        max_retries=retries, backoff=backoff, params=dict(params or {}),
-    )
-    appender = LineAppender(out)
-
-    def record(index: int, outcome) -> None:
-        job = pending[index]
-        base = _row_base(job, spec, style)
-        if isinstance(outcome, ChatError):
-            row = {**base, "error": str(outcome), "status": outcome.status, "attempts": outcome.attempts}
-            _log_outcome(summary, appender, progress, job, row, error=str(outcome))
-            return
-        row = {
-            **base,
-            "response": outcome.text,
-            "finish_reason": outcome.finish_reason,
-            "usage": outcome.usage,
-            "attempts": outcome.attempts,
-            "elapsed_s": round(outcome.elapsed_s, 3),
-        }
-        if outcome.reasoning:
-            row["reasoning"] = outcome.reasoning
-        _log_outcome(summary, appender, progress, job, row)
-
+    With ``out`` the rows are appended to that JSON Lines file and a rerun resumes it
+    (``overwrite`` starts again). ``chunk`` reactions go to the model per call (default:
+    :func:`chunk_size`). Returns every row, including those already in ``out``.
+    """
+    label = model_label(model)
+    spec = getattr(model, "spec", None)
+    spec_text = spec.text if spec is not None else label
+    done: dict[str, dict[str, Any]] = {}
+    if out is not None:
+        if overwrite and out.exists():
+            out.unlink()
+        done = read_answered(out, model=label, prompt_style=style)
+    pending = [job for job in jobs if job.reaction.reaction_id not in done]
+    run = PredictionRun([], len(pending), 0, 0, len([j for j in jobs if j.reaction.reaction_id in done]),
+                        model=label, prompt_style=style, out=out, model_object=model)
+    fresh: dict[str, dict[str, Any]] = {}
+    chunk = chunk or chunk_size(model)
+    appender = LineAppender(out) if out is not None else None
     try:
-        conversations = [[{"role": "user", "content": job.prompt}] for job in pending]
-        client.complete_many(conversations, concurrency=concurrency, on_result=record)
+        for start in range(0, len(pending), max(1, chunk)):
+            batch = pending[start:start + chunk]
+            answers = model.predict_mechanisms([job.record(style) for job in batch])
+            if not isinstance(answers, list) or len(answers) != len(batch):
+                got = len(answers) if isinstance(answers, list) else type(answers).__name__
+                raise UserInputError(f"--model {spec_text}: asked about {len(batch)} reactions, got {got} answers")
+            failures = getattr(model, "failures", None) or {}
+            details = getattr(model, "details", None)
+            for index, (job, answer) in enumerate(zip(batch, answers, strict=True)):
+                base = {"reaction_id": job.reaction.reaction_id, "model": label, "spec": spec_text,
+                        "prompt_style": style, "exemplars": job.exemplars}
+                extra = details[index] if isinstance(details, list) and len(details) == len(batch) else {}
+                row, failure = _answer_row(base, answer, failures.get(index), extra if isinstance(extra, dict) else {})
+                if failure is None:
+                    run.answered += 1
+                else:
+                    run.failed += 1
+                    run.errors.append({"item": job.reaction.reaction_id, "reason": failure})
+                fresh[job.reaction.reaction_id] = row
+                if appender is not None:
+                    appender.write(row)
+            if progress is not None:
+                progress(len(batch))
     finally:
-        client.close()
-        appender.close()
-    return summary
-
-
-def run_hf(
-    jobs: Sequence[PromptJob],
-    out: Path,
-    *,
-    spec: ModelSpec,
-    style: str,
-    max_new_tokens: int = 1024,
-    temperature: float = 0.0,
-    seed: int = 0,
-    device: str = "cpu",
-    overwrite: bool = False,
-    progress=None,
-) -> RunSummary:
-    """Generate with a local Hugging Face checkpoint for every pending job, appending to ``out``."""
-    from chemassay.models.hf_text import HFTextGenerator
-
-    pending, done = _pending(jobs, out, spec.label, style, overwrite)
-    summary = RunSummary(len(pending), 0, 0, done, [])
-    if not pending:
-        return summary
-    generator = HFTextGenerator(spec.name, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, device=device)
-    appender = LineAppender(out)
-
-    def record(index: int, outcome) -> None:
-        job = pending[index]
-        base = _row_base(job, spec, style)
-        if isinstance(outcome, Exception):
-            reason = f"{type(outcome).__name__}: {outcome}"
-            _log_outcome(summary, appender, progress, job, {**base, "error": reason}, error=reason)
-        else:
-            _log_outcome(summary, appender, progress, job, {**base, "response": outcome.text, "new_tokens": outcome.new_tokens})
-
-    try:
-        generator.generate_many([job.prompt for job in pending], on_result=record)
-    finally:
-        appender.close()
-    return summary
+        if appender is not None:
+            appender.close()
+    for job in jobs:
+        rid = job.reaction.reaction_id
+        row = fresh.get(rid) or done.get(rid)
+        if row is not None:
+            run.rows.append(row)
+    return run

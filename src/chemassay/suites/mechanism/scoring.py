@@ -1,4 +1,5 @@
-"""Scoring a prediction file against a gold file: per-reaction oMeS and the aggregates.
+"""Scoring predictions against a gold file: per-reaction oMeS and the aggregates (the
+engine behind :func:`chemassay.mechanism.evaluate`).
 
 Every gold reaction is scored (``n`` is the number of gold reactions):
 
@@ -9,18 +10,23 @@ Every gold reaction is scored (``n`` is the number of gold reactions):
 
 Prediction rows that cannot be attributed to a gold reaction (no ``reaction_id``, an id
 not in the gold file, a repeated id, a line that is not a JSON object) are listed in
-``skipped``; gold records that cannot be used are listed in ``gold_rejected``.
+``skipped``; gold records that cannot be used are listed in ``gold_rejected``. Predictions
+of which not one can be attributed are an unusable input (:class:`UserInputError`): they
+were made for another gold file.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chemassay.errors import UserInputError
 from chemassay.suites.mechanism.oms import (
+    FP_BITS,
+    FP_RADIUS,
     TAGS,
     TAU,
     Alignment,
@@ -75,28 +81,57 @@ class PredictionFile:
     skipped: list[dict[str, Any]]
 
 
-def load_predictions(path, known_ids: Iterable[str]) -> PredictionFile:
-    """Read a prediction JSONL (or JSON array) file, keyed by ``reaction_id``."""
-    found = read_records(path)
+def _attribute(sources: Iterable[tuple[int | None, Any]], known_ids: Iterable[str],
+               skipped: list[dict[str, Any]]) -> PredictionFile:
+    """Key prediction rows ``(line, data)`` by ``reaction_id``; list the others in ``skipped``."""
     known = set(known_ids)
     rows: dict[str, PredictionRecord] = {}
-    skipped = [{"line": bad.line, "item": None, "reason": bad.reason} for bad in found.malformed]
-    for source in found.records:
-        rid = source.data.get("reaction_id")
+    for line, data in sources:
+        if not isinstance(data, Mapping):
+            skipped.append({"line": line, "item": None, "reason": f"a {type(data).__name__}, not a prediction record"})
+            continue
+        rid = data.get("reaction_id")
         if rid is None or isinstance(rid, (dict, list, bool)):
-            skipped.append({"line": source.line, "item": None, "reason": "no reaction_id"})
+            skipped.append({"line": line, "item": None, "reason": "no reaction_id"})
             continue
         rid = str(rid)
         if rid not in known:
-            skipped.append({"line": source.line, "item": rid, "reason": "reaction_id not among the gold reactions scored"})
+            skipped.append({"line": line, "item": rid, "reason": "reaction_id not among the gold reactions scored"})
             continue
         if rid in rows:
-            skipped.append(
-                {"line": source.line, "item": rid, "reason": f"repeated reaction_id (line {rows[rid].line} is used)"}
-            )
+            where = f"line {rows[rid].line}" if rows[rid].line is not None else "the first one"
+            skipped.append({"line": line, "item": rid, "reason": f"repeated reaction_id ({where} is used)"})
             continue
-        rows[rid] = PredictionRecord(source.line, source.data)
+        rows[rid] = PredictionRecord(line, dict(data))
     return PredictionFile(rows, skipped)
+
+
+def load_predictions(path, known_ids: Iterable[str]) -> PredictionFile:
+    """Read a prediction JSONL (or JSON array) file, keyed by ``reaction_id``."""
+    found = read_records(path)
+    skipped = [{"line": bad.line, "item": None, "reason": bad.reason} for bad in found.malformed]
+    return _attribute(((source.line, source.data) for source in found.records), known_ids, skipped)
+
+
+def predictions_from_items(items: Mapping[str, Any] | Sequence[Any], known_ids: Iterable[str]) -> PredictionFile:
+    """Predictions handed over in memory, keyed by ``reaction_id``.
+
+    ``items`` is a mapping ``reaction_id → answer`` (raw model text, or a decoded step list
+    or dict), or a sequence of prediction records (``{"reaction_id", "response" |
+    "mechanism" | "output"}``, as in a predictions file; the 1-based position stands in for
+    the line number).
+    """
+    if isinstance(items, Mapping):
+        sources = []
+        for rid, answer in items.items():
+            field_name = "response" if isinstance(answer, str) else "mechanism"
+            sources.append((None, {"reaction_id": rid, field_name: answer}))
+        return _attribute(sources, known_ids, [])
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise UserInputError(
+            f"predictions: expected a path, a dict reaction_id -> answer or a list of records, got {type(items).__name__}"
+        )
+    return _attribute(((position, item) for position, item in enumerate(items, start=1)), known_ids, [])
 
 
 @dataclass
@@ -256,6 +291,26 @@ class ScoreReport:
     def missing(self) -> list[str]:
         return [r.reaction.reaction_id for r in self.results if r.status == "missing"]
 
+    def warnings(self) -> list[str]:
+        """What a reader of the aggregate must know: gold reactions without a prediction
+        (scored as empty mechanisms), answers that could not be parsed, rows left out."""
+        out = []
+        n = len(self.results)
+        missing = len(self.missing())
+        if missing:
+            out.append(
+                f"{missing} of {n} gold reactions have no prediction: each is scored as an empty mechanism "
+                "(0 on every metric) and listed under 'missing'"
+            )
+        unparsed = len(self.failures())
+        if unparsed:
+            out.append(f"{unparsed} of {n} predictions could not be parsed: scored 0, listed under 'failures'")
+        if self.skipped:
+            out.append(f"{len(self.skipped)} prediction rows could not be attributed to a gold reaction: listed under 'skipped'")
+        if self.gold_rejected:
+            out.append(f"{len(self.gold_rejected)} gold records are unusable and were left out: listed under 'skipped'")
+        return out
+
 
 def score_all(
     reactions: list[Reaction],
@@ -283,80 +338,67 @@ def score_all(
     return ScoreReport(results, aggregate(results), predictions.skipped, gold_rejected or [], config)
 
 
+def _save_cache(cache: MoleculeCache, path) -> None:
+    cache.save(path)
+
+
+def _load_cache(path) -> MoleculeCache:
+    loaded = MoleculeCache.load(path)
+    if loaded is None:
+        raise ValueError("not a molecule cache of this RDKit version")
+    return loaded
+
+
 def gold_cache(gold_path, reactions: list[Reaction], *, enabled: bool = True) -> MoleculeCache:
-    """A molecule cache primed with the gold intermediates, kept on disk between runs.
+    """A molecule cache primed with the gold intermediates, kept between runs.
 
-    The file lives under ``$CHEMASSAY_HOME/cache/mechanism/`` and is keyed by the gold
-    file's sha256 (and the fingerprint settings); a cache from another RDKit version is
-    ignored and rebuilt.
+    It is an entry of the checked cache (:mod:`chemassay.runtime.cache`, namespace
+    ``mechanism-molecules``) keyed by the gold file's sha256, the fingerprint settings and
+    the RDKit version; a damaged entry is reported in one line and rebuilt.
     """
-    cache = None
-    target = None
-    if enabled:
-        from chemassay.data import chemassay_home
-        from chemassay.runtime.files import sha256_file
 
-        digest = sha256_file(gold_path)[:24]
-        target = chemassay_home() / "cache" / "mechanism" / f"molecules-{digest}-r2-2048.npz"
-        if target.is_file():
-            cache = MoleculeCache.load(target)
-    if cache is None:
+    def build() -> MoleculeCache:
         cache = MoleculeCache()
-        added = cache.add(step.intermediate_smiles for reaction in reactions for step in reaction.steps)
-        if target is not None and added:
-            try:
-                cache.save(target)
-            except OSError:
-                pass  # a read-only home only costs speed
-    return cache
+        cache.add(step.intermediate_smiles for reaction in reactions for step in reaction.steps)
+        return cache
+
+    if not enabled:
+        return build()
+    from rdkit import rdBase
+
+    from chemassay.runtime.cache import cached
+    from chemassay.runtime.files import sha256_file
+
+    key = {"gold_sha256": sha256_file(gold_path), "radius": FP_RADIUS, "bits": FP_BITS, "rdkit": rdBase.rdkitVersion}
+    return cached("mechanism-molecules", key, build, save=_save_cache, load=_load_cache, suffix=".npz")
 
 
 def dataset_ref(gold_path) -> dict[str, Any]:
     """``dataset`` field of a result: the bundled oMeBench file's name, else the file's."""
     from pathlib import Path
 
+    from chemassay.data.registry import get_spec
     from chemassay.runtime.files import sha256_file
 
     path = Path(gold_path)
     digest = sha256_file(path)
-    try:
-        from chemassay.data import get_spec
-
-        for entry in get_spec("omebench").files:
-            if entry.sha256 == digest:
-                return {"name": f"omebench/{entry.name}", "sha256": digest}
-    except Exception:  # the registry is optional here: fall back to the file name
-        pass
+    for entry in get_spec("omebench").files:
+        if entry.sha256 == digest:
+            return {"name": f"omebench/{entry.name}", "sha256": digest}
     return {"name": path.name, "sha256": digest}
 
 
-def report_result(report: ScoreReport, *, gold_path, pred_path, task: str = "omes", elapsed_s: float = 0.0,
-                  extra_config: dict[str, Any] | None = None):
-    """The shared :class:`~chemassay.report.Result` of a scoring run (see docs/mechanism.md)."""
-    from chemassay.report.result import DatasetRef, Result, SkippedItem, input_ref
+def load_gold(gold_path, reaction_ids: Iterable[str] | None = None):
+    """The gold reactions of a file (restricted to ``reaction_ids`` when given) and the
+    :class:`~chemassay.suites.mechanism.records.ReactionSet` they come from."""
+    from chemassay.suites.mechanism.records import load_reactions
 
-    sources = Counter(result.weight_source for result in report.results)
-    skipped = [SkippedItem(**row) for row in report.skipped]
-    skipped += [SkippedItem(**{**row, "reason": f"gold record unusable: {row['reason']}"}) for row in report.gold_rejected]
-    return Result(
-        suite="mechanism",
-        task=task,
-        metrics=report.metrics,
-        n=len(report.results),
-        skipped=skipped,
-        dataset=DatasetRef(**dataset_ref(gold_path)),
-        inputs=[input_ref(gold_path), input_ref(pred_path)],
-        config={**report.config.as_dict(), "weights": dict(sources), **(extra_config or {})},
-        elapsed_s=elapsed_s,
-        by_level=report.summary["by_level"],
-        by_type=report.summary["by_type"],
-        by_subtype=report.summary["by_subtype"],
-        by_length=report.summary["by_length"],
-        alignment_tags=report.summary["alignment_tags"],
-        failures=report.failures(),
-        missing=report.missing(),
-        reactions=[result.row() for result in report.results],
-    )
+    gold = load_reactions(gold_path)
+    reactions = gold.reactions
+    if reaction_ids is not None:
+        wanted = set(reaction_ids)
+        reactions = [r for r in reactions if r.reaction_id in wanted]
+    return reactions, gold
 
 
 def score_files(
@@ -372,13 +414,7 @@ def score_files(
     ``reaction_ids`` restricts the gold reactions scored (e.g. to those a ``--limit``ed run
     asked about); by default every gold reaction is scored.
     """
-    from chemassay.suites.mechanism.records import load_reactions
-
-    gold = load_reactions(gold_path)
-    reactions = gold.reactions
-    if reaction_ids is not None:
-        wanted = set(reaction_ids)
-        reactions = [r for r in reactions if r.reaction_id in wanted]
+    reactions, gold = load_gold(gold_path, reaction_ids)
     predictions = load_predictions(pred_path, (r.reaction_id for r in reactions))
     cache = gold_cache(gold_path, gold.reactions, enabled=use_cache)
     return score_all(reactions, predictions, config, gold_rejected=gold.rejected, cache=cache)

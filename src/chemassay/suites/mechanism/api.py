@@ -1,0 +1,426 @@
+"""The mechanism suite's Python API (``chemassay.mechanism``): oMeBench data, the oMeS
+scorer, mechanism predictors (chat models, local checkpoints, the built-in baselines).
+
+* :func:`evaluate` — score predictions (a JSONL file, a dict ``reaction_id → answer``, a list
+  of records) against gold mechanisms, or run ``model=`` first and score its answers;
+  returns a :class:`~chemassay.report.result.Result` with S_total, S_partial, V, L, their
+  bootstrap intervals and per-reaction scores.
+* :func:`predict` — run a mechanism predictor over reactions with the paper's prompts
+  (``default``, ``cot``, ``kshot``); optional resumable JSON Lines output.
+* :func:`verify` (alias :func:`validate`) — check an oMeBench file record by record.
+* :func:`expand` — R-group expansion of templates (oMe-Silver style).
+* :func:`load_reactions` / :func:`load_dataset` — the bundled oMe-Gold and oMe-Template.
+* :func:`parse_response` — one raw model answer into predicted steps.
+
+The CLI (``chemassay mechanism ...``) and the demo call these functions and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chemassay.errors import UserInputError
+from chemassay.report.result import Result
+from chemassay.suites.mechanism.oms import TAU
+from chemassay.suites.mechanism.parse import parse_response
+from chemassay.suites.mechanism.records import Reaction
+from chemassay.suites.mechanism.runners import PredictionRun
+from chemassay.suites.mechanism.scoring import METRICS, ScoreConfig, ScoreReport
+
+__all__ = [
+    "PredictionRun", "Reaction", "ScoreConfig", "evaluate", "expand", "load_dataset", "load_reactions",
+    "parse_response", "predict", "validate", "verify",
+]
+
+Source = str | os.PathLike
+PROTOCOL = "mechanism-predictor"
+
+
+def load_reactions(source: Source | Sequence[Reaction] = "gold") -> list[Reaction]:
+    """The usable reactions of an oMeBench file or dataset name (``gold``, ``template``,
+    ``omebench:PART``, or a JSON / JSONL path); a list of :class:`Reaction` passes through.
+
+    Unusable records (no id, a mechanism that is not a step list, a repeated id) are left
+    out; :func:`verify` lists them.
+    """
+    if isinstance(source, (list, tuple)):
+        return list(source)
+    from chemassay.suites.mechanism.data import reactions_path
+    from chemassay.suites.mechanism.records import load_reactions as load_file
+
+    return load_file(reactions_path(source)).reactions
+
+
+def load_dataset(part: str = "gold", *, records: bool = False) -> list[Any]:
+    """oMeBench through the dataset registry: ``part`` is ``gold`` (196 reactions) or
+    ``templates`` (167); ``records=True`` gives the raw JSON objects. The same as
+    ``chemassay.load_dataset("omebench", part=part)``."""
+    from chemassay.data.registry import load_dataset as registry_load
+
+    return registry_load("omebench", part=part, records=records)
+
+
+# ----------------------------------------------------------------------------- predict
+
+
+def _openai_default(spec):
+    """The paper's prompt is the whole conversation (it starts with its own persona and the
+    CoT variant asks for reasoning): no system prompt unless the spec asks for one."""
+    if spec.kind == "openai" and "system" not in spec.options:
+        return spec.with_options(system="none")
+    return spec
+
+
+def load_predictor(model: Any, context: Mapping[str, Any] | None = None) -> Any:
+    """A mechanism predictor from a spec string (``openai:MODEL``, ``hf:PATH``,
+    ``nearest-neighbour``, ``gold-oracle``, ``python:module:fn``...) or an object/callable."""
+    from chemassay.models.registry import resolve_model
+    from chemassay.models.spec import ModelSpec, parse_spec
+
+    if isinstance(model, (str, ModelSpec)):
+        model = _openai_default(parse_spec(model))
+    return resolve_model(model, PROTOCOL, dict(context or {}))
+
+
+def _prepare(reactions: list[Reaction], prompt: str, k: int, pool: Source | Sequence[Reaction],
+             allow_same_family: bool, info: Callable[[str], None] | None):
+    from chemassay.suites.mechanism.runners import prepare_jobs
+
+    index = None
+    if prompt == "kshot":
+        from chemassay.suites.mechanism.retrieval import ReactionIndex, usable_exemplars
+
+        candidates = load_reactions(pool)
+        exemplars = usable_exemplars(candidates)
+        if info is not None:
+            info(f"k-shot pool {pool if isinstance(pool, (str, os.PathLike)) else 'given'}: "
+                 f"{len(exemplars)} of {len(candidates)} reactions usable as exemplars")
+        index = ReactionIndex(exemplars)
+    return prepare_jobs(reactions, prompt, k=k, pool_index=index, exclude_family=not allow_same_family)
+
+
+def _style(prompt: str, k: int) -> str:
+    return f"kshot{k}" if prompt == "kshot" else prompt
+
+
+def predict(
+    model: Any,
+    reactions: Source | Sequence[Reaction] = "gold",
+    *,
+    prompt: str = "default",
+    k: int = 3,
+    pool: Source | Sequence[Reaction] = "template",
+    allow_same_family: bool = False,
+    limit: int | None = None,
+    out: Source | None = None,
+    overwrite: bool = False,
+    context: Mapping[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+    info: Callable[[str], None] | None = None,
+) -> PredictionRun:
+    """Ask a mechanism predictor for the mechanism of every reaction (the paper's prompts).
+
+    ``model`` is a spec (``openai:gpt-4o-mini,base_url=URL``, ``hf:./ckpt``,
+    ``nearest-neighbour:pool=template``, ``gold-oracle``...) or an object with
+    ``predict_mechanisms(records)``. ``prompt`` is ``default`` (the paper's one-shot prompt),
+    ``cot`` or ``kshot`` (``k`` exemplars from ``pool`` by DRFP similarity, never of the
+    query's family unless ``allow_same_family``). ``limit`` keeps the first N reactions.
+    With ``out`` the answers go to a JSON Lines file as they arrive and a second call
+    resumes it (only unanswered reactions are asked; ``overwrite`` starts again).
+    ``context`` gives the model factory settings such as ``base_url``. Returns the rows
+    (``{"reaction_id", "response"|"mechanism"|"error", ...}``) and counts; an endpoint that
+    refuses connections raises ``EndpointUnreachable`` (a one-line user error) at once.
+    """
+    if limit is not None and limit < 1:
+        raise UserInputError("--limit must be at least 1")
+    target = None
+    if out is not None:
+        from chemassay.runtime.files import ensure_writable
+
+        target = ensure_writable(out, "predictions file")
+    chosen = load_reactions(reactions)[:limit]
+    settings = dict(context or {})
+    # The gold-oracle repeats the reactions asked about (by name when they have one).
+    settings.setdefault("gold", str(reactions) if isinstance(reactions, (str, os.PathLike)) else chosen)
+    loaded = load_predictor(model, settings)
+    jobs = _prepare(chosen, prompt, k, pool, allow_same_family, info)
+    from chemassay.suites.mechanism.runners import run_model
+
+    return run_model(loaded, jobs, style=_style(prompt, k), out=target, overwrite=overwrite, progress=progress)
+
+
+# ---------------------------------------------------------------------------- evaluate
+
+
+def _model_ref_of_items(items: Any):
+    from chemassay.models.identity import in_memory_ref
+
+    try:
+        json.dumps(items, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return in_memory_ref(repr(items)[:100_000])  # an object JSON cannot hold: identified by its text
+    return in_memory_ref(items)
+
+
+def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_ref, config: dict[str, Any],
+            started: float, bootstrap: int, seed: int) -> Result:
+    from chemassay.report.intervals import attach_intervals
+    from chemassay.report.result import DatasetRef, SkippedItem, input_ref
+    from chemassay.suites.mechanism.scoring import dataset_ref
+
+    sources = Counter(result.weight_source for result in report.results)
+    skipped = [SkippedItem(**row) for row in report.skipped]
+    skipped += [SkippedItem(**{**row, "reason": f"gold record unusable: {row['reason']}"}) for row in report.gold_rejected]
+    result = Result(
+        suite="mechanism",
+        task="evaluate",
+        model=model_ref,
+        metrics=report.metrics,
+        n=len(report.results),
+        item_ids=[r.reaction.reaction_id for r in report.results],
+        item_scores={metric: [r.values[metric] for r in report.results] for metric in METRICS},
+        skipped=skipped,
+        dataset=DatasetRef(**dataset_ref(gold_path)),
+        inputs=[input_ref(path) for path in inputs],
+        config={**report.config.as_dict(), "weights": dict(sources), **config},
+        elapsed_s=time.perf_counter() - started,
+        warnings=report.warnings(),
+        by_level=report.summary["by_level"],
+        by_type=report.summary["by_type"],
+        by_subtype=report.summary["by_subtype"],
+        by_length=report.summary["by_length"],
+        alignment_tags=report.summary["alignment_tags"],
+        failures=report.failures(),
+        missing=report.missing(),
+        reactions=[r.row() for r in report.results],
+    )
+    return attach_intervals(result, resamples=bootstrap, seed=seed)
+
+
+def _nothing_attributable(predictions, where: str) -> None:
+    if predictions.rows:
+        return
+    first = predictions.skipped[0] if predictions.skipped else None
+    detail = f" (first row: {first['reason']}" + (f", id {first['item']!r})" if first and first.get("item") else ")") if first else ""
+    raise UserInputError(
+        f"{where}: not one prediction has the reaction_id of a gold reaction scored{detail}; "
+        "were these predictions made for another gold file?"
+    )
+
+
+def evaluate(
+    predictions: Source | Mapping[str, Any] | Sequence[Any] | None = None,
+    gold: Source = "gold",
+    *,
+    model: Any = None,
+    prompt: str = "default",
+    k: int = 3,
+    pool: Source | Sequence[Reaction] = "template",
+    allow_same_family: bool = False,
+    limit: int | None = None,
+    predictions_out: Source | None = None,
+    overwrite: bool = False,
+    context: Mapping[str, Any] | None = None,
+    tau: float = TAU,
+    round_to: int | None = None,
+    strict: bool = False,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    use_cache: bool = True,
+    progress: Callable[[int], None] | None = None,
+    info: Callable[[str], None] | None = None,
+) -> Result:
+    """Score mechanisms against oMeBench gold with oMeS; the ``chemassay mechanism evaluate`` result.
+
+    ``predictions`` is a JSONL / JSON file of rows ``{"reaction_id", "response": text}`` (or
+    ``"mechanism": [steps]``, or the published pipeline's ``"output"``), a dict
+    ``reaction_id → raw answer text or step list``, or a list of such rows. Or give
+    ``model=`` (a spec or a mechanism predictor): it is run first with :func:`predict`'s
+    options (``prompt``, ``k``, ``pool``, ``allow_same_family``, ``limit``; its answers go to
+    ``predictions_out`` when given, resumable) and its answers are scored. ``gold`` is a
+    dataset name (``gold``, ``template``) or a file. Every gold reaction is scored (a
+    limited model run: those asked); one without prediction counts as an empty mechanism
+    and is named in ``result.warnings``. ``tau`` is the Tanimoto threshold of partial
+    credit, ``round_to`` rounds per-reaction values as the published tool (2), ``strict``
+    parses answers exactly as the published pipeline. Metrics: S_total, S_partial, V, L
+    (with ``bootstrap`` resamples for 95 % intervals, seeded by ``seed``; 0 turns them off),
+    counts; ``item_scores`` holds the per-reaction values, ``reactions`` the per-reaction
+    rows.
+
+    >>> import chemassay.mechanism as mechanism
+    >>> oracle = mechanism.evaluate(model="gold-oracle", gold="gold", bootstrap=0)
+    >>> oracle.n, oracle.metrics["S_total"], oracle.metrics["L"]
+    (196, 1.0, 1.0)
+    >>> answer = '[ANSWER][{"type": "proton_transfer", "subtype": "acid_base_proton_transfer", '
+    >>> answer += '"intermediate_smiles": "[CH2-]C=O"}][/ANSWER]'
+    >>> one = mechanism.evaluate({"NR-001": answer}, gold="gold", bootstrap=0)
+    >>> one.item_ids[0], round(one.item_scores["S_total"][0], 4), one.metrics["n_missing"]
+    ('NR-001', 0.2286, 195)
+    >>> one.warnings[0]
+    "195 of 196 gold reactions have no prediction: each is scored as an empty mechanism ..."
+    """
+    from chemassay.suites.mechanism.data import reactions_path
+    from chemassay.suites.mechanism.scoring import (
+        gold_cache,
+        load_gold,
+        load_predictions,
+        predictions_from_items,
+        score_all,
+    )
+
+    started = time.perf_counter()
+    if not 0.0 <= tau <= 1.0:
+        raise UserInputError(f"--tau {tau}: must be between 0 and 1")
+    if round_to is not None and round_to < 0:
+        raise UserInputError("--round must be a non-negative number of decimals")
+    if (predictions is None) == (model is None):
+        raise UserInputError("evaluate: give predictions (a file, a dict or a list) or model=SPEC, not both or neither")
+    config = ScoreConfig(tau, round_to, strict)
+    gold_path = reactions_path(gold)
+    inputs = [gold_path]
+    extra: dict[str, Any] = {}
+    if model is not None:
+        run = predict(model, gold, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
+                      out=predictions_out, overwrite=overwrite, context=context, progress=progress, info=info)
+        reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in run.rows] if limit else None)
+        attributed = predictions_from_items(run.rows, (r.reaction_id for r in reactions))
+        from chemassay.models.identity import model_ref
+
+        ref = model_ref(run.model_object)
+        extra = {"prompt": run.prompt_style, "limit": limit, "run": run.as_dict()}
+        if prompt == "kshot":
+            extra["pool"] = pool if isinstance(pool, (str, os.PathLike)) else "given"
+            extra["allow_same_family"] = allow_same_family
+    else:
+        reactions, gold_set = load_gold(gold_path)
+        known = [r.reaction_id for r in reactions]
+        if isinstance(predictions, (str, os.PathLike)):
+            pred_path = Path(predictions)
+            if not pred_path.is_file():
+                raise UserInputError(f"{pred_path}: no such prediction file" if not pred_path.exists()
+                                     else f"{pred_path}: is a directory, expected a prediction file")
+            attributed = load_predictions(pred_path, known)
+            _nothing_attributable(attributed, str(pred_path))
+            from chemassay.models.identity import predictions_ref
+
+            ref = predictions_ref(pred_path)
+            inputs.append(pred_path)
+        else:
+            attributed = predictions_from_items(predictions, known)
+            _nothing_attributable(attributed, "predictions")
+            ref = _model_ref_of_items(predictions)
+    cache = gold_cache(gold_path, gold_set.reactions, enabled=use_cache)
+    report = score_all(reactions, attributed, config, gold_rejected=gold_set.rejected, cache=cache)
+    return _result(report, gold_path=gold_path, inputs=inputs, model_ref=ref, config=extra, started=started,
+                   bootstrap=bootstrap, seed=seed)
+
+
+# ----------------------------------------------------------------------------- verify
+
+
+def verify(path: Source) -> Result:
+    """Check an oMeBench file (JSON array or JSONL; ``gold`` / ``template`` for the bundled
+    ones): every record's fields, SMILES (RDKit), labels against the taxonomy, step
+    numbering and weights. The result's ``problems`` lists each finding with its line,
+    reaction id, field, kind and severity; ``metrics`` counts them (``errors`` > 0 means the
+    file has errors; the CLI then exits 1)."""
+    from chemassay.report.result import input_ref
+    from chemassay.suites.mechanism.data import reactions_path
+    from chemassay.suites.mechanism.validate import validate_file
+
+    started = time.perf_counter()
+    target = reactions_path(path)
+    report = validate_file(target)
+    return Result(
+        suite="mechanism",
+        task="verify",
+        metrics={
+            "reactions": report.n_reactions,
+            "steps": report.n_steps,
+            "errors": len(report.errors),
+            "warnings": len(report.warnings),
+            **{f"problems.{kind}": count for kind, count in report.counts().items()},
+        },
+        n=report.n_reactions,
+        inputs=[input_ref(target)],
+        config={},
+        elapsed_s=time.perf_counter() - started,
+        problems=[p.as_dict() for p in report.problems],
+    )
+
+
+validate = verify
+
+
+# ----------------------------------------------------------------------------- expand
+
+
+def expand(
+    templates: Source = "template",
+    *,
+    substituents: Source | None = None,
+    per_template: int = 10,
+    attempts: int = 5,
+    seed: int = 0,
+    out: Source | None = None,
+):
+    """Expand the R-group placeholders ``[*:i]`` of templates into concrete reactions (how
+    oMe-Silver was made, without an LLM): each placeholder number gets one substituent
+    everywhere in the reaction and its mechanism; an instance is kept only when every
+    SMILES sanitizes. Up to ``per_template`` instances per template, ``attempts`` ×
+    ``per_template`` assignments tried, drawn with ``seed``. With ``out`` the reactions are
+    written as JSON Lines and a manifest (``OUT.manifest.json``: sizes, seed, checksums,
+    rejections) beside them. Returns the
+    :class:`~chemassay.suites.mechanism.expand.ExpansionResult` (``records``, ``rejected``,
+    ``templates_without_instance``; ``manifest`` when written)."""
+    from chemassay.runtime.files import atomic_write_text, ensure_writable, sha256_file
+    from chemassay.suites.mechanism.data import reactions_path
+    from chemassay.suites.mechanism.expand import (
+        default_substituents_path,
+        expand_templates,
+        load_substituents,
+    )
+    from chemassay.suites.mechanism.records import read_records
+
+    if per_template < 1 or attempts < 1:
+        raise UserInputError("--per-template and --attempts must be at least 1")
+    target = ensure_writable(out, "expanded reactions file") if out is not None else None
+    path = reactions_path(templates)
+    sub_path = Path(substituents) if substituents is not None else default_substituents_path()
+    groups = load_substituents(sub_path)
+    found = read_records(path)
+    started = time.perf_counter()
+    result = expand_templates([r.data for r in found.records], groups, per_template=per_template,
+                              attempts=attempts, seed=seed)
+    result.templates_read = len(found.records)
+    if target is None:
+        return result
+    atomic_write_text(target, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in result.records))
+    from chemassay import __version__
+
+    manifest = {
+        "kind": "chemassay mechanism expand",
+        "files": {target.name: {"sha256": sha256_file(target), "records": len(result.records)}},
+        "inputs": {"templates": {"path": str(path), "sha256": sha256_file(path)},
+                   "substituents": {"path": str(sub_path), "sha256": sha256_file(sub_path)}},
+        "seed": seed,
+        "config": {"per_template": per_template, "attempts": attempts, "substituents": len(groups)},
+        "templates": len(found.records),
+        "malformed_template_records": [{"line": m.line, "reason": m.reason} for m in found.malformed],
+        "templates_without_instance": result.templates_without_instance,
+        "rejected": dict(result.rejected),
+        "rejected_examples": result.examples,
+        "elapsed_s": round(time.perf_counter() - started, 3),
+        "chemassay": __version__,
+    }
+    manifest_path = target.with_name(target.name + ".manifest.json")
+    atomic_write_text(manifest_path, json.dumps(manifest, indent=2) + "\n")
+    result.manifest = manifest
+    result.manifest_path = manifest_path
+    return result

@@ -1,0 +1,66 @@
+"""The mechanism suite's metrics: oMeS (:mod:`.oms`, per reaction) aggregated by
+:mod:`.scoring`, and the metric cards of every key its results carry.
+
+``evaluate`` results carry the four oMeS means (per-reaction values in ``item_scores``, so
+they get bootstrap intervals) and counts of how the gold reactions were scored; ``verify``
+results carry counts of a checked file's records and problems. The module imports nothing
+heavy (``chemassay metrics list`` reads the cards without RDKit).
+"""
+
+from __future__ import annotations
+
+from chemassay.report.cards import MetricCard
+
+SUITE = "mechanism"
+_TABLES = "Tables 3, 14, 15, 16"
+_COUNT = "a count, not a mean over reactions"
+
+METRIC_CARDS: list[MetricCard] = [
+    MetricCard(
+        "S_total", SUITE,
+        "mean over gold reactions of the exact-match credit: the weights of gold steps aligned (weighted "
+        "Needleman-Wunsch on step subtypes) to a predicted step of the same subtype whose intermediate has "
+        "the same canonical SMILES, over the reaction's total weight",
+        "higher", (0.0, 1.0), paper_name="S_tot (%)", paper_table=_TABLES, interval="bootstrap", short="S_tot",
+    ),
+    MetricCard(
+        "S_partial", SUITE,
+        "mean over gold reactions of the partial credit: like S_total, but an aligned step earns its weight "
+        "times the Morgan-fingerprint Tanimoto of the two intermediates when it is at least tau (0.6)",
+        "higher", (0.0, 1.0), paper_name="S_part (%)", paper_table=_TABLES, interval="bootstrap", short="S_part",
+    ),
+    MetricCard(
+        "V", SUITE,
+        "validity: mean over gold reactions of the share of predicted intermediates RDKit parses into a "
+        "non-empty molecule (0 for a reaction without prediction or with an unparseable one)",
+        "higher", (0.0, 1.0), paper_name="V (%)", paper_table=_TABLES, interval="bootstrap",
+    ),
+    MetricCard(
+        "L", SUITE,
+        "logic: mean over gold reactions of the share of gold steps aligned to a predicted step of the same "
+        "subtype (the step sequence is right, whatever the intermediates)",
+        "higher", (0.0, 1.0), paper_name="L (%)", paper_table=_TABLES, interval="bootstrap",
+    ),
+    MetricCard("n_scored", SUITE, "gold reactions with a parsed prediction", "none", (0.0, None),
+               interval_note=_COUNT),
+    MetricCard("n_missing", SUITE, "gold reactions without any prediction (scored as empty mechanisms, 0)",
+               "lower", (0.0, None), interval_note=_COUNT),
+    MetricCard("n_unparsed", SUITE,
+               "gold reactions whose prediction could not be parsed or whose request failed (scored 0)",
+               "lower", (0.0, None), interval_note=_COUNT),
+    MetricCard("exact_mechanisms", SUITE, "gold reactions predicted perfectly (S_total = 1)", "higher",
+               (0.0, None), interval_note=_COUNT),
+    MetricCard("reactions", SUITE, "records checked by verify (objects read from the file)", "none", (0.0, None),
+               interval_note=_COUNT),
+    MetricCard("steps", SUITE, "mechanism steps in the records checked by verify", "none", (0.0, None),
+               interval_note=_COUNT),
+    MetricCard("errors", SUITE, "problems of severity 'error' found by verify (exit code 1 when any)", "lower",
+               (0.0, None), interval_note=_COUNT),
+    MetricCard("warnings", SUITE, "problems of severity 'warning' found by verify", "lower", (0.0, None),
+               interval_note=_COUNT),
+    MetricCard("problems.{kind}", SUITE,
+               "problems of one kind found by verify (malformed, missing_field, duplicate_id, invalid_smiles, "
+               "unknown_type, unknown_subtype, type_mismatch, step_numbering, step_count, weight_invalid, "
+               "weights_partial, weights_sum, unknown_level)",
+               "lower", (0.0, None), interval_note=_COUNT),
+]
