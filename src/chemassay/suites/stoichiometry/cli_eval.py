@@ -72,7 +72,7 @@ def evaluate_command(
 
 app.command("evaluate")(evaluate_command)
 # the pre-contract name, kept for one release
-app.command("score", hidden=True, deprecated=True)(evaluate_command)
+app.command("score", hidden=True)(evaluate_command)
 
 
 def _legacy_spec(baseline: str, train: Path | None, train_split: str, oracle: Path | None) -> str:

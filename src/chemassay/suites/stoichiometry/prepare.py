@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
-from chemassay.chem.formula import FormulaError
+from chemassay.chem.formula import MAX_COUNT_DIGITS, FormulaError
 from chemassay.chem.molecules import InvalidSmiles, try_canonical
 from chemassay.chem.reactions import InvalidReaction, Reaction, detect_reagents, strip_cxsmiles
 from chemassay.runtime.parallel import Failure, parallel_map
@@ -206,6 +206,9 @@ def _bag_side(text: str, table: SpeciesTable) -> list[tuple[Species, int]]:
         if not chunk:
             continue
         match = _COEFFICIENT.match(chunk)
+        if match and len(match.group(1)) > MAX_COUNT_DIGITS:
+            raise InvalidReaction(text[:200], f"coefficient of {chunk[:20]!r}... has {len(match.group(1)):,} digits "
+                                              f"(at most {MAX_COUNT_DIGITS})")
         coefficient = int(match.group(1)) if match else 1
         body = chunk[match.end():] if match else chunk
         if coefficient < 1 or not body:
