@@ -297,6 +297,7 @@ def balance(
     >>> balance(["CC(=O)Cl.CN>>CC(=O)NC", "CCO>>CCO"]).metrics["rebalanced"]
     1
     """
+    from chemassay.runtime.files import ensure_writable_dir
     from chemassay.suites.stoichiometry.data import resolve_source
     from chemassay.suites.stoichiometry.prepare import (
         balance_result,
@@ -305,8 +306,6 @@ def balance(
         write_balanced,
         write_details,
     )
-
-    from chemassay.runtime.files import ensure_writable_dir
 
     started = time.perf_counter()
     if method not in ("library", "reference"):

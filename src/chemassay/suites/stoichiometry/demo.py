@@ -42,7 +42,11 @@ def run_demo(out_dir: Path, *, limit: int | None = None, n_jobs: int = 2) -> lis
     from chemassay.suites.stoichiometry.api import evaluate, verify
     from chemassay.suites.stoichiometry.data import resolve_source, source_info
     from chemassay.suites.stoichiometry.plots import plot_baselines
-    from chemassay.suites.stoichiometry.prepare import RebalanceConfig, balance_result, process_source
+    from chemassay.suites.stoichiometry.prepare import (
+        RebalanceConfig,
+        balance_result,
+        process_source,
+    )
     from chemassay.suites.stoichiometry.variants import VariantConfig, build_variants
 
     out_dir = Path(out_dir)
