@@ -117,6 +117,21 @@ def test_a_5000_digit_coefficient_is_an_invalid_bag_not_a_crash(cli, tmp_path, b
     assert "digits" in json.loads(balanced.read_text())["skipped"][0]["reason"]
 
 
+def test_a_megabyte_smiles_is_skipped_at_once(cli, tmp_path):
+    import time
+
+    predictions, targets = tmp_path / "p.txt", tmp_path / "t.txt"
+    predictions.write_text("{1}CCO\n" + "{1}" + "C" * 1_000_000 + "\n")
+    targets.write_text("{1}" + "C" * 1_000_000 + "\n{1}CCO\n")
+    out = tmp_path / "r.json"
+    started = time.perf_counter()
+    result = cli("stoichiometry", "score", predictions, targets, "--out", out)
+    assert result.code == 0 and time.perf_counter() - started < 20
+    scored = json.loads(out.read_text())
+    assert scored["n"] == 1 and "too long" in scored["skipped"][0]["reason"]
+    assert scored["rows"][0]["valid"] is False and "too long" in scored["rows"][0]["reason"]
+
+
 # --- an unwritable --out fails before any work ------------------------------------------------
 
 
