@@ -185,6 +185,14 @@ def test_a_chat_model_predicts_and_is_evaluated_end_to_end(cli, openai_server, i
     assert failed.n == 3 and failed.metrics["VAL"] == 0.0 and failed.prediction_counts["failed"] == 3
     assert all("request failed" in row["reason"] for row in failed.rows)
 
+    # the server URL may come from --base-url instead of the spec
+    openai_server.refuse_chat = False
+    again = tmp_path / "again.txt"
+    result = cli("stoichiometry", "predict", "--model", "openai:chemist-1", "--base-url", openai_server.base_url,
+                 "--src", tmp_path / "src.txt", "--out", again)
+    assert result.code == 0, result.stderr
+    assert again.read_text() == predicted.read_text()
+
 
 def test_uspto_datasets_load_through_the_registry():
     test = chemassay.load_dataset("uspto15k", part="test")  # an alias of uspto-15k
