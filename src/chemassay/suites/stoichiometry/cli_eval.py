@@ -28,8 +28,9 @@ def _context(base_url: str | None) -> dict:
 
 
 def evaluate_command(
-    files: list[Path] = typer.Argument(..., help="PREDICTIONS TARGETS: predicted and true bags, line-aligned "
-                                                 "(with --model: TARGETS only)."),
+    files: list[Path] = typer.Argument(..., metavar="[PREDICTIONS] TARGETS",
+                                       help="PREDICTIONS TARGETS: predicted and true bags, line-aligned "
+                                            "(with --model: TARGETS only)."),
     src: Path = typer.Option(None, "--src", help="Input bags, line-aligned: the model's inputs with --model, and the "
                                                  "BAL/DEF/EXC/DE diagnostics."),
     model: str = typer.Option(None, "--model", "-m", help="Model spec to run on --src first: algebraic:TRAIN_DIR, "
