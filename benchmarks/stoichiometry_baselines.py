@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from chemassay.runtime.progress import settings
-from chemassay.suites.stoichiometry.baselines import BASELINES, load_memory, predict_lines
-from chemassay.suites.stoichiometry.inputs import resolve_source
+from chemassay.suites.stoichiometry.algebra import BASELINES, load_memory, predict_lines
+from chemassay.suites.stoichiometry.data import resolve_source
 from chemassay.suites.stoichiometry.metrics import BagReader
 from chemassay.suites.stoichiometry.prepare import RebalanceConfig, process_source
 from chemassay.suites.stoichiometry.scoring import score_files

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from chemassay.runtime.progress import settings
-from chemassay.suites.stoichiometry.inputs import resolve_source
+from chemassay.suites.stoichiometry.data import resolve_source
 from chemassay.suites.stoichiometry.prepare import RebalanceConfig, process_source
 from chemassay.suites.stoichiometry.variants import (
     AUGMENTATIONS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chemassay.suites.stoichiometry.inputs import resolve_source
+from chemassay.suites.stoichiometry.data import resolve_source
 from chemassay.suites.stoichiometry.prepare import RebalanceConfig, process_source
 
 LIMIT = 120

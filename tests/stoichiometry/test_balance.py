@@ -16,7 +16,7 @@ from chemassay.suites.stoichiometry.balance import (
     UNEXPLAINED,
     ByproductSolver,
 )
-from chemassay.suites.stoichiometry.inputs import resolve_source
+from chemassay.suites.stoichiometry.data import resolve_source
 from chemassay.suites.stoichiometry.library import load_library
 from chemassay.suites.stoichiometry.prepare import (
     RebalanceConfig,

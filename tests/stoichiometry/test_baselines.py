@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chemassay.suites.stoichiometry.baselines import (
+from chemassay.suites.stoichiometry.algebra import (
     ReactionMemory,
     integer_null_space,
     load_memory,

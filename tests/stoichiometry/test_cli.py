@@ -7,7 +7,7 @@ import zipfile
 
 from chemassay.data import get_spec
 from chemassay.data.registry import UrlSource
-from chemassay.suites.stoichiometry.inputs import resolve_source
+from chemassay.suites.stoichiometry.data import resolve_source
 
 REACTIONS = """# a few reactions in every accepted form
 {1}O=C=O.{4}[H][H]>>{1}C.{2}O

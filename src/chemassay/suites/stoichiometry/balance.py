@@ -246,13 +246,10 @@ def reference_leftover(symbols: list[str]) -> str | None:
     """The single molecule the authors add for left-over atoms: every atom written as a
     bracket atom, in order, bonded in a chain (``[Cl][H]`` is HCl); None when that is not a
     valid molecule (``[O][H][H]`` gives hydrogen two bonds)."""
-    from rdkit import Chem
+    from chemassay.chem.molecules import mol_to_canonical, safe_mol_from_smiles
 
-    from chemassay.chem.molecules import rdkit_log_silenced
-
-    with rdkit_log_silenced():
-        mol = Chem.MolFromSmiles("[" + "][".join(symbols) + "]")
-    return Chem.MolToSmiles(mol) if mol is not None else None
+    mol = safe_mol_from_smiles("[" + "][".join(symbols) + "]")
+    return mol_to_canonical(mol) if mol is not None else None
 
 
 def reference_rebalance(reactants: list[str], products: list[str]) -> tuple[str, list[str], list[str]]:

@@ -1,304 +1,180 @@
-"""Two reference baselines for ChemAlgebra: ``copy-coefficient`` and an exact ``algebraic`` solver.
+"""The suite's built-in models: ChemAlgebra's two reference baselines as bag-predictor kinds.
 
-Both need to know which molecules take part in the reaction. They learn it by memorising the
-training pairs (``src-train.txt``/``tgt-train.txt``): every pair gives the reaction's species
-set ``U``, its reagents ``G`` (species with the same coefficient on both sides; the only
-species whose net change is zero) and the direction of change ``nu`` (target minus source
-coefficients divided by their gcd, which is ``k_hat * (m_P - m_R)`` in T2 and
-``k * (m_P - m_R)`` in T1). A test input is matched by its set of species: the pair with
-exactly that input set, else the smallest memorised reaction whose species include all of
-the input's. With ``oracle`` targets the species of the target line are used instead of the
-memory (coefficients are never read): the algebra-only upper bound.
+``--model algebraic:TRAIN_DIR`` and ``--model copy-coefficient:TRAIN_DIR`` memorise the
+training pairs of a dataset folder written by ``chemassay stoichiometry build`` and predict a
+product bag for every input bag (the algebra is in :mod:`.algebra`). Options:
 
-``algebraic``: the integer null space of the element matrix (elements and charge by species,
-reagents fixed) gives the reaction vector; when it is one-dimensional its smallest integer
-vector ``nu`` is used (oriented like the memorised direction, or so that target-only species
-are produced), else the memorised direction. The reaction then runs as far as the input
-allows: ``t = min(x_s // -nu_s)`` over consumed species, and no further than any reagent's
-coefficient ``x_g`` (in T2 ``k_hat`` is the minimum of every coefficient drawn, reagents
-included); prediction ``x + t nu`` (reagents unchanged). This is exact for T1 (``t = k``) and
-for T2 whenever ``k_hat`` was drawn by a consumed species or a reagent of multiplicity 1; when
-a product drew it, that product is absent from the input and no input feature tells ``k_hat``.
+* ``split=auto|train|train_cross`` — which training pairs to memorise. ``auto`` (default)
+  takes ``train_cross`` when the input file's name contains ``cross`` (``src-test_cross.txt``)
+  and the folder has it, else ``train``; inputs handed over in memory have no name, so give
+  ``split=train_cross`` there.
+* ``oracle=TGT_FILE`` — take each reaction's species from the line-aligned target file instead
+  of the memory (never its coefficients): the algebra alone. ``TRAIN_DIR`` may then be left
+  out (``algebraic:oracle=data/tgt-test_out.txt``).
+* ``encoding=smiles|formula`` — the bag notation (default: ``--encoding``, else the manifest
+  of the training folder, or of the oracle file's folder, else ``smiles``).
 
-``copy-coefficient`` (the T1 shortcut): every product and reagent gets the input's most
-common coefficient (the smallest on ties).
-
-An input whose reaction is unknown is predicted unchanged (no reaction), so every output line
-is a balanced, valid bag; unreadable input lines give an empty line (scored invalid).
+This module is imported when the model registry loads its catalog, so it imports nothing
+heavy (RDKit is imported when a model is created).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
-from fractions import Fraction
-from math import gcd
+import hashlib
+import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from chemassay.data.readers import iter_lines
-from chemassay.errors import UserInputError
-from chemassay.suites.stoichiometry.metrics import BagError, BagReader, ParsedBag
-from chemassay.suites.stoichiometry.species import Species
+from chemassay.models.registry import ModelKind
 
-BASELINES = ("copy-coefficient", "algebraic")
+SPLITS = ("auto", "train", "train_cross")
+BASELINE_OPTIONS = {
+    "split": "training pairs to memorise: auto (train_cross for an input file named *cross*, else train), "
+             "train or train_cross",
+    "oracle": "target file (line-aligned with the inputs) whose species, never coefficients, replace the memory",
+    "encoding": "bag notation: smiles or formula (default: the training folder's manifest, else smiles)",
+}
+_FACTORY = "chemassay.suites.stoichiometry.baselines:create_baseline"
+
+MODEL_KINDS = [
+    ModelKind(
+        name="algebraic", protocols=("bag-predictor",), factory=_FACTORY,
+        description=("ChemAlgebra baseline: memorised species and reagents, reaction vector from the integer null "
+                     "space of the element matrix, run as far as the input allows (exact on T1)"),
+        arg="TRAIN_DIR", options=BASELINE_OPTIONS, suite="stoichiometry",
+        example="algebraic:chemalgebra/smiles_t2_x1",
+    ),
+    ModelKind(
+        name="copy-coefficient", protocols=("bag-predictor",), factory=_FACTORY,
+        description=("ChemAlgebra baseline, the T1 shortcut: memorised products and reagents, each with the input's "
+                     "most common coefficient"),
+        arg="TRAIN_DIR", options=BASELINE_OPTIONS, suite="stoichiometry",
+        example="copy-coefficient:chemalgebra/smiles_t1_x1,split=train",
+    ),
+]
 
 
-def integer_null_space(matrix: list[list[int]]) -> list[list[int]]:
-    """Basis of the null space of an integer matrix, each vector scaled to coprime integers.
+class MemorisingBaseline:
+    """A bag predictor: ``copy-coefficient`` or ``algebraic`` over memorised training pairs
+    (or oracle species); see the module docstring for the settings.
 
-    Exact (fractions, reduced row echelon form). ``matrix`` has one row per equation and one
-    column per unknown; an empty matrix of ``n`` columns has the identity as basis.
+    After :meth:`predict_bags`, ``counts`` holds the run's counts (unknown reactions,
+    undetermined reaction vectors, unreadable inputs), ``split_used`` the training split read,
+    and ``failures`` the inputs that got no prediction (index → reason), as for every model.
     """
-    rows = [[Fraction(v) for v in row] for row in matrix]
-    columns = len(rows[0]) if rows else 0
-    pivots: list[int] = []
-    rank = 0
-    for column in range(columns):
-        pivot = next((r for r in range(rank, len(rows)) if rows[r][column] != 0), None)
-        if pivot is None:
-            continue
-        rows[rank], rows[pivot] = rows[pivot], rows[rank]
-        lead = rows[rank][column]
-        rows[rank] = [v / lead for v in rows[rank]]
-        for r in range(len(rows)):
-            if r != rank and rows[r][column] != 0:
-                factor = rows[r][column]
-                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[rank], strict=True)]
-        pivots.append(column)
-        rank += 1
-        if rank == len(rows):
-            break
-    free = [c for c in range(columns) if c not in pivots]
-    basis = []
-    for free_column in free:
-        vector = [Fraction(0)] * columns
-        vector[free_column] = Fraction(1)
-        for row, pivot_column in enumerate(pivots):
-            vector[pivot_column] = -rows[row][free_column]
-        denominator = 1
-        for value in vector:
-            denominator = denominator * value.denominator // gcd(denominator, value.denominator)
-        integers = [int(value * denominator) for value in vector]
-        divisor = 0
-        for value in integers:
-            divisor = gcd(divisor, abs(value))
-        basis.append([v // divisor for v in integers] if divisor else integers)
-    return basis
 
+    def __init__(self, baseline: str, train: str | Path | None = None, *, split: str = "auto",
+                 oracle: str | Path | None = None, encoding: str | None = None,
+                 source: str | Path | None = None) -> None:
+        from chemassay.errors import UserInputError
+        from chemassay.suites.stoichiometry.algebra import BASELINES, PredictionReport
+        from chemassay.suites.stoichiometry.metrics import BagReader
+        from chemassay.suites.stoichiometry.scoring import encoding_for
 
-def primitive(vector: list[int]) -> list[int]:
-    """``vector`` divided by the gcd of its entries."""
-    divisor = 0
-    for value in vector:
-        divisor = gcd(divisor, abs(value))
-    return [v // divisor for v in vector] if divisor else list(vector)
+        if baseline not in BASELINES:
+            raise UserInputError(f"unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}")
+        if split not in SPLITS:
+            raise UserInputError(f"{baseline}: split must be one of {', '.join(SPLITS)}, got {split!r}")
+        if train is None and oracle is None:
+            raise UserInputError(
+                f"{baseline} needs a training folder written by 'chemassay stoichiometry build' "
+                f"({baseline}:TRAIN_DIR) or oracle target species ({baseline}:oracle=TGT_FILE)"
+            )
+        self.train = Path(train) if train is not None else None
+        self.oracle = Path(oracle) if oracle is not None else None
+        if self.oracle is not None and not self.oracle.is_file():
+            raise UserInputError(f"{self.oracle}: no such oracle target file")
+        if self.oracle is None and not self.train.is_dir():
+            raise UserInputError(f"{self.train}: no such dataset folder (give a folder written by "
+                                 "'chemassay stoichiometry build')")
+        self.baseline = baseline
+        self.name = baseline
+        self.split = split
+        self.source = Path(source) if source is not None else None
+        anchor = self.train / "tgt-train.txt" if self.train is not None else self.oracle
+        self.encoding = encoding_for(anchor, encoding)
+        self.reader = BagReader(self.encoding)
+        self.counts = PredictionReport()
+        self.failures: dict[int, str] = {}
+        self.split_used: str | None = None
+        self.memorised: int | None = None
+        self._memories: dict[str, Any] = {}
 
+    def training_split(self) -> str:
+        """The training split ``auto`` resolves to for the current input file (module doc)."""
+        if self.split != "auto":
+            return self.split
+        cross = self.source is not None and "cross" in self.source.name
+        return "train_cross" if cross and (self.train / "src-train_cross.txt").is_file() else "train"
 
-@dataclass(frozen=True)
-class MemorizedReaction:
-    """What a training pair teaches: species, reagents and the direction of change."""
+    def _memory(self, split: str):
+        from chemassay.suites.stoichiometry.algebra import load_memory
 
-    species: tuple[str, ...]
-    reagents: frozenset[str]
-    direction: tuple[int, ...]
+        if split not in self._memories:
+            self._memories[split] = load_memory(self.train, split, self.reader)
+        return self._memories[split]
 
-    def produced(self) -> set[str]:
-        return {s for s, d in zip(self.species, self.direction, strict=True) if d > 0}
+    def predict_bags(self, sources: Sequence[str]) -> list[str]:
+        """The product bag predicted for each input bag (``{n}X.{m}Y``; an empty string for an
+        input that is not a readable bag, recorded in ``failures``)."""
+        from chemassay.data.readers import iter_lines
+        from chemassay.errors import UserInputError
+        from chemassay.suites.stoichiometry.algebra import predict_lines
+        from chemassay.suites.stoichiometry.metrics import BagError
 
-
-class ReactionMemory:
-    """Training reactions keyed by the set of input species (module doc)."""
-
-    def __init__(self) -> None:
-        self.entries: list[MemorizedReaction] = []
-        self.by_input: dict[frozenset[str], int] = {}
-        self.by_species: dict[str, set[int]] = {}
-        self._seen: dict[tuple, int] = {}
-
-    def add(self, source: dict[str, int], target: dict[str, int]) -> None:
-        """Memorise one training pair."""
-        universe = tuple(sorted(source.keys() | target.keys()))
-        reagents = frozenset(s for s in universe if source.get(s, 0) == target.get(s, 0))
-        direction = tuple(primitive([target.get(s, 0) - source.get(s, 0) for s in universe]))
-        key = (universe, direction)
-        number = self._seen.get(key)
-        if number is None:
-            number = self._seen[key] = len(self.entries)
-            self.entries.append(MemorizedReaction(universe, reagents, direction))
-            for species in universe:
-                self.by_species.setdefault(species, set()).add(number)
-        self.by_input.setdefault(frozenset(source), number)
-
-    def lookup(self, inputs: set[str]) -> MemorizedReaction | None:
-        """The memorised reaction for an input species set, or None."""
-        number = self.by_input.get(frozenset(inputs))
-        if number is not None:
-            return self.entries[number]
-        candidates: set[int] | None = None
-        for species in inputs:
-            found = self.by_species.get(species)
-            if not found:
-                return None
-            candidates = set(found) if candidates is None else candidates & found
-            if not candidates:
-                return None
-        if not candidates:
-            return None
-        best = min(candidates, key=lambda n: (len(self.entries[n].species), n))
-        return self.entries[best]
-
-
-def _vector(species: Species) -> dict[str, int]:
-    vector = dict(species.counts)
-    if species.charge:
-        vector["__charge__"] = species.charge
-    return vector
-
-
-def reaction_direction(
-    universe: list[str], fixed: set[str], species: dict[str, Species], hint: dict[str, int] | None,
-    produced: set[str], consumed: set[str],
-) -> dict[str, int] | None:
-    """The reaction vector over ``universe`` (``nu``; zero for fixed species), or None.
-
-    Integer null space of the element matrix of the free species; one-dimensional: its
-    primitive vector, oriented by ``hint`` (a memorised direction), else so that ``produced``
-    species grow and ``consumed`` ones shrink; otherwise ``hint`` if it balances; else None.
-    """
-    free = [s for s in universe if s not in fixed]
-    if not free:
-        return None
-    vectors = [_vector(species[s]) for s in free]
-    elements = sorted({e for v in vectors for e in v})
-    matrix = [[v.get(e, 0) for v in vectors] for e in elements]
-    basis = integer_null_space(matrix)
-    if len(basis) == 1:
-        nu = dict(zip(free, basis[0], strict=True))
-        if hint:
-            sign = 1 if sum(nu[s] * hint.get(s, 0) for s in free) >= 0 else -1
+        source_lines = list(sources)
+        memory = oracle_lines = None
+        if self.oracle is not None:
+            oracle_lines = [line for _, line in iter_lines(self.oracle)]
+            if len(oracle_lines) != len(source_lines):
+                raise UserInputError(
+                    f"{self.oracle} has {len(oracle_lines)} lines but {len(source_lines)} inputs were given: "
+                    "the oracle target file must be line-aligned with the inputs"
+                )
+            self.split_used, self.memorised = None, None
         else:
-            score = sum(nu[s] for s in produced if s in nu) - sum(nu[s] for s in consumed if s in nu)
-            sign = 1 if score >= 0 else -1
-        return {s: sign * v for s, v in nu.items()}
-    if hint and all(sum(vectors[i].get(e, 0) * hint.get(s, 0) for i, s in enumerate(free)) == 0 for e in elements):
-        return {s: hint.get(s, 0) for s in free}
-    return None
+            self.split_used = self.training_split()
+            memory = self._memory(self.split_used)
+            self.memorised = len(memory.entries)
+        lines, self.counts = predict_lines(self.baseline, source_lines, self.reader, memory=memory,
+                                           oracle_lines=oracle_lines)
+        self.failures = {}
+        for index, line in enumerate(lines):
+            if not line:
+                try:
+                    self.reader.parse(source_lines[index], "src")
+                except BagError as exc:
+                    self.failures[index] = f"input is not a readable bag: {exc}"
+        return lines
+
+    def describe(self) -> dict[str, Any]:
+        """The settings that determine the predictions."""
+        return {"baseline": self.baseline, "train": str(self.train) if self.train else None, "split": self.split,
+                "oracle": str(self.oracle) if self.oracle else None, "encoding": self.encoding}
+
+    def checksum(self) -> str:
+        """sha256 of the baseline's settings and of the files it reads (training pairs, oracle)."""
+        from chemassay.runtime.files import sha256_file
+
+        files: dict[str, str] = {}
+        if self.train is not None:
+            for name in ("src-train.txt", "tgt-train.txt", "src-train_cross.txt", "tgt-train_cross.txt"):
+                if (self.train / name).is_file():
+                    files[name] = sha256_file(self.train / name)
+        if self.oracle is not None:
+            files["oracle"] = sha256_file(self.oracle)
+        material = {"baseline": self.baseline, "split": self.split, "encoding": self.encoding, "files": files}
+        return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def run_reaction(inputs: dict[str, int], nu: dict[str, int], bound: int | None = None) -> dict[str, int]:
-    """``inputs + t * nu`` with the largest ``t`` keeping every coefficient non-negative and at
-    most ``bound``."""
-    consumed = [(s, -v) for s, v in nu.items() if v < 0]
-    if not consumed:
-        return dict(inputs)
-    extent = min(inputs.get(s, 0) // need for s, need in consumed)
-    if bound is not None:
-        extent = min(extent, bound)
-    result = dict(inputs)
-    for s, v in nu.items():
-        result[s] = result.get(s, 0) + extent * v
-    return {s: c for s, c in result.items() if c > 0}
+def create_baseline(spec, protocol: str, context: dict[str, Any]) -> MemorisingBaseline:
+    """Factory of the ``algebraic`` and ``copy-coefficient`` kinds (``factory(spec, protocol,
+    context)``; the context may give ``encoding`` and ``source``, the input file's path)."""
+    from chemassay.models.spec import check_options
 
-
-def copy_coefficient(inputs: dict[str, int], products: set[str], reagents: set[str]) -> dict[str, int]:
-    """Every product and reagent with the input's most common coefficient (smallest on ties)."""
-    counts = Counter(inputs.values())
-    best = max(counts.values())
-    k = min(c for c, n in counts.items() if n == best)
-    return {s: k for s in sorted(products | reagents)}
-
-
-def format_bag(bag: dict[str, int]) -> str:
-    """``{n}X.{m}Y`` in the given order."""
-    return ".".join(f"{{{c}}}{s}" for s, c in bag.items() if c > 0)
-
-
-@dataclass
-class PredictionReport:
-    """Counts of a prediction run."""
-
-    lines: int = 0
-    unknown: int = 0
-    undetermined: int = 0
-    unreadable: int = 0
-
-
-def load_memory(train_dir: Path, split: str, reader: BagReader) -> ReactionMemory:
-    """Memorise ``src-<split>.txt``/``tgt-<split>.txt`` of a dataset folder."""
-    src, tgt = train_dir / f"src-{split}.txt", train_dir / f"tgt-{split}.txt"
-    for path in (src, tgt):
-        if not path.is_file():
-            raise UserInputError(f"{path}: no such training file (is {train_dir} a folder written by 'build'?)")
-    memory = ReactionMemory()
-    for (number, src_line), (_, tgt_line) in zip(iter_lines(src), iter_lines(tgt), strict=False):
-        try:
-            source, target = reader.parse(src_line, "src"), reader.parse(tgt_line, "tgt")
-        except BagError as exc:
-            raise UserInputError(f"{src} / {tgt} line {number}: {exc}") from None
-        memory.add(source.coefficients, target.coefficients)
-    return memory
-
-
-def predict_lines(
-    baseline: str, source_lines: list[str], reader: BagReader, *, memory: ReactionMemory | None = None,
-    oracle_lines: list[str] | None = None,
-) -> tuple[list[str], PredictionReport]:
-    """Predict a target bag for every source line (module doc)."""
-    if baseline not in BASELINES:
-        raise UserInputError(f"unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}")
-    if memory is None and oracle_lines is None:
-        raise ValueError("predict_lines needs a memory or oracle target lines")
-    report = PredictionReport()
-    outputs: list[str] = []
-    cache: dict[tuple, dict[str, int] | None] = {}
-    for index, line in enumerate(source_lines):
-        report.lines += 1
-        try:
-            source = reader.parse(line, "src")
-        except BagError:
-            report.unreadable += 1
-            outputs.append("")
-            continue
-        inputs = source.coefficients
-        known = dict(source.species)
-        if oracle_lines is not None:
-            try:
-                oracle = reader.parse(oracle_lines[index], "tgt")
-            except BagError:
-                oracle = ParsedBag({}, {})
-            known.update(oracle.species)
-            universe = sorted(inputs.keys() | oracle.coefficients.keys())
-            fixed: set[str] = set()
-            hint = None
-            produced = set(oracle.coefficients) - set(inputs)
-            consumed = set(inputs) - set(oracle.coefficients)
-        else:
-            entry = memory.lookup(set(inputs)) if memory else None
-            if entry is None:
-                report.unknown += 1
-                outputs.append(format_bag(inputs))
-                continue
-            universe = list(entry.species)
-            fixed = set(entry.reagents)
-            hint = dict(zip(entry.species, entry.direction, strict=True))
-            produced = entry.produced()
-            consumed = {s for s, d in hint.items() if d < 0}
-            for species in universe:
-                if species not in known:
-                    known[species] = reader.table.get(species)
-        key = (tuple(universe), tuple(sorted(fixed)), tuple(sorted((hint or {}).items())),
-               tuple(sorted(produced)), tuple(sorted(consumed)))
-        if key not in cache:
-            cache[key] = reaction_direction(universe, fixed, known, hint, produced, consumed)
-        nu = cache[key]
-        if nu is None:
-            report.undetermined += 1
-            outputs.append(format_bag(inputs))
-            continue
-        reagents = {s for s in universe if s in inputs and nu.get(s, 0) == 0}
-        if baseline == "algebraic":
-            predicted = run_reaction(inputs, nu, min((inputs[s] for s in reagents), default=None))
-        else:
-            predicted = copy_coefficient(inputs, {s for s, v in nu.items() if v > 0}, reagents)
-        outputs.append(format_bag(predicted))
-    return outputs, report
+    check_options(spec, set(BASELINE_OPTIONS))
+    return MemorisingBaseline(
+        spec.kind, spec.arg or None, split=spec.options.get("split", "auto"), oracle=spec.options.get("oracle"),
+        encoding=spec.options.get("encoding") or context.get("encoding"), source=context.get("source"),
+    )

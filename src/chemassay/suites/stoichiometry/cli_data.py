@@ -1,17 +1,17 @@
-"""stoichiometry data commands: library, balance, build, build-all, build-uspto-t, verify."""
+"""stoichiometry data commands: library, balance, build, build-all, build-uspto-t, verify.
+
+Thin callers of :mod:`chemassay.suites.stoichiometry.api`: they parse options, call it and
+write or print its result.
+"""
 
 from __future__ import annotations
 
-import time
-from collections import Counter
 from pathlib import Path
 
 import typer
 
-from chemassay.clitools import JobsOption, SeedOption, console, emit, info
-from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, Result, SkippedItem
-from chemassay.runtime.files import atomic_writer
+from chemassay.clitools import JobsOption, SeedOption, console, emit, info, writable_out
+from chemassay.report.result import Result
 
 app = typer.Typer()
 
@@ -22,44 +22,13 @@ LibraryOption = typer.Option(None, "--library", help="By-product library JSON (d
 MaxByproductsOption = typer.Option(6, "--max-byproducts", help="Most molecules re-balancing may add (1-6).")
 LimitOption = typer.Option(None, "--limit", help="Read only the first N reactions of each split (quick runs).")
 
-# The paper's Table 1 (USPTO-MIT): balanced, re-balanced and USPTO-BAL percentages per split.
-PAPER_TABLE_1 = {
-    "train": {"total": 409035, "balanced": 4.59, "rebalanced": 39.66, "usable": 44.26},
-    "valid": {"total": 30000, "balanced": 4.31, "rebalanced": 39.56, "usable": 43.87},
-    "test": {"total": 40000, "balanced": 4.52, "rebalanced": 39.93, "usable": 44.45},
-}
-
-
-def _config(library: Path | None, max_byproducts: int, encoding: str = "smiles", **extra):
-    from chemassay.suites.stoichiometry.prepare import RebalanceConfig
-
-    if not 1 <= max_byproducts <= 6:
-        raise UserInputError(f"--max-byproducts must be between 1 and 6, got {max_byproducts}")
-    if encoding not in ("smiles", "formula"):
-        raise UserInputError(f"--encoding must be 'smiles' or 'formula', got {encoding!r}")
-    return RebalanceConfig(str(library) if library else None, max_byproducts, encoding, **extra)
-
-
-def _source_info(source) -> dict:
-    return {
-        "name": source.name,
-        "dataset": source.dataset,
-        "files": [{"split": f.split, "path": f.describe(), "sha256": ref.sha256}
-                  for f, ref in zip(source.files, _refs_by_file(source), strict=True)],
-    }
-
-
-def _refs_by_file(source) -> list:
-    refs = {ref.path: ref for ref in source.input_refs()}
-    return [refs[str(f.path)] for f in source.files]
-
 
 @app.command("library")
 def library_command(library: Path = LibraryOption) -> None:
     """List the by-product library used to re-balance reactions (where each may be added)."""
     from rich.table import Table
 
-    from chemassay.suites.stoichiometry.library import load_library
+    from chemassay.suites.stoichiometry.api import load_library
 
     loaded = load_library(library)
     table = Table(title=f"{loaded.name} ({len(loaded.entries)} entries) - {loaded.path}")
@@ -69,21 +38,6 @@ def library_command(library: Path = LibraryOption) -> None:
         elements = " ".join(f"{e}{c if c > 1 else ''}" for e, c in entry.counts)
         table.add_row(entry.name, entry.smiles, elements, ", ".join(entry.sides))
     console.print(table)
-
-
-def balance_metrics(processed) -> tuple[dict, dict]:
-    """Table-1 metrics (overall) and per-split rows of a processed source."""
-    def row(counts: dict[str, int]) -> dict:
-        total = sum(counts.values())
-        usable = counts["balanced"] + counts["rebalanced"]
-        return {
-            "total": total, **counts, "usable": usable,
-            "balanced_pct": 100 * counts["balanced"] / total if total else None,
-            "rebalanced_pct": 100 * counts["rebalanced"] / total if total else None,
-            "usable_pct": 100 * usable / total if total else None,
-        }
-
-    return row(processed.counts()), {split: row(processed.counts(split)) for split in processed.outcomes}
 
 
 @app.command("balance")
@@ -102,99 +56,25 @@ def balance_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Classify every reaction as balanced or not (per element, implicit H and charge counted) and re-balance it with by-products when exactly one minimal explanation exists (USPTO-BAL, paper Table 1)."""
-    from chemassay.suites.stoichiometry.inputs import resolve_source
-    from chemassay.suites.stoichiometry.prepare import process_source
+    from chemassay.suites.stoichiometry.api import balance
 
-    started = time.perf_counter()
-    resolved = resolve_source(source)
-    if method not in ("library", "reference"):
-        raise UserInputError(f"--method must be 'library' or 'reference', got {method!r}")
-    config = _config(library, max_byproducts, encoding, rebalance=not no_rebalance, method=method)
-    processed = process_source(resolved, config, splits=split or None, limit=limit, n_jobs=n_jobs)
-    overall, per_split = balance_metrics(processed)
-    outcomes = [o for group in processed.outcomes.values() for o in group]
-    element_counts = Counter(e for o in outcomes if o.status != "invalid" for e in o.elements)
-    explanations = Counter(o.reason for o in outcomes if o.status == "rebalanced")
-    unexplained = Counter(o.reason for o in outcomes if o.status == "unexplained")
-    skipped = [SkippedItem(line=o.line, item=o.split, reason=o.reason) for o in outcomes if o.status == "invalid"]
-    if details:
-        with atomic_writer(details) as handle:
-            handle.write("split\tline\tstatus\timbalance\troles\treason\n")
-            for o in outcomes:
-                handle.write(f"{o.split}\t{o.line}\t{o.status}\t{o.delta}\t{o.roles}\t{o.reason}\n")
-    if balanced_out:
-        _write_balanced(processed, balanced_out)
-    metrics = {
-        "reactions": overall["total"], "balanced": overall["balanced"], "rebalanced": overall["rebalanced"],
-        "ambiguous": overall["ambiguous"], "unexplained": overall["unexplained"], "invalid": overall["invalid"],
-        "balanced_pct": overall["balanced_pct"], "rebalanced_pct": overall["rebalanced_pct"],
-        "usable_pct": overall["usable_pct"],
-    }
-    result = Result(
-        suite="stoichiometry", task="balance", metrics=metrics, n=overall["total"] - overall["invalid"],
-        skipped=skipped, dataset=DatasetRef(name=resolved.dataset) if resolved.dataset else None,
-        inputs=resolved.input_refs(),
-        config={"library": processed.library.describe(), "max_byproducts": max_byproducts, "encoding": encoding,
-                "rebalance": not no_rebalance, "method": method, "splits": list(processed.outcomes), "limit": limit},
-        elapsed_s=time.perf_counter() - started,
-        per_split=per_split,
-        element_imbalance=dict(element_counts.most_common()),
-        top_explanations=dict(explanations.most_common(30)),
-        top_unexplained=dict(unexplained.most_common(15)),
-        paper_table_1_uspto_mit=PAPER_TABLE_1,
-    )
+    writable_out(out)
+    result = balance(source, library=library, max_byproducts=max_byproducts, encoding=encoding, splits=split or None,
+                     limit=limit, rebalance=not no_rebalance, method=method, n_jobs=n_jobs, details=details,
+                     balanced_out=balanced_out)
     emit(result, out)
-    for name, row in per_split.items():
-        info(f"{name}: {row['total']} reactions, balanced {row['balanced']} ({row['balanced_pct'] or 0:.2f}%), "
-                 f"re-balanced {row['rebalanced']} ({row['rebalanced_pct'] or 0:.2f}%), usable {row['usable_pct'] or 0:.2f}%")
+    for name, row in result.per_split.items():
+        info(f"{name}: {row['reactions']} reactions, balanced {row['balanced']} ({row['balanced_pct'] or 0:.2f}%), "
+             f"re-balanced {row['rebalanced']} ({row['rebalanced_pct'] or 0:.2f}%), usable {row['usable_pct'] or 0:.2f}%")
 
 
-def _write_balanced(processed, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for split, outcomes in processed.outcomes.items():
-        with atomic_writer(folder / f"{split}.txt") as handle:
-            for outcome in outcomes:
-                reaction = outcome.reaction
-                if reaction is None:
-                    continue
-                fields = [
-                    ".".join(key for key, m in side for _ in range(m))
-                    for side in (reaction.reactants, reaction.reagents, reaction.products)
-                ]
-                handle.write(">".join(fields) + "\n")
-
-
-def _variant_configs(encodings, tasks, augs, seed, khat, test_aug):
-    from chemassay.suites.stoichiometry.variants import VariantConfig
-
-    try:
-        return [VariantConfig(e, t, a, seed=seed, khat=khat, test_aug=test_aug)
-                for e in encodings for t in tasks for a in augs]
-    except ValueError as exc:
-        raise UserInputError(str(exc)) from None
-
-
-def _build(source: str, configs, folders, library, max_byproducts, limit, n_jobs) -> list[dict]:
-    from chemassay.suites.stoichiometry.inputs import resolve_source
-    from chemassay.suites.stoichiometry.prepare import process_source
-    from chemassay.suites.stoichiometry.variants import build_variants
-
-    resolved = resolve_source(source)
-    for split in ("train", "valid", "test"):
-        resolved.split(split)
-    processed = process_source(resolved, _config(library, max_byproducts), limit=limit, n_jobs=n_jobs)
-    if not processed.usable("train"):
-        raise UserInputError(f"{source}: no balanced or re-balanced training reaction to build from")
-    return build_variants(processed, configs, folders, source_info=_source_info(resolved), n_jobs=n_jobs)
-
-
-def _report_build(manifests: list[dict], folders: list[Path], started: float) -> None:
-    for manifest, folder in zip(manifests, folders, strict=True):
+def _report_build(result: Result) -> None:
+    for manifest, folder in zip(result.manifests, result.folders, strict=True):
         lines = sum(v["lines"] for k, v in manifest["files"].items() if k.startswith("src-"))
         used = manifest["used_reactions"]
         info(f"{folder}: {manifest['variant']}, {lines} reactions written "
              f"(from {used['train']}/{used['valid']}/{used['test']} balanced train/valid/test reactions)")
-    console.print(f"wrote {len(folders)} dataset(s) in {time.perf_counter() - started:.1f} s", highlight=False)
+    console.print(f"wrote {len(result.folders)} dataset(s) in {result.elapsed_s:.1f} s", highlight=False)
 
 
 @app.command("build")
@@ -213,10 +93,10 @@ def build_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build one ChemAlgebra dataset (src-/tgt- train, valid, test_in, test_out and the _cross splits) with a manifest; every line is checked to balance."""
-    started = time.perf_counter()
-    configs = _variant_configs([encoding], [task], [aug], seed, khat, test_aug)
-    manifests = _build(source, configs, [out], library, max_byproducts, limit, n_jobs)
-    _report_build(manifests, [out], started)
+    from chemassay.suites.stoichiometry.api import build
+
+    _report_build(build(source, out, encoding=encoding, task=task, aug=aug, seed=seed, khat=khat, test_aug=test_aug,
+                        library=library, max_byproducts=max_byproducts, limit=limit, n_jobs=n_jobs))
 
 
 @app.command("build-all")
@@ -232,13 +112,10 @@ def build_all_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build the eight ChemAlgebra datasets (smiles/formula x t1/t2 x x1/x5), re-balancing once."""
-    from chemassay.suites.stoichiometry.variants import AUGMENTATIONS, ENCODINGS, TASKS
+    from chemassay.suites.stoichiometry.api import build_all
 
-    started = time.perf_counter()
-    configs = _variant_configs(ENCODINGS, TASKS, AUGMENTATIONS, seed, khat, test_aug)
-    folders = [out / config.name for config in configs]
-    manifests = _build(source, configs, folders, library, max_byproducts, limit, n_jobs)
-    _report_build(manifests, folders, started)
+    _report_build(build_all(source, out, seed=seed, khat=khat, test_aug=test_aug, library=library,
+                            max_byproducts=max_byproducts, limit=limit, n_jobs=n_jobs))
 
 
 @app.command("build-uspto-t")
@@ -251,19 +128,11 @@ def build_uspto_t_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build USPTO-T1 or USPTO-T2 (paper Section 3): plain SMILES with duplicated molecules, for standard reaction predictors."""
-    from chemassay.suites.stoichiometry.inputs import resolve_source
-    from chemassay.suites.stoichiometry.prepare import process_source
-    from chemassay.suites.stoichiometry.variants import write_uspto_t
+    from chemassay.suites.stoichiometry.api import build_uspto_t
 
-    if kind not in ("t1", "t2"):
-        raise UserInputError(f"--kind must be 't1' or 't2', got {kind!r}")
-    started = time.perf_counter()
-    resolved = resolve_source(source)
-    processed = process_source(resolved, _config(None, 6, rebalance=False, keep_original=True), limit=limit, n_jobs=n_jobs)
-    manifest = write_uspto_t(processed, kind, out, seed=seed, source_info=_source_info(resolved))
-    lines = sum(v["lines"] for k, v in manifest["files"].items() if k.startswith("src-"))
-    console.print(f"wrote USPTO-{kind.upper()} ({lines} reactions) to {out} in {time.perf_counter() - started:.1f} s",
-                  highlight=False)
+    result = build_uspto_t(source, out, kind=kind, seed=seed, limit=limit, n_jobs=n_jobs)
+    console.print(f"wrote USPTO-{kind.upper()} ({result.metrics['line_pairs']} reactions) to {out} in "
+                  f"{result.elapsed_s:.1f} s", highlight=False)
 
 
 @app.command("verify")
@@ -273,23 +142,12 @@ def verify_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Check a dataset folder: files, line counts and sha256 against its manifest, and that every ChemAlgebra reaction balances. Exit 1 on any problem."""
-    from chemassay.suites.stoichiometry.verify import verify_folder
+    from chemassay.suites.stoichiometry.api import verify
 
-    if not folder.is_dir():
-        raise UserInputError(f"{folder}: no such dataset folder")
-    started = time.perf_counter()
-    report = verify_folder(folder, n_jobs=n_jobs)
-    result = Result(
-        suite="stoichiometry", task="verify",
-        metrics={"ok": report.ok, "files_checked": report.files_checked, "pairs_checked": report.pairs_checked,
-                 "problems": len(report.problems)},
-        n=report.pairs_checked,
-        skipped=[SkippedItem(line=p["line"], item=p["file"], reason=p["reason"]) for p in report.problems],
-        config={"folder": str(folder), "kind": report.manifest.get("kind"), "variant": report.manifest.get("variant")},
-        elapsed_s=time.perf_counter() - started,
-    )
+    writable_out(out)
+    result = verify(folder, n_jobs=n_jobs)
     emit(result, out)
-    if not report.ok:
-        for problem in report.problems[:10]:
-            info(f"{problem['file']} line {problem['line']}: {problem['reason']}")
+    if not result.metrics["ok"]:
+        for problem in result.skipped[:10]:
+            info(f"{problem.item} line {problem.line}: {problem.reason}")
         raise typer.Exit(1)

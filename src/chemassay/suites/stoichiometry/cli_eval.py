@@ -1,115 +1,135 @@
-"""stoichiometry evaluation commands: score, predict."""
+"""stoichiometry model commands: evaluate (hidden alias ``score``) and predict.
+
+Thin callers of :mod:`chemassay.suites.stoichiometry.api`: they parse options, call it and
+write its result.
+"""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import typer
 
-from chemassay.clitools import emit, info, need_file
+from chemassay.clitools import emit, info, need_file, writable_out
 from chemassay.errors import UserInputError
-from chemassay.report.result import Result, SkippedItem, input_ref
 
 app = typer.Typer()
 
 EncodingOption = typer.Option(
-    None, "--encoding", help="smiles or formula (default: from the manifest next to the target file, else smiles)."
+    None, "--encoding", help="smiles or formula (default: from the manifest next to the target/input file, else smiles)."
+)
+BaseUrlOption = typer.Option(
+    None, "--base-url", help="Server URL for an openai:NAME model without base_url= (else $OPENAI_BASE_URL)."
 )
 
 
-@app.command("score")
-def score_command(
-    predictions: Path = typer.Argument(..., help="Predicted bags, one per line ({n}X notation or plain SMILES)."),
-    targets: Path = typer.Argument(..., help="True bags, line-aligned with the predictions (e.g. tgt-test_in.txt)."),
-    src: Path = typer.Option(None, "--src", help="Input bags, line-aligned: enables the BAL/DEF/EXC/DE diagnostics."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write the JSON result (metrics and per-sample rows) here."),
-    encoding: str = EncodingOption,
-    compat: str = typer.Option("chemassay", "--compat", help="chemassay (bags, strict validity) or reference (the authors' notebook: greedy list matching, unparseable species dropped)."),
-    rows: bool = typer.Option(True, "--rows/--no-rows", help="Include per-sample rows in the result."),
-) -> None:
-    """Score predictions with ChemAlgebra's metrics: EM, JAC, F1, mol_JAC, mol_F1, ACC, ALO, VAL, and BAL/DEF/EXC/DE with --src."""
-    from chemassay.suites.stoichiometry.scoring import score_files
+def _context(base_url: str | None) -> dict:
+    return {"base_url": base_url} if base_url else {}
 
-    started = time.perf_counter()
-    need_file(predictions, "prediction")
+
+def evaluate_command(
+    files: list[Path] = typer.Argument(..., metavar="[PREDICTIONS] TARGETS",
+                                       help="PREDICTIONS TARGETS: predicted and true bags, line-aligned "
+                                            "(with --model: TARGETS only)."),
+    src: Path = typer.Option(None, "--src", help="Input bags, line-aligned: the model's inputs with --model, and the "
+                                                 "BAL/DEF/EXC/DE diagnostics."),
+    model: str = typer.Option(None, "--model", "-m", help="Model spec to run on --src first: algebraic:TRAIN_DIR, "
+                                                          "copy-coefficient:TRAIN_DIR, openai:NAME,base_url=URL..."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the JSON result (metrics and per-sample rows) here."),
+    predictions_out: Path = typer.Option(None, "--predictions-out", help="With --model: also write its predicted "
+                                                                         "bags here."),
+    encoding: str = EncodingOption,
+    compat: str = typer.Option("chemassay", "--compat", help="chemassay (bags, strict validity) or reference (the "
+                               "authors' notebook: greedy list matching, unparseable species dropped)."),
+    rows: bool = typer.Option(True, "--rows/--no-rows", help="Include per-sample rows in the result."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% intervals (0: none)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    base_url: str = BaseUrlOption,
+) -> None:
+    """Score predicted bags with ChemAlgebra's metrics: EM, JAC, F1, mol_JAC, mol_F1, ACC, ALO, VAL, and BAL/DEF/EXC/DE with --src."""
+    from chemassay.suites.stoichiometry.api import evaluate
+
+    writable_out(out)
+    writable_out(predictions_out, "predictions file")
+    if model is not None:
+        if len(files) != 1:
+            raise UserInputError("with --model give only TARGETS (the model predicts from --src)")
+        if src is None:
+            raise UserInputError("--model needs --src: the input bags the model predicts from")
+        predictions, targets = None, files[0]
+    else:
+        if len(files) != 2:
+            raise UserInputError("give PREDICTIONS TARGETS (two files), or TARGETS with --model SPEC --src SRC")
+        predictions, targets = need_file(files[0], "prediction"), files[1]
+        if predictions_out is not None:
+            raise UserInputError("--predictions-out needs --model (a predictions file is already written)")
     need_file(targets, "target")
     if src is not None:
         need_file(src, "source")
-    report = score_files(predictions, targets, src, encoding=encoding, compat=compat)
-    inputs = [input_ref(predictions), input_ref(targets)] + ([input_ref(src)] if src else [])
-    extra = {"rows": [s.row() for s in report.samples]} if rows else {}
-    result = Result(
-        suite="stoichiometry", task="score", metrics=report.metrics, n=len(report.samples),
-        skipped=[SkippedItem(**item) for item in report.skipped], inputs=inputs,
-        config={"encoding": report.breakdown["encoding"], "compat": compat, "with_source": src is not None},
-        elapsed_s=time.perf_counter() - started, breakdown=report.breakdown, **extra,
-    )
+    result = evaluate(predictions, targets, src, model=model, encoding=encoding, compat=compat, rows=rows,
+                      bootstrap=bootstrap, seed=seed, context=_context(base_url), predictions_out=predictions_out)
     emit(result, out)
 
 
-def _training_split(train: Path, source: Path, split: str) -> str:
-    if split != "auto":
-        return split
-    return "train_cross" if "cross" in source.name and (train / "src-train_cross.txt").is_file() else "train"
+app.command("evaluate")(evaluate_command)
+# the pre-contract name, kept for one release
+app.command("score", hidden=True)(evaluate_command)
+
+
+def _legacy_spec(baseline: str, train: Path | None, train_split: str, oracle: Path | None) -> str:
+    """The model spec the deprecated ``--baseline NAME --train DIR ...`` options stand for."""
+    from chemassay.models.spec import ModelSpec
+
+    if train is None and oracle is None:
+        raise UserInputError("--baseline needs --train DIR (memorised training pairs) or --oracle TGT; "
+                             f"better: --model {baseline}:TRAIN_DIR")
+    options = {}
+    if train_split != "auto":
+        options["split"] = train_split
+    if oracle is not None:
+        options["oracle"] = str(oracle)
+    return ModelSpec(baseline, str(train) if train is not None else "", options).text
 
 
 @app.command("predict")
 def predict_command(
-    baseline: str = typer.Option(..., "--baseline", help="copy-coefficient or algebraic."),
     src: Path = typer.Option(..., "--src", help="Input bags to predict from (e.g. src-test_in.txt)."),
     out: Path = typer.Option(..., "--out", "-o", help="Write the predicted bags here, one per line."),
-    train: Path = typer.Option(None, "--train", help="Dataset folder whose training pairs the baseline memorises."),
-    train_split: str = typer.Option("auto", "--train-split", help="Which training pairs: auto (train_cross for a *cross* source, else train), train, train_cross."),
-    oracle: Path = typer.Option(None, "--oracle", help="Target file whose species (not coefficients) replace the memory: the algebra-only upper bound."),
+    model: str = typer.Option(None, "--model", "-m", help="Model spec: algebraic:TRAIN_DIR[,split=...,oracle=TGT], "
+                                                          "copy-coefficient:TRAIN_DIR, openai:NAME,base_url=URL..."),
     encoding: str = EncodingOption,
     report: Path = typer.Option(None, "--report", help="Write a JSON result with the run's counts here."),
+    base_url: str = BaseUrlOption,
+    baseline: str = typer.Option(None, "--baseline", hidden=True, help="Deprecated: --model NAME:TRAIN_DIR."),
+    train: Path = typer.Option(None, "--train", hidden=True, help="Deprecated: the TRAIN_DIR of --model."),
+    train_split: str = typer.Option("auto", "--train-split", hidden=True, help="Deprecated: split= of --model."),
+    oracle: Path = typer.Option(None, "--oracle", hidden=True, help="Deprecated: oracle= of --model."),
 ) -> None:
-    """Predict target bags with a baseline: copy-coefficient (the T1 shortcut) or the exact algebraic solver."""
-    from chemassay.data.readers import iter_lines
+    """Predict product bags with a model: the baselines algebraic / copy-coefficient, a chat model, your own."""
     from chemassay.runtime.files import atomic_write_text
-    from chemassay.suites.stoichiometry.baselines import load_memory, predict_lines
-    from chemassay.suites.stoichiometry.metrics import BagReader
-    from chemassay.suites.stoichiometry.scoring import encoding_for
+    from chemassay.suites.stoichiometry.api import run_predictions
 
-    started = time.perf_counter()
+    writable_out(out, "predictions file")
+    writable_out(report, "report")
+    if baseline is not None:
+        if model is not None:
+            raise UserInputError("give --model SPEC (--baseline is its deprecated spelling), not both")
+        model = _legacy_spec(baseline, train, train_split, oracle)
+    elif train is not None or oracle is not None or train_split != "auto":
+        raise UserInputError("--train/--train-split/--oracle belong to --baseline; with --model write them in the "
+                             "spec: --model algebraic:TRAIN_DIR,split=train_cross,oracle=TGT")
+    if model is None:
+        raise UserInputError("predict needs --model SPEC (e.g. algebraic:TRAIN_DIR; see 'chemassay models list')")
     need_file(src, "source")
-    if train is None and oracle is None:
-        raise UserInputError("predict needs --train DIR (memorised training pairs) or --oracle TGT")
-    # the manifest of the training folder (or of the oracle's / source's folder) says the encoding
-    anchor = train / "tgt-train.txt" if train is not None else (oracle or src)
-    encoding = encoding_for(anchor, encoding)
-    reader = BagReader(encoding)
-    source_lines = [line for _, line in iter_lines(src)]
-    memory = None
-    split = None
-    inputs = [input_ref(src)]
-    if oracle is not None:
-        need_file(oracle, "oracle target")
-        oracle_lines = [line for _, line in iter_lines(oracle)]
-        if len(oracle_lines) != len(source_lines):
-            raise UserInputError(f"{oracle} has {len(oracle_lines)} lines but {src} has {len(source_lines)}")
-        inputs.append(input_ref(oracle))
-    else:
-        oracle_lines = None
-        if not train.is_dir():
-            raise UserInputError(f"{train}: no such dataset folder")
-        split = _training_split(train, src, train_split)
-        memory = load_memory(train, split, reader)
-        inputs.append(input_ref(train / f"src-{split}.txt"))
-    lines, counts = predict_lines(baseline, source_lines, reader, memory=memory, oracle_lines=oracle_lines)
-    atomic_write_text(out, "".join(line + "\n" for line in lines))
-    info(f"wrote {len(lines)} predictions to {out} ({counts.unknown} unknown reactions, "
-         f"{counts.undetermined} undetermined, {counts.unreadable} unreadable inputs)")
+    run = run_predictions(model, src, encoding=encoding, context=_context(base_url))
+    atomic_write_text(out, "".join(line + "\n" for line in run.bags))
+    counts = run.result.metrics
+    detail = ""
+    if "unknown_reactions" in counts:
+        detail = (f" ({counts['unknown_reactions']} unknown reactions, {counts['undetermined']} undetermined, "
+                  f"{counts['unreadable_inputs']} unreadable inputs)")
+    info(f"wrote {counts['lines']} predictions to {out}{detail}; {counts['failed']} without a usable prediction")
+    for item in run.result.skipped[:5]:
+        info(f"line {item.line}: {item.reason}")
     if report is not None:
-        result = Result(
-            suite="stoichiometry", task="predict",
-            metrics={"lines": counts.lines, "unknown_reactions": counts.unknown, "undetermined": counts.undetermined,
-                     "unreadable_inputs": counts.unreadable,
-                     "memorised_reactions": len(memory.entries) if memory else None},
-            n=counts.lines, inputs=inputs,
-            config={"baseline": baseline, "encoding": encoding, "train": str(train) if train else None,
-                    "train_split": split, "oracle": str(oracle) if oracle else None},
-            elapsed_s=time.perf_counter() - started,
-        )
-        emit(result, report)
+        emit(run.result, report)

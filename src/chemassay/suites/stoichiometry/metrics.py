@@ -35,8 +35,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from chemassay.chem.formula import FormulaError
+from chemassay.chem.formula import MAX_COUNT_DIGITS, FormulaError
 from chemassay.chem.molecules import InvalidSmiles
+from chemassay.report.cards import MetricCard
 from chemassay.suites.stoichiometry.species import Species, SpeciesTable
 
 METRIC_KEYS = ("EM", "JAC", "F1", "mol_JAC", "mol_F1", "ACC", "ALO", "VAL", "BAL", "DEF", "EXC", "DE")
@@ -80,12 +81,24 @@ def bag_side_text(line: str, role: str) -> str:
     return text
 
 
+_SHARED_TABLES: dict[str, SpeciesTable] = {}
+
+
+def shared_table(encoding: str) -> SpeciesTable:
+    """The process-wide species cache of an encoding: a species text always parses to the same
+    :class:`Species`, so every reader (memorising a training set, scoring a test set) shares one."""
+    table = _SHARED_TABLES.get(encoding)
+    if table is None:
+        table = _SHARED_TABLES[encoding] = SpeciesTable(encoding)
+    return table
+
+
 class BagReader:
-    """Reads bag lines (``{n}X`` notation or plain ``X.X.Y``) with a per-species cache."""
+    """Reads bag lines (``{n}X`` notation or plain ``X.X.Y``) through the shared species cache."""
 
     def __init__(self, encoding: str = "smiles") -> None:
         self.encoding = encoding
-        self.table = SpeciesTable(encoding)
+        self.table = shared_table(encoding)
 
     def key(self, species: Species) -> str:
         return species.smiles if self.encoding == "smiles" else species.formula
@@ -102,6 +115,9 @@ class BagReader:
                 raise BagError(f"empty item #{position}")
             match = _COEFFICIENT.match(chunk)
             if match:
+                if len(match.group(1)) > MAX_COUNT_DIGITS:
+                    raise BagError(f"item #{position}: coefficient has {len(match.group(1)):,} digits "
+                                   f"(at most {MAX_COUNT_DIGITS})")
                 coefficient = int(match.group(1))
                 body = chunk[match.end():]
             elif "{" in chunk or "}" in chunk:
@@ -224,6 +240,8 @@ def reference_entries(line: str, reader: BagReader) -> list[tuple[int | None, st
     entries = []
     for chunk in bag_side_text(line, "tgt").split("."):
         match = _COEFFICIENT.match(chunk)
+        if match and len(match.group(1)) > MAX_COUNT_DIGITS:
+            continue  # as unparseable as an invalid SMILES: the notebook would drop it
         coefficient = int(match.group(1)) if match else None
         body = chunk[match.end():] if match else chunk
         if reader.encoding == "smiles":
@@ -275,6 +293,30 @@ def score_sample_reference(line: int, pred_line: str, tgt_line: str, reader: Bag
     return score
 
 
+def item_values(score: SampleScore) -> dict[str, float | None]:
+    """One sample's value of every metric (:data:`METRIC_KEYS`): the metrics are the means of
+    these over samples; the balance classes are ``None`` where no balance was checked."""
+    values: dict[str, float | None] = {
+        "EM": score.em, "JAC": score.jac, "F1": score.f1, "mol_JAC": score.mol_jac, "mol_F1": score.mol_f1,
+        "ACC": score.acc, "ALO": score.alo, "VAL": float(score.valid),
+    }
+    balance = score.balance
+    checked = balance is not None
+    values["BAL"] = float(balance == "BAL") if checked else None
+    values["DEF"] = float(balance in ("DEF", "DE")) if checked else None
+    values["EXC"] = float(balance in ("EXC", "DE")) if checked else None
+    values["DE"] = float(balance == "DE") if checked else None
+    return values
+
+
+def item_scores(scores: list[SampleScore]) -> dict[str, list[float | None]]:
+    """Per-sample values of every metric, aligned with ``scores`` (for bootstrap intervals);
+    the balance keys only when some sample has a balance class."""
+    rows = [item_values(s) for s in scores]
+    keys = [k for k in METRIC_KEYS if k not in ("BAL", "DEF", "EXC", "DE") or any(s.balance for s in scores)]
+    return {key: [row[key] for row in rows] for key in keys}
+
+
 def aggregate(scores: list[SampleScore]) -> dict[str, float]:
     """Average the per-sample scores into the metric dict (keys :data:`METRIC_KEYS`)."""
     n = len(scores)
@@ -300,3 +342,93 @@ def aggregate(scores: list[SampleScore]) -> dict[str, float]:
             hits = sum(b == key for b in checked)
         metrics[key] = hits / len(checked) if checked else None
     return metrics
+
+
+# --- metric cards: every key a stoichiometry result carries ------------------------------------
+
+# The paper's Table 1 (USPTO-MIT): balanced, re-balanced and USPTO-BAL percentages per split.
+PAPER_TABLE_1 = {
+    "train": {"total": 409035, "balanced": 4.59, "rebalanced": 39.66, "usable": 44.26},
+    "valid": {"total": 30000, "balanced": 4.31, "rebalanced": 39.56, "usable": 43.87},
+    "test": {"total": 40000, "balanced": 4.52, "rebalanced": 39.93, "usable": 44.45},
+}
+
+_SUITE = "stoichiometry"
+_MEAN = "bootstrap"
+_COUNT_NOTE = "a count over the whole input, not a mean over items"
+
+
+def _score(key: str, description: str, paper_name: str, paper_table: str, short: str = "") -> MetricCard:
+    return MetricCard(key, _SUITE, description, "higher", (0.0, 1.0), paper_name, paper_table, _MEAN, short=short)
+
+
+def _count(key: str, description: str, direction: str = "none", paper_name: str | None = None,
+           paper_table: str | None = None) -> MetricCard:
+    return MetricCard(key, _SUITE, description, direction, (0.0, None), paper_name, paper_table, "none", _COUNT_NOTE)
+
+
+def _percent(key: str, description: str, paper_name: str) -> MetricCard:
+    return MetricCard(key, _SUITE, description, "none", (0.0, 100.0), paper_name, "Table 1", "none",
+                      "a percentage of the whole input (every reaction is classified), not a sample")
+
+
+METRIC_CARDS: list[MetricCard] = [
+    # evaluate: the paper's multilabel scores (Appendix E/F) and mass-balance diagnostics (Appendix B)
+    _score("EM", "exact match: the predicted bag has every true species with its true coefficient and nothing else",
+           "EM", "Table 4"),
+    _score("JAC", "Jaccard (multilabel accuracy) of the coefficient-weighted bags: TP / (TP + FP + FN)", "JAC",
+           "Table 4"),
+    _score("F1", "F1 of the coefficient-weighted bags: 2TP / (2TP + FP + FN)", "F1", "Table 4"),
+    _score("mol_JAC", "Jaccard over species, coefficients ignored (each species counted once)", "JAC (molecules)",
+           "Table 10"),
+    _score("mol_F1", "F1 over species, coefficients ignored (each species counted once)", "F1 (molecules)",
+           "Table 10"),
+    _score("ACC", "top-1 accuracy: the predicted bag equals the true bag (equals EM on {n}X bags; the measure of "
+           "standard predictors on USPTO-T1/T2)", "ACC", "Table 2"),
+    _score("ALO", "at least one true species is predicted", "ALO", "Table 2"),
+    _score("VAL", "the prediction parses: every species a valid SMILES/formula, every coefficient a positive integer",
+           "VAL", "Tables 6-9"),
+    _score("BAL", "of valid predictions whose input parses: same atoms of every element and same charge as the input",
+           "BAL", "Tables 6-9"),
+    MetricCard("DEF", _SUITE, "of valid predictions whose input parses: atoms of the input are missing (DEF or D+E)",
+               "lower", (0.0, 1.0), "DEF", "Tables 6-9", _MEAN),
+    MetricCard("EXC", _SUITE, "of valid predictions whose input parses: atoms appear from nowhere, 'alchemy' "
+               "(EXC or D+E)", "lower", (0.0, 1.0), "EXC", "Tables 6-9", _MEAN),
+    MetricCard("DE", _SUITE, "of valid predictions whose input parses: atoms both missing and in excess",
+               "lower", (0.0, 1.0), "D+E", "Tables 6-9", _MEAN),
+    # balance: USPTO-BAL (paper Table 1)
+    _count("reactions", "reaction lines read (every status, invalid included)", paper_name="total",
+           paper_table="Table 1"),
+    _count("balanced", "reactions balanced as written (elements with implicit H, and charge)", "none",
+           "balanced", "Table 1"),
+    _count("rebalanced", "reactions made balanced by the unique smallest set of library by-products", "none",
+           "re-balanced", "Table 1"),
+    _count("ambiguous", "unbalanced reactions with several smallest by-product explanations (left out)"),
+    _count("unexplained", "unbalanced reactions no by-product combination explains (left out)"),
+    _count("invalid", "reaction lines that cannot be read (listed in skipped with line and reason)", "lower"),
+    _percent("balanced_pct", "balanced reactions, % of all reactions read", "balanced (%)"),
+    _percent("rebalanced_pct", "re-balanced reactions, % of all reactions read", "re-balanced (%)"),
+    _percent("usable_pct", "balanced plus re-balanced reactions (USPTO-BAL), % of all reactions read",
+             "USPTO-BAL (%)"),
+    # verify
+    MetricCard("ok", _SUITE, "the folder passed every check (files, line counts, sha256, every line balanced)",
+               "higher", (0.0, 1.0), interval="none", interval_note="a verdict on the whole folder"),
+    _count("files_checked", "files of the manifest found and checked"),
+    _count("pairs_checked", "source/target line pairs checked for balance"),
+    _count("problems", "problems found (missing file, checksum, line count, unbalanced or unreadable line)", "lower"),
+    # predict
+    _count("lines", "input bags predicted (one output line each)"),
+    _count("failed", "inputs with no usable prediction (failed request, unreadable input): an empty output line",
+           "lower"),
+    _count("unknown_reactions", "inputs whose reaction the baseline has not memorised (predicted unchanged)", "lower"),
+    _count("undetermined", "inputs whose reaction vector the element matrix does not determine (predicted "
+           "unchanged)", "lower"),
+    _count("unreadable_inputs", "input lines that are not readable bags (empty output line)", "lower"),
+    _count("memorised_reactions", "distinct training reactions the baseline memorised"),
+    # build
+    _count("datasets", "dataset folders written"),
+    _count("line_pairs", "source/target line pairs written over every split and dataset"),
+    _count("train_reactions", "balanced or re-balanced training reactions the datasets were drawn from"),
+    _count("valid_reactions", "balanced or re-balanced validation reactions the datasets were drawn from"),
+    _count("test_reactions", "balanced or re-balanced test reactions the datasets were drawn from"),
+]

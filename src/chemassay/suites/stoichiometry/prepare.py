@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
-from chemassay.chem.formula import FormulaError
+from chemassay.chem.formula import MAX_COUNT_DIGITS, FormulaError
 from chemassay.chem.molecules import InvalidSmiles, try_canonical
 from chemassay.chem.reactions import InvalidReaction, Reaction, detect_reagents, strip_cxsmiles
 from chemassay.runtime.parallel import Failure, parallel_map
@@ -38,7 +38,7 @@ from chemassay.suites.stoichiometry.balance import (
     ByproductSolver,
     reference_rebalance,
 )
-from chemassay.suites.stoichiometry.inputs import ReactionSource
+from chemassay.suites.stoichiometry.data import ReactionSource
 from chemassay.suites.stoichiometry.library import ByproductLibrary, load_library
 from chemassay.suites.stoichiometry.species import Species, SpeciesTable
 
@@ -206,6 +206,9 @@ def _bag_side(text: str, table: SpeciesTable) -> list[tuple[Species, int]]:
         if not chunk:
             continue
         match = _COEFFICIENT.match(chunk)
+        if match and len(match.group(1)) > MAX_COUNT_DIGITS:
+            raise InvalidReaction(text[:200], f"coefficient of {chunk[:20]!r}... has {len(match.group(1)):,} digits "
+                                              f"(at most {MAX_COUNT_DIGITS})")
         coefficient = int(match.group(1)) if match else 1
         body = chunk[match.end():] if match else chunk
         if coefficient < 1 or not body:
@@ -389,3 +392,106 @@ def process_source(
         for key, value in chunk_species.items():
             species.setdefault(key, value)
     return ProcessedSource(outcomes, species, library, config, failures)
+
+
+# --- the result of a balance run (``chemassay.stoichiometry.balance`` and the demo) ----------
+
+
+def balance_rows(processed: ProcessedSource) -> tuple[dict, dict]:
+    """Table-1 counts and percentages overall and per split: ``reactions`` (every line read),
+    one count per status, ``usable`` (balanced + re-balanced) and the three percentages."""
+    def row(counts: dict[str, int]) -> dict:
+        total = sum(counts.values())
+        usable = counts[BALANCED] + counts[REBALANCED]
+        return {
+            "reactions": total, **counts, "usable": usable,
+            "balanced_pct": 100 * counts[BALANCED] / total if total else None,
+            "rebalanced_pct": 100 * counts[REBALANCED] / total if total else None,
+            "usable_pct": 100 * usable / total if total else None,
+        }
+
+    return row(processed.counts()), {split: row(processed.counts(split)) for split in processed.outcomes}
+
+
+BALANCE_METRICS = ("reactions", BALANCED, REBALANCED, "ambiguous", UNEXPLAINED, INVALID,
+                   "balanced_pct", "rebalanced_pct", "usable_pct")
+
+
+def check_readable(processed: ProcessedSource, source: ReactionSource) -> None:
+    """Refuse a source with nothing to balance: no reaction line at all, or no valid one."""
+    from chemassay.errors import UserInputError
+
+    outcomes = [o for group in processed.outcomes.values() for o in group]
+    where = ", ".join(f.describe() for f in source.files if f.split in processed.outcomes) or source.name
+    if not outcomes:
+        raise UserInputError(
+            f"{where}: no reaction lines (every line is blank or a # comment); give one reaction per line "
+            "(reactants>reagents>products SMILES, optionally followed by its edits, or {n}X bags LEFT>>RIGHT)"
+        )
+    if all(o.status == INVALID for o in outcomes):
+        first = outcomes[0]
+        raise UserInputError(
+            f"{where}: none of its {len(outcomes)} lines is a reaction (line {first.line}: {first.reason}); give one "
+            "reaction per line (reactants>reagents>products SMILES, or {n}X bags LEFT>>RIGHT), not JSON or CSV"
+        )
+
+
+def balance_result(processed: ProcessedSource, source: ReactionSource, *, limit: int | None = None,
+                   elapsed_s: float = 0.0):
+    """The ``balance`` result of a processed source: Table-1 metrics (keys
+    :data:`BALANCE_METRICS`), per-split rows, element imbalances, the most frequent
+    explanations, invalid lines as ``skipped``, and the paper's Table 1 beside them."""
+    from chemassay.report.result import DatasetRef, Result, SkippedItem
+    from chemassay.suites.stoichiometry.metrics import PAPER_TABLE_1
+
+    overall, per_split = balance_rows(processed)
+    outcomes = [o for group in processed.outcomes.values() for o in group]
+    element_counts = Counter(e for o in outcomes if o.status != INVALID for e in o.elements)
+    explanations = Counter(o.reason for o in outcomes if o.status == REBALANCED)
+    unexplained = Counter(o.reason for o in outcomes if o.status == UNEXPLAINED)
+    config = processed.config
+    return Result(
+        suite="stoichiometry", task="balance", metrics={key: overall[key] for key in BALANCE_METRICS},
+        n=overall["reactions"] - overall[INVALID],
+        skipped=[SkippedItem(line=o.line, item=o.split, reason=o.reason) for o in outcomes if o.status == INVALID],
+        dataset=DatasetRef(name=source.dataset) if source.dataset else None, inputs=source.input_refs(),
+        config={"library": processed.library.describe(), "max_byproducts": config.max_byproducts,
+                "encoding": config.encoding, "rebalance": config.rebalance, "method": config.method,
+                "splits": list(processed.outcomes), "limit": limit},
+        elapsed_s=elapsed_s, per_split=per_split, element_imbalance=dict(element_counts.most_common()),
+        top_explanations=dict(explanations.most_common(30)), top_unexplained=dict(unexplained.most_common(15)),
+        paper_table_1_uspto_mit=PAPER_TABLE_1,
+    )
+
+
+def write_details(processed: ProcessedSource, path) -> None:
+    """One TSV row per reaction: split, line, status, imbalance, how roles were found, reason."""
+    from chemassay.runtime.files import atomic_writer
+
+    with atomic_writer(path) as handle:
+        handle.write("split\tline\tstatus\timbalance\troles\treason\n")
+        for outcomes in processed.outcomes.values():
+            for o in outcomes:
+                handle.write(f"{o.split}\t{o.line}\t{o.status}\t{o.delta}\t{o.roles}\t{o.reason}\n")
+
+
+def write_balanced(processed: ProcessedSource, folder) -> None:
+    """The balanced and re-balanced reactions (USPTO-BAL), one ``<split>.txt`` of
+    ``reactants>reagents>products`` per split (each species repeated by its multiplicity)."""
+    from pathlib import Path
+
+    from chemassay.runtime.files import atomic_writer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, outcomes in processed.outcomes.items():
+        with atomic_writer(folder / f"{split}.txt") as handle:
+            for outcome in outcomes:
+                reaction = outcome.reaction
+                if reaction is None:
+                    continue
+                fields = [
+                    ".".join(key for key, m in side for _ in range(m))
+                    for side in (reaction.reactants, reaction.reagents, reaction.products)
+                ]
+                handle.write(">".join(fields) + "\n")

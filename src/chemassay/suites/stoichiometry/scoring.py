@@ -1,29 +1,47 @@
-"""Scoring prediction files against target files (``chemassay stoichiometry score``)."""
+"""Scoring predicted bags against true bags, and the ``evaluate`` result built from the scores.
+
+:func:`score_lines` scores line-aligned lists of bag lines; :func:`score_files` reads them from
+files first (through :mod:`chemassay.data.readers`: binary, non-UTF-8 and truncated gzip files
+are one-line errors). Input with nothing to score is a :class:`UserInputError` naming the input
+and the fix: two empty inputs, a target input of which no line is a bag (every line skipped, e.g.
+JSON lines or a CSV table), or a prediction input that is JSON lines or a CSV table.
+:func:`evaluation_result` turns a :class:`ScoreReport` into the :class:`Result` that
+``chemassay.stoichiometry.evaluate`` returns and ``chemassay stoichiometry evaluate`` writes.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from chemassay.data.readers import iter_lines
 from chemassay.errors import UserInputError
+from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem
 from chemassay.suites.stoichiometry.metrics import (
     BagError,
     BagReader,
     ParsedBag,
     SampleScore,
     aggregate,
+    item_scores,
     score_sample,
     score_sample_reference,
 )
 from chemassay.suites.stoichiometry.variants import MANIFEST
 
+COMPAT_MODES = ("chemassay", "reference")
+# A comma never occurs in a SMILES or formula bag, and ``{`` is always followed by a digit:
+# lines like these are JSON or a CSV table, not bags.
+_TABULAR = re.compile(r'^\s*\[?\s*\{\s*["\']|,')
+
 
 @dataclass
 class ScoreReport:
-    """Everything ``score`` computed: metrics, per-sample scores, skipped targets, counts."""
+    """Everything scoring computed: metrics, per-sample scores, skipped targets, counts."""
 
     metrics: dict[str, float | None]
     samples: list[SampleScore]
@@ -37,13 +55,15 @@ def _read(path: Path, what: str) -> list[str]:
     return [line for _, line in iter_lines(path)]
 
 
-def encoding_for(target: Path, encoding: str | None) -> str:
+def encoding_for(target: Path | None, encoding: str | None) -> str:
     """The bag encoding: given, else the ``manifest.json`` next to the target, else SMILES."""
     if encoding:
         if encoding not in ("smiles", "formula"):
             raise UserInputError(f"--encoding must be 'smiles' or 'formula', got {encoding!r}")
         return encoding
-    manifest = target.parent / MANIFEST
+    if target is None:
+        return "smiles"
+    manifest = Path(target).parent / MANIFEST
     if manifest.is_file():
         try:
             return json.loads(manifest.read_text(encoding="utf-8"))["config"]["encoding"]
@@ -52,39 +72,64 @@ def encoding_for(target: Path, encoding: str | None) -> str:
     return "smiles"
 
 
-def score_files(
-    predictions: Path, targets: Path, sources: Path | None = None, *, encoding: str | None = None,
-    compat: str = "chemassay", reader: BagReader | None = None,
-) -> ScoreReport:
-    """Score line-aligned prediction/target (and optional source) files.
+def looks_tabular(lines: Sequence[str]) -> bool:
+    """Whether every non-blank line looks like JSON or a CSV row (never a bag)."""
+    filled = [line for line in lines if line.strip()]
+    return bool(filled) and all(_TABULAR.search(line) for line in filled)
 
-    Lines that differ in number are an error naming both files. A target line that does not
-    parse is skipped with its line number and reason (it cannot be scored); a prediction line
-    that does not parse scores 0 and counts as invalid; a source line that does not parse
-    leaves its sample without balance diagnostics. A ``reader`` of the same encoding may be
-    passed to share its species cache across calls.
-    """
-    if compat not in ("chemassay", "reference"):
-        raise UserInputError(f"--compat must be 'chemassay' or 'reference', got {compat!r}")
-    encoding = encoding_for(targets, encoding)
-    pred_lines = _read(predictions, "prediction")
-    tgt_lines = _read(targets, "target")
-    src_lines = _read(sources, "source") if sources is not None else None
+
+def _check_scoreable(pred_lines: Sequence[str], tgt_lines: Sequence[str], names: tuple[str, str],
+                     check_format: bool) -> None:
+    prediction_name, target_name = names
+    if not pred_lines and not tgt_lines:
+        raise UserInputError(
+            f"{prediction_name} and {target_name} hold no lines: nothing to score; give one bag per line "
+            "({n}X.{m}Y notation or plain SMILES), predictions line-aligned with targets"
+        )
     if len(pred_lines) != len(tgt_lines):
         raise UserInputError(
-            f"{predictions} has {len(pred_lines)} lines but {targets} has {len(tgt_lines)}: "
+            f"{prediction_name} has {len(pred_lines)} lines but {target_name} has {len(tgt_lines)}: "
             "prediction and target files must be line-aligned"
         )
+    if check_format and looks_tabular(pred_lines):
+        raise UserInputError(
+            f"{prediction_name}: looks like JSON lines or a CSV table, not one bag per line "
+            f"(line 1: {pred_lines[0][:60]!r}); write one predicted bag per line ({{n}}X.{{m}}Y notation "
+            f"or plain SMILES), line-aligned with {target_name}"
+        )
+
+
+def score_lines(
+    pred_lines: Sequence[str], tgt_lines: Sequence[str], src_lines: Sequence[str] | None = None, *,
+    encoding: str = "smiles", compat: str = "chemassay", reader: BagReader | None = None,
+    reasons: Mapping[int, str] | None = None, names: tuple[str, str, str] = ("predictions", "targets", "sources"),
+    check_format: bool = True,
+) -> ScoreReport:
+    """Score line-aligned prediction/target (and optional source) bag lines.
+
+    A target line that does not parse is skipped with its line number and reason (it cannot be
+    scored); a prediction line that does not parse scores 0 and counts as invalid (with the
+    reason in ``reasons`` for its 0-based index when given: a failed model request); a source
+    line that does not parse leaves its sample without balance diagnostics. ``names`` name the
+    three inputs in error messages; ``check_format=False`` scores predictions that look like
+    JSON or CSV (a live model's answers) instead of refusing them. A ``reader`` of the same encoding may be passed to share
+    its species cache across calls.
+    """
+    if compat not in COMPAT_MODES:
+        raise UserInputError(f"--compat must be 'chemassay' or 'reference', got {compat!r}")
+    prediction_name, target_name, source_name = names
+    _check_scoreable(pred_lines, tgt_lines, (prediction_name, target_name), check_format)
     if src_lines is not None and len(src_lines) != len(tgt_lines):
         raise UserInputError(
-            f"{sources} has {len(src_lines)} lines but {targets} has {len(tgt_lines)}: files must be line-aligned"
+            f"{source_name} has {len(src_lines)} lines but {target_name} has {len(tgt_lines)}: files must be line-aligned"
         )
     if reader is None or reader.encoding != encoding:
         reader = BagReader(encoding)
+    reasons = reasons or {}
     samples: list[SampleScore] = []
     skipped: list[dict] = []
     invalid_reasons: Counter = Counter()
-    source_errors = 0
+    source_errors: list[tuple[int, str]] = []
     for index, (pred_line, tgt_line) in enumerate(zip(pred_lines, tgt_lines, strict=True)):
         number = index + 1
         try:
@@ -96,19 +141,32 @@ def score_files(
         if src_lines is not None:
             try:
                 source = reader.parse(src_lines[index], "src")
-            except BagError:
-                source_errors += 1
+            except BagError as exc:
+                source_errors.append((number, str(exc)))
         predicted: ParsedBag | None
         reason = ""
         try:
             predicted = reader.parse(pred_line, "pred")
         except BagError as exc:
-            predicted, reason = None, str(exc)
+            predicted, reason = None, reasons.get(index) or str(exc)
             invalid_reasons[reason.split(":")[0]] += 1
         if compat == "reference":
             samples.append(score_sample_reference(number, pred_line, tgt_line, reader, predicted, target, source, reason))
         else:
             samples.append(score_sample(number, predicted, target, source, reason))
+    if not samples:
+        first = skipped[0]
+        hint = ", not JSON lines or a CSV table" if looks_tabular(tgt_lines) else ""
+        raise UserInputError(
+            f"{target_name}: none of its {len(tgt_lines)} lines is a readable bag (line {first['line']}: "
+            f"{first['reason']}); give one true bag per line ({{n}}X.{{m}}Y notation or plain SMILES){hint}"
+        )
+    if src_lines is not None and len(source_errors) == len(samples):
+        line, message = source_errors[0]
+        raise UserInputError(
+            f"{source_name}: none of its lines is a readable bag (line {line}: {message}); give one input bag "
+            "per line, line-aligned with the targets, or leave the sources out"
+        )
     balance = Counter(s.balance for s in samples if s.balance is not None)
     breakdown = {
         "encoding": encoding,
@@ -117,6 +175,45 @@ def score_files(
         "invalid_reasons": dict(invalid_reasons.most_common(20)),
         "balance_checked": sum(balance.values()),
         "balance_classes": dict(sorted(balance.items())),
-        "unreadable_sources": source_errors,
+        "unreadable_sources": len(source_errors),
     }
     return ScoreReport(aggregate(samples), samples, skipped, breakdown)
+
+
+def score_files(
+    predictions: Path, targets: Path, sources: Path | None = None, *, encoding: str | None = None,
+    compat: str = "chemassay", reader: BagReader | None = None,
+) -> ScoreReport:
+    """Score line-aligned prediction/target (and optional source) files (see :func:`score_lines`);
+    the encoding defaults to the manifest next to the target file, else SMILES."""
+    if compat not in COMPAT_MODES:
+        raise UserInputError(f"--compat must be 'chemassay' or 'reference', got {compat!r}")
+    encoding = encoding_for(targets, encoding)
+    pred_lines = _read(Path(predictions), "prediction")
+    tgt_lines = _read(Path(targets), "target")
+    src_lines = _read(Path(sources), "source") if sources is not None else None
+    return score_lines(pred_lines, tgt_lines, src_lines, encoding=encoding, compat=compat, reader=reader,
+                       names=(str(predictions), str(targets), str(sources)))
+
+
+def evaluation_result(
+    report: ScoreReport, *, model: ModelRef | None, inputs: list[InputRef], config: dict, elapsed_s: float,
+    rows: bool = True, bootstrap: int = 1000, seed: int = 0, dataset: DatasetRef | None = None,
+    extra: dict | None = None,
+) -> Result:
+    """The ``evaluate`` result of a score report: metrics, per-item scores with their ids (the
+    1-based target line) and seeded bootstrap intervals (``bootstrap`` resamples; 0: none),
+    skipped targets, per-sample ``rows`` (optional) and the ``breakdown`` counts."""
+    from chemassay.report.intervals import attach_intervals
+
+    extra_fields = dict(extra or {})
+    if rows:
+        extra_fields["rows"] = [s.row() for s in report.samples]
+    result = Result(
+        suite="stoichiometry", task="evaluate", model=model, metrics=report.metrics, n=len(report.samples),
+        item_ids=[str(s.line) for s in report.samples], item_scores=item_scores(report.samples),
+        skipped=[SkippedItem(**item) for item in report.skipped], dataset=dataset, inputs=inputs,
+        config={"encoding": report.breakdown["encoding"], "compat": report.breakdown["compat"], **config},
+        elapsed_s=elapsed_s, breakdown=report.breakdown, **extra_fields,
+    )
+    return attach_intervals(result, resamples=bootstrap, seed=seed)

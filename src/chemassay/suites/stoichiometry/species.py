@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rdkit import Chem
 from rdkit.Chem.rdMolDescriptors import CalcMolFormula
 
 from chemassay.chem.formula import FormulaError, hill_formula, parse_formula
-from chemassay.chem.molecules import InvalidSmiles, parse_smiles
+from chemassay.chem.molecules import InvalidSmiles, mol_to_canonical, parse_smiles
 from chemassay.chem.reactions import remove_atom_maps_text
 
 
@@ -43,7 +42,7 @@ def species_from_smiles(smiles: str) -> Species:
         raise InvalidSmiles(smiles, f"no element formula ({exc})") from None
     ordered = tuple(sorted(counts.nonzero().items()))
     return Species(
-        smiles=Chem.MolToSmiles(mol),
+        smiles=mol_to_canonical(mol),
         formula=hill_formula(counts, counts.charge),
         counts=ordered,
         charge=counts.charge,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from chemassay.chem.formula import FormulaError
+from chemassay.chem.formula import MAX_COUNT_DIGITS, FormulaError
 from chemassay.chem.molecules import InvalidSmiles
 from chemassay.data.readers import iter_lines
 from chemassay.errors import UserInputError
@@ -78,7 +78,9 @@ def _side_totals(line: str, species: dict[str, tuple | str]) -> tuple[dict[str, 
     for position, chunk in enumerate(line.split("."), start=1):
         match = _COEFFICIENT.match(chunk)
         if not match or not chunk[match.end():]:
-            raise ValueError(f"item #{position} {chunk!r} is not {{n}}SPECIES")
+            raise ValueError(f"item #{position} {chunk[:60]!r} is not {{n}}SPECIES")
+        if len(match.group(1)) > MAX_COUNT_DIGITS:
+            raise ValueError(f"item #{position}: coefficient has {len(match.group(1)):,} digits (at most {MAX_COUNT_DIGITS})")
         coefficient = int(match.group(1))
         found = species[chunk[match.end():]]
         if isinstance(found, str):
