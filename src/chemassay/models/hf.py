@@ -29,6 +29,7 @@ TEXT_OPTIONS = {
     "temperature": "0 = greedy (default), else seeded sampling", "top_p": "nucleus sampling",
     "prompting": "chat or raw (see the module doc)", "encoding": "bag notation for the stoichiometry prompt",
     "batch": "molecules asked for per generation prompt (default 50)",
+    "seed": "seed of sampled generation (default 0)",
 }
 
 
@@ -84,6 +85,7 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     generator = HFTextGenerator(
         location, device=device, max_new_tokens=option_int(spec, "max_new_tokens", 512, minimum=1),
         temperature=option_float(spec, "temperature", 0.0), top_p=option_float(spec, "top_p", 1.0),
+        seed=option_int(spec, "seed", int(context.get("seed", 0))),
     )
     prompting = spec.options.get("prompting") or ("chat" if generator.use_chat_template else "raw")
     return TextModel(HFBackend(generator), name=f"hf:{spec.arg}", prompting=prompting,

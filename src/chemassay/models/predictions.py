@@ -1,7 +1,6 @@
 """The ``predictions`` model kind: a file of a model's outputs, looked up by input.
 
-Scoring a predictions file directly (``stoichiometry score``, ``reaction-ood evaluate``,
-``mechanism score``...) is the universal path; this kind lets the same file stand in for a
+Scoring a predictions file directly (``chemassay <suite> evaluate FILE ...``) is the universal path; this kind lets the same file stand in for a
 live model wherever a command takes ``--model`` (iterated evaluation, check_model, the
 Python API). Layouts, by protocol:
 

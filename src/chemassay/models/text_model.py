@@ -196,7 +196,8 @@ OPENAI_OPTIONS = {
     "retries": "retries of transient errors (default 5)", "cache": "reuse stored answers (default true)",
     "batch": "molecules asked for per generation request (default 50)",
     "encoding": "bag notation of the stoichiometry prompt: smiles or formula",
-    "system": "system prompt: default or none",
+    "system": "system prompt: default or none (a suite may choose the default, e.g. mechanism sends the paper's prompt alone)",
+    "backoff": "seconds before the first retry, doubled each time (default 1)",
 }
 
 
@@ -229,6 +230,7 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
         base_url=base_url, model=spec.arg, api_key=os.environ.get(key_env) or None,
         timeout=option_float(spec, "timeout", float(context.get("timeout", 120.0))),
         max_retries=option_int(spec, "retries", 5, minimum=0), params=params,
+        backoff=option_float(spec, "backoff", float(context.get("backoff", 1.0))),
         cache=KeyValueStore("llm-responses") if use_cache else None,
     )
 
@@ -238,7 +240,7 @@ def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     client = openai_client(spec, context)
     if protocol == "encoder":
         return OpenAIEncoder(client, batch_size=option_int(spec, "batch", 64, minimum=1))
-    system = spec.options.get("system", "default")
+    system = spec.options.get("system", context.get("system", "default"))
     backend = OpenAIBackend(
         client, concurrency=option_int(spec, "concurrency", int(context.get("concurrency", 4)), minimum=1),
         system_prompt=None if system == "none" else P.SYSTEM_PROMPT,

@@ -12,6 +12,7 @@ metric, so metrics of one result stay paired).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,7 +26,9 @@ DEFAULT_SEED = 0
 def bootstrap_means(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Mean of ``values[idx]`` for each row of ``indices``, skipping NaN entries."""
     sampled = values[indices]
-    with np.errstate(invalid="ignore"):
+    # A resample that drew only items the metric does not apply to has no mean (NaN): expected.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(sampled, axis=1)
 
 
