@@ -97,8 +97,8 @@ def _evaluate_command(
     if embeddings:
         if len(embeddings) != 2:
             raise UserInputError(f"give two embedding files, ORIG.npy AUG.npy (got {len(embeddings)})")
-        if model is not None:
-            raise UserInputError("give embedding files or --model, not both")
+        if model is not None or augmented is not None:
+            raise UserInputError("give embedding files, or --model (with --dataset/--augmented), not both")
         result = api.evaluate(str(embeddings[0]), str(embeddings[1]), metric=metric, ties=ties, backend=backend, k=ks,
                               bootstrap=bootstrap, seed=seed)
     elif model is None:
