@@ -23,14 +23,14 @@ def main() -> int:
     args = parser.parse_args()
     from chemassay.runtime.progress import settings
     from chemassay.suites.robustness.augment import AUGMENTATIONS, augment_many
-    from chemassay.suites.robustness.datasets import shipped_dataset
+    from chemassay.suites.robustness.data import load_amore
 
     settings.quiet = True
     failed_total = 0
     print("| dataset | augmentation | seconds | ok | not applicable | failed |")
     print("| --- | --- | --- | --- | --- | --- |")
     for dataset in ("isomers", "chebi20"):
-        smiles = shipped_dataset(dataset).smiles
+        smiles = load_amore(dataset).smiles
         for kind in AUGMENTATIONS:
             started = time.perf_counter()
             rows = augment_many(smiles, kind, seed=0, n_jobs=args.jobs)

@@ -78,18 +78,19 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "src"))
     import numpy as np
 
+    from chemassay.models import load_model
     from chemassay.runtime.progress import settings
     from chemassay.suites.robustness.amore import augmented_rows, score_embeddings
     from chemassay.suites.robustness.augment import molecule_identity
-    from chemassay.suites.robustness.datasets import shipped_dataset
-    from chemassay.suites.robustness.encoders import encode_cached, make_encoder
+    from chemassay.suites.robustness.data import load_amore
+    from chemassay.suites.robustness.encoders import encode_cached
     from chemassay.suites.robustness.retrieval import reference_ranks_faiss, true_match_ranks
 
     settings.quiet = True
     print(f"AMORE data: {folder}")
     datasets = ["isomers"] if args.quick else ["isomers", "chebi20"]
     for dataset in datasets:
-        table = shipped_dataset(dataset)
+        table = load_amore(dataset)
         files = AUTHOR_FILES[dataset]
         author_original = read_author_smiles(folder / files["original"])
         same_text = sum(a == b for a, b in zip(author_original, table.smiles, strict=True))
@@ -130,7 +131,7 @@ def main() -> int:
               f"ours {changed_ours}, authors {changed_theirs} | "
               f"{sum(r.status in ('ok', 'not_applicable') for r in scoped)}/{len(table)} | - | - |")
         for spec in ("fingerprint", "char-ngram"):
-            encoder = make_encoder(spec)
+            encoder = load_model(spec, "encoder")
             original_layers = encode_cached(encoder, table.smiles).layers
             print(f"\n{dataset} / {spec}: retrieval on the authors' files vs ours (%, o2a and a2o)")
             print("| augmentation | files | o2a Acc@1 | o2a Acc@5 | o2a MRR | a2o Acc@1 | a2o Acc@5 | a2o MRR | "

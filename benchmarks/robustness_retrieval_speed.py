@@ -38,10 +38,11 @@ def main() -> int:
     args = parser.parse_args()
     import numpy as np
 
+    from chemassay.models import load_model
     from chemassay.runtime.progress import settings
     from chemassay.suites.robustness.amore import augmented_rows
-    from chemassay.suites.robustness.datasets import shipped_dataset
-    from chemassay.suites.robustness.encoders import encode_cached, make_encoder
+    from chemassay.suites.robustness.data import load_amore
+    from chemassay.suites.robustness.encoders import encode_cached
     from chemassay.suites.robustness.retrieval import (
         faiss_available,
         reference_ranks_faiss,
@@ -54,11 +55,11 @@ def main() -> int:
     started = time.perf_counter()
     sum(i * i for i in range(10**7))
     print(f"calibration: python loop 1e7 = {time.perf_counter() - started:.2f} s")
-    table = shipped_dataset("chebi20")
+    table = load_amore("chebi20")
     kekule = [r.augmented or r.original for r in augmented_rows(table, "kekulize")]
     cases = {}
     for spec in ("fingerprint", "char-ngram"):
-        encoder = make_encoder(spec)
+        encoder = load_model(spec, "encoder")
         cases[f"{spec} (sparse, ChEBI-20 kekulize)"] = (encode_cached(encoder, table.smiles).layers[0],
                                                       encode_cached(encoder, kekule).layers[0])
     rng = np.random.default_rng(0)

@@ -25,12 +25,12 @@ from chemassay.suites.robustness.augment import (
     randomized,
     ring_closure_labels,
 )
-from chemassay.suites.robustness.datasets import shipped_dataset
+from chemassay.suites.robustness.data import load_amore
 
 
 @cache
 def shipped_smiles() -> tuple[str, ...]:
-    return tuple(shipped_dataset("chebi20").smiles) + tuple(shipped_dataset("isomers").smiles)
+    return tuple(load_amore("chebi20").smiles) + tuple(load_amore("isomers").smiles)
 
 
 @cache
@@ -49,7 +49,7 @@ def test_hand_checked_examples():
 
 
 def test_kekulize_has_no_aromatic_atoms():
-    for smiles in shipped_dataset("isomers").smiles[:200] + ["c1ccc2[nH]ccc2c1", "c1ccsc1"]:
+    for smiles in load_amore("isomers").smiles[:200] + ["c1ccc2[nH]ccc2c1", "c1ccsc1"]:
         text = kekulize(smiles)
         outside_brackets = re.sub(r"\[[^\]]*\]", "", text)
         assert not re.search(r"[cnosp]", outside_brackets), text
@@ -125,7 +125,7 @@ def test_cycle_renumber_property_over_shipped_molecules(index, seed):
 
 
 def test_every_augmentation_is_identity_on_all_isomers():
-    smiles = shipped_dataset("isomers").smiles
+    smiles = load_amore("isomers").smiles
     for kind in AUGMENTATIONS:
         rows = augment_many(smiles, kind, seed=1)
         assert not [r for r in rows if r.status == "failed"], kind
@@ -137,7 +137,7 @@ def test_every_augmentation_is_identity_on_all_isomers():
 
 @pytest.mark.slow
 def test_every_augmentation_is_identity_on_all_chebi20():
-    smiles = shipped_dataset("chebi20").smiles
+    smiles = load_amore("chebi20").smiles
     for kind in AUGMENTATIONS:
         rows = augment_many(smiles, kind, seed=0, n_jobs=2)
         statuses = {r.status for r in rows}
@@ -166,7 +166,7 @@ def test_cycle_renumber_amore_scope():
     assert labels[0] == labels[-1] == 1 and labels[1] == labels[2] != 1
     with pytest.raises(NotApplicable):
         augment("C1CC2CC1C2", "cycle_renumber_amore", 0)
-    for smiles in shipped_dataset("chebi20").smiles[:300]:
+    for smiles in load_amore("chebi20").smiles[:300]:
         try:
             text = augment(smiles, "cycle_renumber_amore", 1)
         except NotApplicable:

@@ -1,4 +1,5 @@
-"""The robustness CLI end to end: augment, retrieve, run, downstream, train-lm + hf: round trip."""
+"""The robustness CLI end to end: augment, evaluate (and its old names retrieve/run),
+downstream, train (and train-lm) + hf: round trip."""
 
 from __future__ import annotations
 
@@ -48,16 +49,17 @@ def test_retrieve_result_contract_and_identity_check(cli, molecules, tmp_path, i
     # Row 3 is a wrong cycle renumbering (a ring label reused while open): another molecule.
     augmented.write_text("CID,SMILES\n1,OCC\n2,Oc1ccccc1\n3,C1CC1CCCC1CC1\n4,CC(=O)Nc1ccc(O)cc1\n5,CCCC\n")
     out = tmp_path / "r.json"
-    result = cli("robustness", "retrieve", "--original", molecules, "--augmented", augmented,
-                 "--encoder", "fingerprint", "--out", out, "--per-row", tmp_path / "rows.csv")
+    result = cli("robustness", "evaluate", "--dataset", molecules, "--augmented", augmented,
+                 "--model", "fingerprint", "--out", out, "--per-row", tmp_path / "rows.csv")
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
-    assert data["suite"] == "robustness" and data["task"] == "retrieve" and data["n"] == 5
+    assert data["suite"] == "robustness" and data["task"] == "evaluate" and data["n"] == 5
     assert {"o2a_acc@1", "o2a_acc@5", "o2a_mrr", "a2o_acc@1", "a2o_acc@5", "a2o_mrr"} <= set(data["metrics"])
     assert data["identity_mismatches"] == [{"line": 4, "id": "3"}]
     assert len(data["inputs"]) == 2 and data["config"]["ties"] == "index"
     per_row = (tmp_path / "rows.csv").read_text().splitlines()
     assert per_row[0] == "id,rank_o2a,rank_a2o" and len(per_row) == 6
+    # The old spelling (retrieve --original --encoder) stays as a hidden alias.
     dropped = cli("robustness", "retrieve", "--original", molecules, "--augmented", augmented,
                   "--encoder", "fingerprint", "--drop-mismatched", "--out", out)
     assert dropped.code == 0
@@ -68,16 +70,18 @@ def test_retrieve_result_contract_and_identity_check(cli, molecules, tmp_path, i
 def test_retrieve_misaligned_files(cli, molecules, tmp_path):
     short = tmp_path / "short.csv"
     short.write_text("SMILES\nCCO\n")
-    result = cli("robustness", "retrieve", "--original", molecules, "--augmented", short)
+    result = cli("robustness", "evaluate", "--model", "fingerprint", "--dataset", molecules, "--augmented", short)
     assert result.code == 2 and "row i of both files" in result.stderr
     result = cli("robustness", "retrieve")
     assert result.code == 2 and "--original" in result.stderr
+    result = cli("robustness", "evaluate")
+    assert result.code == 2 and "--model" in result.stderr
 
 
 def test_run_isomers_char_ngram_table(cli, tmp_path, isolated_home):
     out = tmp_path / "run.json"
     table = tmp_path / "table.md"
-    result = cli("--quiet", "robustness", "run", "--dataset", "isomers", "--encoder", "char-ngram",
+    result = cli("--quiet", "robustness", "evaluate", "--dataset", "isomers", "--model", "char-ngram",
                  "--augmentations", "canonical,kekulize", "--out", out, "--table", table)
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
@@ -91,7 +95,7 @@ def test_run_isomers_char_ngram_table(cli, tmp_path, isolated_home):
 def test_train_lm_and_hf_round_trip(cli, molecules, tmp_path, isolated_home):
     pytest.importorskip("transformers")
     checkpoint = tmp_path / "lm"
-    result = cli("--quiet", "robustness", "train-lm", "--data", DATA / "moses_train_200.csv", "--out", checkpoint,
+    result = cli("--quiet", "robustness", "train", "--data", DATA / "moses_train_200.csv", "--out", checkpoint,
                  "--n-train", "150", "--n-valid", "20", "--steps", "3", "--layers", "1", "--hidden", "16",
                  "--heads", "2", "--batch-size", "8", "--result", tmp_path / "lm.json")
     assert result.code == 0, result.stderr
@@ -99,8 +103,8 @@ def test_train_lm_and_hf_round_trip(cli, molecules, tmp_path, isolated_home):
     assert manifest["n_train"] == 150 and "model.safetensors" in manifest["files"]
     assert json.loads((tmp_path / "lm.json").read_text())["metrics"]["mlm_loss"] > 0
     out = tmp_path / "hf.json"
-    result = cli("robustness", "retrieve", "--original", molecules, "--augmented", molecules,
-                 "--encoder", f"hf:{checkpoint}", "--layers", "all", "--out", out)
+    result = cli("robustness", "evaluate", "--dataset", molecules, "--augmented", molecules,
+                 "--model", f"hf:{checkpoint}", "--layers", "all", "--out", out)
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
     assert len(data["per_layer"]) == 2
@@ -134,7 +138,7 @@ def test_downstream_baseline_and_prediction_file(cli, tmp_path, isolated_home):
     assert len(rows) == 80
     predictions = tmp_path / "pred.csv"
     # A "model" that predicts -2 for originals and -3 for the Kekule strings, and nothing for one row.
-    lines = ["SMILES,logS"] + [f"{r['SMILES']},{-2 if r['augmentation'] == 'original' else -3}" for r in rows[:-1]]
+    lines = ["SMILES,prediction"] + [f"{r['SMILES']},{-2 if r['augmentation'] == 'original' else -3}" for r in rows[:-1]]
     predictions.write_text("\n".join(lines) + "\n")
     result = cli("--quiet", "robustness", "downstream", "--data", data_file, "--target", "logS",
                  "--model", f"predictions:{predictions}", "--augmentations", "kekulize", "--out", out)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from chemassay.errors import UserInputError
+from chemassay.models import load_model
+from chemassay.models.protocols import from_callable
 from chemassay.suites.robustness.downstream import (
-    BaselineModel,
-    CallableModel,
+    ForestPropertyModel,
     evaluate_downstream,
-    load_callable,
     read_property_csv,
     score_predictions,
 )
@@ -59,10 +59,10 @@ def test_invariant_callable_has_zero_drop_and_string_model_drops():
     def heavy_atoms(smiles):
         return [-0.3 * Chem.MolFromSmiles(s).GetNumHeavyAtoms() for s in smiles]
 
-    invariant = evaluate_downstream(data, CallableModel(heavy_atoms, "regression", 1), ["explicit_h", "randomized"])
+    invariant = evaluate_downstream(data, from_callable(heavy_atoms, "property-predictor"), ["explicit_h", "randomized"])
     assert invariant.metrics["explicit_h/rmse_drop"] == pytest.approx(0.0, abs=1e-12)
     assert invariant.metrics["randomized/rmse_drop"] == pytest.approx(0.0, abs=1e-12)
-    string_model = BaselineModel("baseline-char-ngram", "regression", n_estimators=20).fit(
+    string_model = ForestPropertyModel("char-ngram", "regression", n_estimators=20).fit(
         data.train_smiles, data.train_targets)
     report = evaluate_downstream(data, string_model, ["explicit_h"])
     assert report.metrics["explicit_h/rmse_drop"] > 0.1
@@ -70,11 +70,12 @@ def test_invariant_callable_has_zero_drop_and_string_model_drops():
     assert report.table[1]["levenshtein_ratio"] < 1
 
 
-def test_load_callable_errors(tmp_path):
+def test_python_kind_property_predictor_and_errors(tmp_path):
+    # The general python kind replaces the suite's own callable loader.
     module = tmp_path / "model.py"
     module.write_text("def predict(smiles):\n    return [0.0] * len(smiles)\n")
-    assert load_callable(f"{module}:predict")(["C", "CC"]) == [0.0, 0.0]
+    assert load_model(f"python:{module}:predict", "property-predictor").predict_properties(["C", "CC"]) == [0.0, 0.0]
     with pytest.raises(UserInputError):
-        load_callable(f"{module}:missing")
+        load_model(f"python:{module}:missing", "property-predictor")
     with pytest.raises(UserInputError):
-        load_callable("no_such_module_xyz:f")
+        load_model("python:no_such_module_xyz:f", "property-predictor")

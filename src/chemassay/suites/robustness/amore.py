@@ -3,7 +3,8 @@
 :func:`augmented_rows` makes (and caches) one augmentation of a molecule table;
 :func:`score_embeddings` scores aligned original/augmented embeddings in both directions,
 leaving out (and reporting) pairs that cannot be scored; :func:`run_amore` does every
-augmentation for one encoder and returns the rows of the paper's table.
+augmentation for one encoder and returns the rows of the paper's table. The Python API
+(:mod:`.api`) turns their output into a :class:`~chemassay.report.result.Result`.
 """
 
 from __future__ import annotations
@@ -12,25 +13,30 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from chemassay.data import chemassay_home
-from chemassay.runtime.files import atomic_write_text, sha256_text
 from chemassay.suites.robustness.augment import (
     ALGORITHM_VERSION,
-    AMORE_AUGMENTATIONS,
+    DEFAULT_AUGMENTATIONS,
     RANDOM_AUGMENTATIONS,
     STATUS_FAILED,
     STATUS_NOT_APPLICABLE,
     AugmentedRow,
     augment_many,
 )
-from chemassay.suites.robustness.datasets import MoleculeTable
-from chemassay.suites.robustness.encoders import encode_cached
-from chemassay.suites.robustness.retrieval import DEFAULT_KS, score_pair
+from chemassay.suites.robustness.data import MoleculeTable
+from chemassay.suites.robustness.encoders import encode_cached, nonfinite_rows
+from chemassay.suites.robustness.retrieval import (
+    DEFAULT_KS,
+    DIRECTIONS,
+    per_query_scores,
+    score_pair,
+)
 
 AUGMENTED_COLUMNS = ("row", "id", "SMILES", "original", "status", "reason")
+AUGMENTED_CACHE = "robustness/augmented"
 
 
 def rows_to_csv(rows: Sequence[AugmentedRow], ids: Sequence[str]) -> str:
@@ -51,25 +57,36 @@ def rows_from_csv(text: str) -> list[AugmentedRow]:
 
 def augmented_rows(table: MoleculeTable, kind: str, *, seed: int = 0, n_jobs: int = 1,
                    use_cache: bool = True) -> list[AugmentedRow]:
-    """Augment every molecule of ``table`` with ``kind`` (identity-checked), cached on disk.
+    """Augment every molecule of ``table`` with ``kind`` (identity-checked), cached.
 
-    The cache file is keyed by the SMILES checksum, the augmentation, the seed (for the
-    random ones), the RDKit version (RDKit's writer output can change between versions)
-    and :data:`ALGORITHM_VERSION`.
+    The cache entry (:mod:`chemassay.runtime.cache`, namespace ``robustness/augmented``) is
+    keyed by the SMILES checksum, the augmentation, the seed (for the random ones), the
+    RDKit version (RDKit's writer output can change between versions) and
+    :data:`~.augment.ALGORITHM_VERSION`; a damaged or altered entry is reported and rebuilt.
     """
     from rdkit import __version__ as rdkit_version
 
-    seed_part = f"-seed{seed}" if kind in RANDOM_AUGMENTATIONS else ""
-    key = sha256_text(f"{table.checksum()}|{kind}|{seed_part}|{rdkit_version}|{ALGORITHM_VERSION}")[:24]
-    path = chemassay_home() / "cache" / "robustness" / "augmented" / f"{kind}{seed_part}-{key}.csv"
-    if use_cache and path.is_file():
+    from chemassay.runtime.cache import cached
+
+    def build() -> list[AugmentedRow]:
+        return augment_many(table.smiles, kind, seed=seed, n_jobs=n_jobs)
+
+    if not use_cache:
+        return build()
+    key = {"smiles_sha256": table.checksum(), "n": len(table), "kind": kind,
+           "seed": seed if kind in RANDOM_AUGMENTATIONS else None, "rdkit": rdkit_version,
+           "algorithm": ALGORITHM_VERSION}
+
+    def load(path: Path) -> list[AugmentedRow]:
         rows = rows_from_csv(path.read_text(encoding="utf-8"))
-        if len(rows) == len(table) and all(r.original == s for r, s in zip(rows, table.smiles, strict=True)):
-            return rows
-    rows = augment_many(table.smiles, kind, seed=seed, n_jobs=n_jobs)
-    if use_cache:
-        atomic_write_text(path, rows_to_csv(rows, table.ids))
-    return rows
+        if len(rows) != len(table) or any(r.original != s for r, s in zip(rows, table.smiles, strict=True)):
+            raise ValueError("its rows are not this table's molecules")
+        return rows
+
+    def save(rows: list[AugmentedRow], path: Path) -> None:
+        path.write_text(rows_to_csv(rows, table.ids), encoding="utf-8")
+
+    return cached(AUGMENTED_CACHE, key, build, save=save, load=load, suffix=".csv")
 
 
 @dataclass
@@ -80,11 +97,8 @@ class PairScores:
     per_layer: list[dict[str, float]]
     ranks: dict[str, np.ndarray]
     kept: np.ndarray
-    skipped: list[dict] = field(default_factory=list)
-
-
-def _select_rows(matrix, keep: np.ndarray):
-    return matrix[keep]
+    per_query: dict[str, np.ndarray] = field(default_factory=dict)
+    """Per kept query (last layer): ``<direction>_acc@k``, ``_mrr``, ``_mean_rank`` values."""
 
 
 def score_embeddings(
@@ -102,23 +116,28 @@ def score_embeddings(
     per_layer = []
     ranks: dict[str, np.ndarray] = {}
     for original, augmented in zip(original_layers, augmented_layers, strict=True):
-        scores = score_pair(_select_rows(original, index), _select_rows(augmented, index), metric=metric,
-                            ties=ties, backend=backend, ks=ks)
+        scores = score_pair(original[index], augmented[index], metric=metric, ties=ties, backend=backend, ks=ks)
         per_layer.append(scores.metrics)
         ranks = scores.ranks
-    return PairScores(per_layer[-1], per_layer, ranks, index)
+    per_query = {f"{direction}_{key}": values for direction in DIRECTIONS
+                 for key, values in per_query_scores(ranks[direction], ks).items()}
+    return PairScores(per_layer[-1], per_layer, ranks, index, per_query)
 
 
-def pair_skips(rows: Sequence[AugmentedRow], table: MoleculeTable, failures: dict[int, str]) -> tuple[np.ndarray, list[dict]]:
+def pair_skips(rows: Sequence[AugmentedRow], table: MoleculeTable, failures: dict[int, str],
+               nonfinite: Sequence[int] = ()) -> tuple[np.ndarray, list[dict]]:
     """Which pairs can be scored, and a skipped entry (line, id, reason) for each that cannot."""
     keep = np.ones(len(rows), dtype=bool)
     skipped = []
+    bad_values = set(int(i) for i in nonfinite)
     for row in rows:
         reason = None
         if row.status == STATUS_FAILED:
             reason = f"augmentation failed: {row.reason}"
         elif row.index in failures:
             reason = f"could not embed: {failures[row.index]}"
+        elif row.index in bad_values:
+            reason = "embedding has NaN or infinite values"
         if reason:
             keep[row.index] = False
             skipped.append({"line": table.lines[row.index], "item": table.ids[row.index], "reason": reason})
@@ -136,6 +155,9 @@ class AmoreRun:
     not_applied: dict[str, int]
     n_scored: dict[str, int]
     string_stats: dict[str, dict[str, float]]
+    item_scores: dict[str, list[float | None]] = field(default_factory=dict)
+    """Per molecule of the table (``None`` where the pair was not scored), for intervals."""
+    truncated: list[int] = field(default_factory=list)
 
 
 def string_statistics(originals: Sequence[str], augmented: Sequence[str]) -> dict[str, float]:
@@ -152,31 +174,45 @@ def string_statistics(originals: Sequence[str], augmented: Sequence[str]) -> dic
     }
 
 
+def spread(values: np.ndarray, kept: np.ndarray, n: int) -> list[float | None]:
+    """Per-kept-row ``values`` placed at their rows of an ``n``-row table, ``None`` elsewhere."""
+    out: list[float | None] = [None] * n
+    for position, row in enumerate(kept):
+        out[int(row)] = float(values[position])
+    return out
+
+
 def run_amore(
-    table: MoleculeTable, encoder, *, augmentations: Sequence[str] = AMORE_AUGMENTATIONS, layers: str = "last",
+    table: MoleculeTable, encoder, *, augmentations: Sequence[str] = DEFAULT_AUGMENTATIONS, layers: str = "last",
     metric: str = "l2", ties: str = "index", backend: str = "auto", seed: int = 0, n_jobs: int = 1,
     use_cache: bool = True, ks: tuple[int, ...] = DEFAULT_KS,
 ) -> AmoreRun:
     """Every augmentation of ``table`` scored with ``encoder``: the paper's table rows.
 
     Rows an augmentation does not apply to (no ring for ``cycle_renumber``) stay in, as in
-    AMORE, and are counted in ``not_applied``; failed rows and rows the encoder cannot
-    embed are left out of both sides and listed in ``skipped``.
+    AMORE, and are counted in ``not_applied``; failed rows, rows the encoder cannot embed
+    and rows whose embedding has NaN values are left out of both sides and listed in
+    ``skipped``.
     """
     original = encode_cached(encoder, table.smiles, layers, use_cache=use_cache)
+    original_bad = set(nonfinite_rows(original.layers).tolist())
     table_rows = []
     metrics: dict[str, float] = {}
     per_layer: dict[str, list[dict[str, float]]] = {}
     skipped: list[dict] = []
     not_applied: dict[str, int] = {}
     n_scored: dict[str, int] = {}
+    item_scores: dict[str, list[float | None]] = {}
+    truncated = set(original.truncated)
     string_stats: dict[str, dict[str, float]] = {"original": string_statistics(table.smiles, table.smiles)}
     for kind in augmentations:
         rows = augmented_rows(table, kind, seed=seed, n_jobs=n_jobs, use_cache=use_cache)
         augmented_text = [row.augmented if row.augmented else row.original for row in rows]
         augmented = encode_cached(encoder, augmented_text, layers, use_cache=use_cache)
+        truncated |= set(augmented.truncated)
         failures = {**original.failures, **augmented.failures}
-        keep, kind_skipped = pair_skips(rows, table, failures)
+        nonfinite = original_bad | set(nonfinite_rows(augmented.layers).tolist())
+        keep, kind_skipped = pair_skips(rows, table, failures, sorted(nonfinite))
         for entry in kind_skipped:
             entry["augmentation"] = kind
         skipped += kind_skipped
@@ -189,38 +225,12 @@ def run_amore(
         string_stats[kind] = string_statistics([table.smiles[i] for i in kept_index], [augmented_text[i] for i in kept_index])
         for key, value in scores.metrics.items():
             metrics[f"{kind}/{key}"] = value
+        for key, values in scores.per_query.items():
+            item_scores[f"{kind}/{key}"] = spread(values, scores.kept, len(table))
         table_rows.append({"augmentation": kind, "n": int(keep.sum()), "not_applied": not_applied[kind],
                            **{k: v for k, v in scores.metrics.items() if "tied" not in k}})
-    return AmoreRun(table_rows, metrics, per_layer, skipped, not_applied, n_scored, string_stats)
-
-
-def run_result(outcome: AmoreRun, encoder, *, dataset, inputs, config: dict, elapsed_s: float,
-               malformed: Sequence[tuple[int, str]] = (), task: str = "amore"):
-    """The :class:`~chemassay.report.Result` of :func:`run_amore` (used by ``run`` and the demo).
-
-    Metrics are ``<augmentation>/<direction>_<metric>`` (e.g. ``canonical/o2a_acc@1``) and,
-    when every layer was scored, ``<augmentation>/layer<L>/<direction>_<metric>``; extra
-    fields: ``table`` (the paper's rows), ``not_applied``, ``strings`` and ``per_layer``.
-    """
-    from chemassay.report.result import Result, SkippedItem
-
-    # Headline first (the demo summary shows the first scalars): Acc@1 of every augmentation.
-    headline = {k: v for k, v in outcome.metrics.items() if k.endswith("/o2a_acc@1")}
-    metrics = {**headline, **{k: v for k, v in outcome.metrics.items() if k not in headline}}
-    extra: dict = {"table": outcome.table_rows, "not_applied": outcome.not_applied, "strings": outcome.string_stats}
-    if any(len(layers) > 1 for layers in outcome.per_layer.values()):
-        extra["per_layer"] = outcome.per_layer
-        for kind, per_layer in outcome.per_layer.items():
-            for layer, values in enumerate(per_layer):
-                for key in ("o2a_acc@1", "a2o_acc@1", "o2a_mrr", "a2o_mrr"):
-                    metrics[f"{kind}/layer{layer}/{key}"] = values[key]
-    skipped = [SkippedItem(**s) for s in outcome.skipped]
-    skipped += [SkippedItem(line=line, reason=f"malformed input row: {reason}") for line, reason in malformed]
-    return Result(
-        suite="robustness", task=task, metrics=metrics, n=max(outcome.n_scored.values(), default=0),
-        skipped=skipped, dataset=dataset, inputs=inputs, config={**encoder.describe(), **config},
-        elapsed_s=round(elapsed_s, 3), **extra,
-    )
+    return AmoreRun(table_rows, metrics, per_layer, skipped, not_applied, n_scored, string_stats, item_scores,
+                    sorted(truncated))
 
 
 TABLE_COLUMNS = ("o2a_acc@1", "o2a_acc@5", "o2a_mrr", "a2o_acc@1", "a2o_acc@5", "a2o_mrr")
@@ -236,29 +246,19 @@ def markdown_table(rows: Sequence[dict], title: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_layers(per_layer: dict[str, list[dict[str, float]]], path, *, title: str = "", key: str = "o2a_acc@1") -> None:
-    """Fig. 3 of the paper: ``key`` per hidden layer (0 = embeddings), one line per augmentation."""
-    import matplotlib
+def layers_table(per_layer: dict[str, list[dict[str, float]]], key: str = "acc@1") -> str:
+    """Every layer at a glance: one row per augmentation, one column per layer (0 = embedding
+    layer), each cell ``o2a/a2o`` of ``key`` in percent (e.g. ``63.0/61.2``)."""
+    n_layers = max((len(values) for values in per_layer.values()), default=0)
+    header = "| augmentation | " + " | ".join(f"L{i}" for i in range(n_layers)) + " |"
+    lines = [f"{key} per layer, original->augmented / augmented->original (%)", "", header,
+             "|" + " --- |" * (n_layers + 1)]
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def cell(values: dict[str, float], direction: str) -> str:
+        value = values.get(f"{direction}_{key}")
+        return "-" if value is None or value != value else f"{100 * value:.1f}"
 
-    from chemassay.runtime.files import atomic_writer
-
-    figure, axis = plt.subplots(figsize=(6.4, 4.0))
-    for kind, layers in per_layer.items():
-        axis.plot(range(len(layers)), [100 * layer[key] for layer in layers], marker="o", label=kind)
-    from matplotlib.ticker import MaxNLocator
-
-    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axis.set_xlabel("layer (0 = embedding layer)")
-    axis.set_ylabel(f"{key} (%)")
-    axis.set_ylim(-2, 102)
-    axis.grid(alpha=0.3)
-    axis.legend()
-    if title:
-        axis.set_title(title)
-    figure.tight_layout()
-    with atomic_writer(path, "wb", encoding=None) as handle:
-        figure.savefig(handle, format="png", dpi=120)
-    plt.close(figure)
+    for kind, values in per_layer.items():
+        cells = [f"{cell(layer, 'o2a')}/{cell(layer, 'a2o')}" for layer in values]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

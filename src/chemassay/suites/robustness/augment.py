@@ -36,6 +36,8 @@ AUGMENTATIONS: tuple[str, ...] = (
 ``cycle_renumber_amore`` (renumbering restricted to the rings AMORE's code renumbers)."""
 
 AMORE_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber")
+DEFAULT_AUGMENTATIONS: tuple[str, ...] = (*AMORE_AUGMENTATIONS, "randomized")
+"""What ``evaluate`` and ``downstream`` run by default: AMORE's four and a random atom order."""
 RANDOM_AUGMENTATIONS: frozenset[str] = frozenset({"cycle_renumber", "randomized", "cycle_renumber_amore"})
 
 ALGORITHM_VERSION = "2"
@@ -51,8 +53,9 @@ class NotApplicable(ChemassayError):
 
 
 def canonical(smiles: str) -> str:
-    """RDKit canonical SMILES (``MolToSmiles`` with its defaults, stereo kept)."""
-    return Chem.MolToSmiles(parse_smiles(smiles))
+    """RDKit canonical SMILES (``MolToSmiles`` with its defaults, stereo kept), through the
+    chemistry core (:func:`chemassay.chem.molecules.mol_to_canonical`)."""
+    return mol_to_canonical(parse_smiles(smiles))
 
 
 def explicit_h(smiles: str) -> str:

@@ -1,20 +1,25 @@
-"""CLI of the ``robustness`` suite (AMORE): augment, retrieve, run, downstream, train-lm.
+"""CLI of the ``robustness`` suite (AMORE): a thin caller of :mod:`.api`.
 
-The retrieval commands live here; downstream robustness and language-model training are
-in :mod:`.cli_models`, merged into one Typer app.
+Verbs: ``evaluate`` (retrieval from two embedding files, or ``--model`` over a dataset's
+augmentations or over an original/augmented pair of files), ``augment``, ``downstream``,
+``downstream-sets`` and ``train``. Old spellings stay as hidden aliases for one release:
+``retrieve`` and ``run`` (→ ``evaluate``), ``train-lm`` (→ ``train``), ``--encoder``
+(→ ``--model``).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import sys
 from pathlib import Path
 
-import numpy as np
 import typer
 
-from chemassay.clitools import OutOption, SeedOption, console, emit, info, need_file
+from chemassay.clitools import OutOption, SeedOption, console, emit, info, writable_out
 from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, Result, SkippedItem, Timer, input_ref
+from chemassay.report.result import Result
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.progress import settings
 
@@ -23,27 +28,25 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SUITE = "robustness"
-EncoderOption = typer.Option("fingerprint", "--encoder", "-e",
-                             help="fingerprint[:radius=2,bits=2048,chirality=1] | char-ngram[:n=1-3,dim=4096] | hf:PATH")
+DEFAULT_AUGMENTATIONS_TEXT = "canonical,explicit_h,kekulize,cycle_renumber,randomized"
+ModelHelp = ("Encoder spec: fingerprint[:radius=2,bits=2048,chirality=1] | char-ngram[:n=1-3,dim=4096] | hf:DIR | "
+             "openai:NAME,base_url=URL | python:MODULE:CALLABLE | predictions:FILE.npz (chemassay models list)")
 LayersOption = typer.Option("last", "--layers", help="last: the last hidden layer; all: every layer (0 = embeddings).")
 MetricOption = typer.Option("l2", "--metric", help="l2 (squared Euclidean, as AMORE) or cosine.")
 TiesOption = typer.Option("index", "--ties", help="index (lower row first, FAISS's order) | optimistic | pessimistic.")
 BackendOption = typer.Option("auto", "--backend",
                              help="auto | faiss | numpy (exact ranks) | faiss-search (AMORE's own per-query FAISS search).")
-DeviceOption = typer.Option("cpu", "--device", help="cpu, cuda, cuda:N or auto (hf: encoders).")
-BatchOption = typer.Option(32, "--batch-size", help="Strings per forward pass (hf: encoders).")
-PoolingOption = typer.Option("mean", "--pooling", help="mean (real tokens only) or mean-all (special tokens too, as AMORE).")
-PartOption = typer.Option("auto", "--part", help="Encoder-decoder models: encoder (default) or decoder states.")
+KOption = typer.Option("1,5", "--k", help="Cut-offs for Acc@k (top-k), comma-separated.")
+DeviceOption = typer.Option(None, "--device", help="cpu, cuda, cuda:N or auto (hf: encoders).")
+BatchOption = typer.Option(None, "--batch-size", help="Strings per forward pass (hf: encoders; default 32).")
+PoolingOption = typer.Option(None, "--pooling", help="mean (real tokens only) or mean-all (special tokens too, as AMORE).")
+PartOption = typer.Option(None, "--part", help="Encoder-decoder models: encoder (default) or decoder states.")
 MaxLengthOption = typer.Option(None, "--max-length", help="Truncate inputs to this many tokens (hf: encoders).")
+BaseUrlOption = typer.Option(None, "--base-url", help="Server URL of an openai: model (else base_url= in the spec or $OPENAI_BASE_URL).")
 JobsOption = typer.Option(1, "--n-jobs", "-j", help="Worker processes for augmentation (-1: all cores).")
 CacheOption = typer.Option(True, "--cache/--no-cache", help="Reuse cached augmentations and embeddings.")
-
-
-def _encoder(spec: str, device: str, batch_size: int, pooling: str, part: str, max_length: int | None):
-    from chemassay.suites.robustness.encoders import make_encoder
-
-    return make_encoder(spec, device=device, batch_size=batch_size, pooling=pooling, part=part, max_length=max_length)
+BootstrapOption = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95 % intervals (0: none).")
+AugmentationsHelp = "Comma-separated augmentations (default: AMORE's four and randomized)."
 
 
 def _ks(text: str) -> tuple[int, ...]:
@@ -56,10 +59,178 @@ def _ks(text: str) -> tuple[int, ...]:
     return ks
 
 
+def _context(device, batch_size, pooling, part, max_length, base_url) -> dict:
+    values = {"device": device, "batch_size": batch_size, "pooling": pooling, "part": part,
+              "max_length": max_length, "base_url": base_url}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _warn(result: Result) -> None:
+    # Warnings change how the numbers must be read: shown even with --quiet.
+    for message in getattr(result, "warnings", None) or []:
+        print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def _write_per_row(result: Result, path: Path) -> None:
+    """Per-molecule 0-based ranks of the true match in both directions (scored rows only)."""
+    o2a = result.item_scores.get("o2a_mean_rank") or []
+    a2o = result.item_scores.get("a2o_mean_rank") or []
+    lines = ["id,rank_o2a,rank_a2o"] + [
+        f"{item},{int(first) - 1},{int(second) - 1}"
+        for item, first, second in zip(result.item_ids or [], o2a, a2o, strict=True)
+    ]
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def _evaluate_command(
+    embeddings: list[Path], model: str | None, dataset: str, augmented: Path | None, augmentations: str,
+    layers: str, metric: str, ties: str, backend: str, k: str, seed: int, n_jobs: int, table: Path | None,
+    plot: Path | None, per_row: Path | None, check_identity: bool, drop_mismatched: bool, smiles_column: str | None,
+    context: dict, cache: bool, bootstrap: int, out: Path | None,
+) -> None:
+    from chemassay.suites.robustness import api
+    from chemassay.suites.robustness.amore import layers_table, markdown_table
+
+    for path, what in ((out, "result"), (table, "table"), (plot, "plot"), (per_row, "per-row ranks")):
+        writable_out(path, what)
+    ks = _ks(k)
+    if embeddings:
+        if len(embeddings) != 2:
+            raise UserInputError(f"give two embedding files, ORIG.npy AUG.npy (got {len(embeddings)})")
+        if model is not None or augmented is not None:
+            raise UserInputError("give embedding files, or --model (with --dataset/--augmented), not both")
+        result = api.evaluate(str(embeddings[0]), str(embeddings[1]), metric=metric, ties=ties, backend=backend, k=ks,
+                              bootstrap=bootstrap, seed=seed)
+    elif model is None:
+        raise UserInputError("nothing to evaluate: give ORIG.npy AUG.npy, or --model SPEC (with --dataset, "
+                             "or --dataset ORIG.csv --augmented AUG.csv)")
+    else:
+        result = api.evaluate(
+            model=model, dataset=dataset, augmented=str(augmented) if augmented is not None else None,
+            augmentations=augmentations, layers=layers, metric=metric, ties=ties, backend=backend, k=ks,
+            check_identity=check_identity, drop_mismatched=drop_mismatched, smiles_column=smiles_column,
+            n_jobs=n_jobs, cache=cache, context=context, bootstrap=bootstrap, seed=seed,
+        )
+    title = f"AMORE {result.dataset.name if result.dataset else 'embeddings'} - {result.model.name if result.model else ''}"
+    rows = getattr(result, "table", None)
+    per_layer = getattr(result, "per_layer", None)
+    if rows is not None:
+        if table is not None:
+            atomic_write_text(table, markdown_table(rows, title))
+        if not settings.quiet:
+            console.print(markdown_table(rows, title), highlight=False, markup=False)
+    elif table is not None:
+        info("--table needs --model with a dataset (one row per augmentation); no table written")
+    if per_layer is not None and not settings.quiet:
+        by_kind = per_layer if isinstance(per_layer, dict) else {"pair": per_layer}
+        console.print(layers_table(by_kind), highlight=False, markup=False)
+    if plot is not None:
+        if per_layer is None:
+            info("--plot needs --layers all (and a model with several layers); no plot written")
+        else:
+            from chemassay.suites.robustness.plots import plot_layers
+
+            plot_layers(per_layer if isinstance(per_layer, dict) else {"pair": per_layer}, plot, title=title)
+    if per_row is not None:
+        if rows is not None:
+            info("--per-row needs a single pair (embedding files or --augmented); no ranks written")
+        else:
+            _write_per_row(result, per_row)
+    _warn(result)
+    emit(result, out)
+
+
+@app.command()
+def evaluate(
+    embeddings: list[Path] = typer.Argument(None, help="ORIG.npy AUG.npy: precomputed embeddings, row i = same molecule.",
+                                            show_default=False),
+    model: str = typer.Option(None, "--model", "-m", help=ModelHelp),
+    encoder: str = typer.Option(None, "--encoder", "-e", hidden=True, help="Old name of --model."),
+    dataset: str = typer.Option("chebi20", "--dataset", "-d",
+                                help="With --model: chebi20 (3,300), isomers (918), or a CSV/TSV with a SMILES column."),
+    original: Path = typer.Option(None, "--original", hidden=True, help="Old name of --dataset for a pair of files."),
+    augmented: Path = typer.Option(None, "--augmented",
+                                   help="Score this augmented file against --dataset ORIG.csv (row i = same molecule)."),
+    augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
+    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
+    k: str = KOption, seed: int = SeedOption, n_jobs: int = JobsOption,
+    table: Path = typer.Option(None, "--table", help="Write the Markdown table (paper's Tables 1-2 layout) here."),
+    plot: Path = typer.Option(None, "--plot", help="With --layers all: the layer-wise plot (Fig. 3), both directions."),
+    per_row: Path = typer.Option(None, "--per-row", help="For one pair: per-molecule ranks (0-based) as CSV."),
+    check_identity: bool = typer.Option(True, "--check-identity/--no-check-identity",
+                                        help="For --augmented: check row i of both files is the same molecule (warns)."),
+    drop_mismatched: bool = typer.Option(False, "--drop-mismatched", help="Leave out pairs that are not the same molecule."),
+    smiles_column: str = typer.Option(None, "--smiles-column", help="Name of the SMILES column."),
+    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
+    max_length: int = MaxLengthOption, base_url: str = BaseUrlOption, cache: bool = CacheOption,
+    bootstrap: int = BootstrapOption, out: Path = OutOption,
+) -> None:
+    """AMORE retrieval: Acc@k and MRR in both directions, from embedding files or a --model.
+
+    \b
+    chemassay robustness evaluate ORIG.npy AUG.npy
+    chemassay robustness evaluate --model fingerprint --dataset isomers --table t.md
+    chemassay robustness evaluate --model hf:DIR --dataset ORIG.csv --augmented AUG.csv
+    """
+    if original is not None:
+        dataset = str(original)
+    _evaluate_command(list(embeddings or []), model or encoder, dataset, augmented, augmentations, layers, metric, ties,
+                      backend, k, seed, n_jobs, table, plot, per_row, check_identity, drop_mismatched, smiles_column,
+                      _context(device, batch_size, pooling, part, max_length, base_url), cache, bootstrap, out)
+
+
+@app.command(hidden=True)
+def retrieve(
+    original: Path = typer.Option(None, "--original"),
+    augmented: Path = typer.Option(None, "--augmented"),
+    encoder: str = typer.Option("fingerprint", "--encoder", "-e"),
+    model: str = typer.Option(None, "--model", "-m"),
+    embeddings: tuple[Path, Path] | None = typer.Option(None, "--embeddings"),
+    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
+    k: str = KOption,
+    check_identity: bool = typer.Option(True, "--check-identity/--no-check-identity"),
+    drop_mismatched: bool = typer.Option(False, "--drop-mismatched"),
+    smiles_column: str = typer.Option(None, "--smiles-column"),
+    per_row: Path = typer.Option(None, "--per-row"),
+    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
+    max_length: int = MaxLengthOption, cache: bool = CacheOption, bootstrap: int = BootstrapOption,
+    out: Path = OutOption,
+) -> None:
+    """Old name of 'evaluate' for one pair (--embeddings ORIG AUG, or --original/--augmented)."""
+    if not embeddings and (original is None or augmented is None):
+        raise UserInputError("pass --original and --augmented (or --embeddings ORIG.npy AUG.npy); "
+                             "the new verb is 'chemassay robustness evaluate'")
+    _evaluate_command(list(embeddings or []), None if embeddings else (model or encoder), str(original), augmented,
+                      DEFAULT_AUGMENTATIONS_TEXT, layers, metric, ties, backend, k, 0, 1, None, None, per_row,
+                      check_identity, drop_mismatched, smiles_column,
+                      _context(device, batch_size, pooling, part, max_length, None), cache, bootstrap, out)
+
+
+@app.command(hidden=True)
+def run(
+    dataset: str = typer.Option("chebi20", "--dataset", "-d"),
+    input_file: Path = typer.Option(None, "--input"),
+    encoder: str = typer.Option("fingerprint", "--encoder", "-e"),
+    model: str = typer.Option(None, "--model", "-m"),
+    augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a"),
+    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
+    k: str = KOption, seed: int = SeedOption, n_jobs: int = JobsOption,
+    table: Path = typer.Option(None, "--table"), plot: Path = typer.Option(None, "--plot"),
+    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
+    max_length: int = MaxLengthOption, cache: bool = CacheOption, bootstrap: int = BootstrapOption,
+    out: Path = OutOption,
+) -> None:
+    """Old name of 'evaluate --model SPEC --dataset D' (every augmentation of a dataset)."""
+    _evaluate_command([], model or encoder, str(input_file) if input_file is not None else dataset, None, augmentations,
+                      layers, metric, ties, backend, k, seed, n_jobs, table, plot, None, True, False, None,
+                      _context(device, batch_size, pooling, part, max_length, None), cache, bootstrap, out)
+
+
 @app.command()
 def augment(
-    input_file: Path = typer.Argument(..., help="CSV/TSV with a SMILES column (or a shipped dataset: chebi20, isomers)."),
-    kind: str = typer.Option(..., "--kind", "-k", help="canonical | explicit_h | kekulize | cycle_renumber | randomized"),
+    input_file: str = typer.Argument(..., help="CSV/TSV with a SMILES column, or a dataset name (chebi20, isomers)."),
+    kind: str = typer.Option(..., "--kind", "-k",
+                             help="canonical | explicit_h | kekulize | cycle_renumber | randomized | cycle_renumber_amore"),
     out: Path = typer.Option(..., "--out", "-o", help="Output CSV (row,id,SMILES,original,status,reason)."),
     seed: int = SeedOption,
     smiles_column: str = typer.Option(None, "--smiles-column", help="Name of the SMILES column."),
@@ -73,229 +244,156 @@ def augment(
     molecule) have status ``failed`` and a reason. A manifest ``OUT.manifest.json`` records
     the counts, the seed and the sha256 of input and output.
     """
-    from chemassay.suites.robustness.amore import rows_to_csv
-    from chemassay.suites.robustness.augment import augment_many, check_kind
-    from chemassay.suites.robustness.datasets import SHIPPED, read_molecules, shipped_dataset
+    import time
 
-    check_kind(kind)
-    with Timer() as timer:
-        if str(input_file) in SHIPPED and not input_file.exists():
-            table, malformed = shipped_dataset(str(input_file)), []
-        else:
-            table, malformed = read_molecules(need_file(input_file, "molecule"), smiles_column=smiles_column)
-        rows = augment_many(table.smiles, kind, seed=seed, n_jobs=n_jobs, use_inchikey=use_inchikey)
-        atomic_write_text(out, rows_to_csv(rows, table.ids))
-    counts = {status: sum(r.status == status for r in rows) for status in ("ok", "not_applicable", "failed")}
-    problems = [{"line": table.lines[r.index], "id": table.ids[r.index], "status": r.status, "reason": r.reason}
-                for r in rows if not r.ok]
-    problems += [{"line": line, "status": "malformed", "reason": reason} for line, reason in malformed]
-    manifest = {
-        "suite": SUITE, "kind": kind, "seed": seed, "input": str(table.path), "input_sha256": table.file_sha256(),
-        "output": str(out), "output_sha256": sha256_file(out), "rows": len(rows), "counts": counts,
-        "malformed_input_rows": len(malformed), "identity_check": "canonical SMILES" + (" + InChIKey" if use_inchikey else ""),
-        "problems": problems, "elapsed_s": round(timer.elapsed, 2),
-    }
+    from chemassay.suites.robustness import api
+    from chemassay.suites.robustness.augment import check_kind
+
+    writable_out(out, "augmented file")
     manifest_path = out.with_name(out.name + ".manifest.json")
+    writable_out(manifest_path, "manifest")
+    check_kind(kind)
+    started = time.perf_counter()
+    augmented = api.augment(input_file, kind, seed=seed, n_jobs=n_jobs, use_inchikey=use_inchikey,
+                            smiles_column=smiles_column)
+    atomic_write_text(out, augmented.to_csv())
+    manifest = {**augmented.manifest(), "output": str(out), "output_sha256": sha256_file(out),
+                "elapsed_s": round(time.perf_counter() - started, 2)}
     atomic_write_text(manifest_path, json.dumps(manifest, indent=2) + "\n")
+    counts = augmented.counts()
     if not settings.quiet:
         console.print(f"{kind}: {counts['ok']} ok, {counts['not_applicable']} not applicable, {counts['failed']} failed, "
-                      f"{len(malformed)} malformed input rows -> {out} ({manifest_path.name})", highlight=False)
-        for problem in problems[:5]:
+                      f"{len(augmented.malformed)} malformed input rows -> {out} ({manifest_path.name})", highlight=False)
+        for problem in augmented.problems()[:5]:
             console.print(f"  line {problem['line']}: {problem['status']}: {problem['reason']}", highlight=False, markup=False)
 
 
-def _read_pair(original: Path, augmented: Path, smiles_column: str | None):
-    from chemassay.suites.robustness.amore import rows_from_csv
-    from chemassay.suites.robustness.augment import AugmentedRow
-    from chemassay.suites.robustness.datasets import read_molecules
-
-    orig_table, orig_bad = read_molecules(need_file(original, "original molecules"), smiles_column=smiles_column)
-    aug_table, aug_bad = read_molecules(need_file(augmented, "augmented molecules"), smiles_column=smiles_column,
-                                        keep_columns=("status", "reason", "original"))
-    if orig_bad or aug_bad:
-        where = f"{original}" if orig_bad else f"{augmented}"
-        line, reason = (orig_bad or aug_bad)[0]
-        raise UserInputError(f"{where}: line {line}: {reason}; original and augmented rows must stay aligned, fix the file")
-    if len(orig_table) != len(aug_table):
-        raise UserInputError(
-            f"{augmented}: {len(aug_table)} rows but {original} has {len(orig_table)}; row i of both files "
-            "must be the same molecule"
-        )
-    if "status" in aug_table.columns:
-        rows = rows_from_csv(augmented.read_text(encoding="utf-8-sig"))
-    else:
-        rows = [AugmentedRow(i, s, a, "ok") for i, (s, a) in enumerate(zip(orig_table.smiles, aug_table.smiles, strict=True))]
-    return orig_table, aug_table, rows
-
-
-def _identity_mismatches(orig_smiles, aug_smiles, keep) -> list[int]:
-    from chemassay.chem.molecules import InvalidSmiles
-    from chemassay.suites.robustness.augment import molecule_identity
-
-    bad = []
-    for index in np.flatnonzero(keep):
-        try:
-            if molecule_identity(orig_smiles[index]) != molecule_identity(aug_smiles[index]):
-                bad.append(int(index))
-        except InvalidSmiles:
-            bad.append(int(index))
-    return bad
-
-
 @app.command()
-def retrieve(
-    original: Path = typer.Option(None, "--original", help="Originals: CSV/TSV with a SMILES column."),
-    augmented: Path = typer.Option(None, "--augmented", help="Augmented molecules, row i = original row i."),
-    encoder_spec: str = EncoderOption,
-    embeddings: tuple[Path, Path] | None = typer.Option(None, "--embeddings",
-                                                   help="Score precomputed ORIG.npy AUG.npy instead of encoding."),
-    layers: str = LayersOption,
-    metric: str = MetricOption,
-    ties: str = TiesOption,
-    backend: str = BackendOption,
-    k: str = typer.Option("1,5", "--k", help="Cut-offs for acc@k."),
-    check_identity: bool = typer.Option(True, "--check-identity/--no-check-identity",
-                                        help="Check row i of both files is the same molecule (reported; see --drop-mismatched)."),
-    drop_mismatched: bool = typer.Option(False, "--drop-mismatched", help="Leave out pairs that are not the same molecule."),
-    smiles_column: str = typer.Option(None, "--smiles-column"),
-    per_row: Path = typer.Option(None, "--per-row", help="Write per-molecule ranks (0-based) to this CSV."),
-    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
-    max_length: int = MaxLengthOption, cache: bool = CacheOption,
-    out: Path = OutOption,
-) -> None:
-    """AMORE retrieval between an original set and its augmentation: Acc@k and MRR both ways."""
-    from chemassay.suites.robustness.amore import pair_skips, score_embeddings, string_statistics
-    from chemassay.suites.robustness.encoders import encode_cached, load_embeddings
-    from chemassay.suites.robustness.retrieval import resolve_backend
-
-    ks = _ks(k)
-    inputs = []
-    skipped: list[dict] = []
-    extra: dict = {}
-    with Timer() as timer:
-        if embeddings:
-            orig_layers = load_embeddings(embeddings[0])
-            aug_layers = load_embeddings(embeddings[1])
-            if len(orig_layers) != len(aug_layers):
-                raise UserInputError(f"{embeddings[1]}: {len(aug_layers)} layers but {embeddings[0]} has {len(orig_layers)}")
-            if orig_layers[0].shape != aug_layers[0].shape:
-                raise UserInputError(f"{embeddings[1]}: shape {aug_layers[0].shape} differs from {embeddings[0]} {orig_layers[0].shape}")
-            inputs = [input_ref(embeddings[0]), input_ref(embeddings[1])]
-            keep = np.ones(orig_layers[0].shape[0], dtype=bool)
-            config_encoder: dict = {"encoder": "precomputed"}
-            ids = [str(i) for i in range(len(keep))]
-        else:
-            if original is None or augmented is None:
-                raise UserInputError("pass --original and --augmented (or --embeddings ORIG.npy AUG.npy)")
-            orig_table, aug_table, rows = _read_pair(original, augmented, smiles_column)
-            inputs = [input_ref(original), input_ref(augmented)]
-            ids = orig_table.ids
-            encoder = _encoder(encoder_spec, device, batch_size, pooling, part, max_length)
-            config_encoder = encoder.describe()
-            aug_text = [r.augmented or r.original for r in rows]
-            if layers not in ("last", "all"):
-                raise UserInputError(f"--layers must be last or all, got {layers!r}")
-            orig_set = encode_cached(encoder, orig_table.smiles, layers, use_cache=cache)
-            aug_set = encode_cached(encoder, aug_text, layers, use_cache=cache)
-            orig_layers, aug_layers = orig_set.layers, aug_set.layers
-            keep, skipped = pair_skips(rows, orig_table, {**orig_set.failures, **aug_set.failures})
-            if check_identity:
-                mismatched = _identity_mismatches(orig_table.smiles, aug_text, keep)
-                extra["identity_mismatches"] = [{"line": orig_table.lines[i], "id": orig_table.ids[i]} for i in mismatched]
-                if drop_mismatched:
-                    keep[mismatched] = False
-                    skipped += [{"line": orig_table.lines[i], "item": orig_table.ids[i],
-                                 "reason": "augmented SMILES is not the same molecule"} for i in mismatched]
-            extra["not_applied"] = sum(r.status == "not_applicable" for r in rows)
-            extra["truncated"] = sorted(set(orig_set.truncated) | set(aug_set.truncated))
-            kept = np.flatnonzero(keep)
-            extra["strings"] = string_statistics([orig_table.smiles[i] for i in kept], [aug_text[i] for i in kept])
-        scores = score_embeddings(orig_layers, aug_layers, keep=keep, metric=metric, ties=ties, backend=backend, ks=ks)
-    metrics = dict(scores.metrics)
-    if len(scores.per_layer) > 1:
-        for layer, values in enumerate(scores.per_layer):
-            for key, value in values.items():
-                metrics[f"layer{layer}/{key}"] = value
-        extra["per_layer"] = scores.per_layer
-    if per_row is not None:
-        lines = ["id,rank_o2a,rank_a2o"] + [
-            f"{ids[i]},{scores.ranks['o2a'][j]},{scores.ranks['a2o'][j]}" for j, i in enumerate(scores.kept)
-        ]
-        atomic_write_text(per_row, "\n".join(lines) + "\n")
-    result = Result(
-        suite=SUITE, task="retrieve", metrics=metrics, n=int(len(scores.kept)),
-        skipped=[SkippedItem(**s) for s in skipped], inputs=inputs,
-        config={**config_encoder, "layers": layers, "metric": metric, "ties": ties, "backend": resolve_backend(backend),
-                "k": list(ks)},
-        elapsed_s=round(timer.elapsed, 3), **extra,
-    )
-    emit(result, out)
-
-
-@app.command()
-def run(
-    dataset: str = typer.Option("chebi20", "--dataset", "-d", help="chebi20 (3,300 ChEBI-20 molecules) or isomers (918 QM9 C7H10O2)."),
-    input_file: Path = typer.Option(None, "--input", help="Use your own molecule file instead of a shipped dataset."),
-    encoder_spec: str = EncoderOption,
-    augmentations: str = typer.Option("canonical,explicit_h,kekulize,cycle_renumber", "--augmentations", "-a",
-                                      help="Comma-separated; add 'randomized' for random atom orders."),
-    layers: str = LayersOption,
-    metric: str = MetricOption,
-    ties: str = TiesOption,
-    backend: str = BackendOption,
-    k: str = typer.Option("1,5", "--k", help="Cut-offs for acc@k."),
+def downstream(
+    data: str = typer.Option("solubility", "--data",
+                             help="MoleculeNet-style CSV (SMILES + targets [+ split]) or 'solubility' (bundled, measured logS)."),
+    target: list[str] = typer.Option(None, "--target", "-t", help="Target column (repeatable; default: every numeric column)."),
+    task: str = typer.Option("auto", "--task", help="regression | classification | auto"),
+    model: str = typer.Option("rf-fingerprint", "--model", "-m",
+                              help="Property-predictor spec: rf-fingerprint | rf-char-ngram (random forests trained here; "
+                                   "old names baseline-*) | predictions:FILE.csv | python:MODULE:CALLABLE"),
+    augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
+    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Held-out share when the CSV has no split column."),
+    n_estimators: int = typer.Option(200, "--n-estimators", help="Trees of the random-forest models."),
+    smiles_column: str = typer.Option(None, "--smiles-column", help="Name of the SMILES column."),
     seed: int = SeedOption,
-    n_jobs: int = JobsOption,
-    table: Path = typer.Option(None, "--table", help="Write the Markdown table (paper's Tables 1-2 layout) here."),
-    plot: Path = typer.Option(None, "--plot", help="With --layers all: write the layer-wise plot (Fig. 3) here."),
-    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
-    max_length: int = MaxLengthOption, cache: bool = CacheOption,
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Worker processes (forest training, augmentation)."),
+    bootstrap: int = BootstrapOption,
     out: Path = OutOption,
 ) -> None:
-    """Every augmentation of a dataset scored with one encoder: the paper's table (and Fig. 3)."""
-    from chemassay.suites.robustness.amore import markdown_table, plot_layers, run_amore, run_result
-    from chemassay.suites.robustness.augment import check_kind
-    from chemassay.suites.robustness.datasets import (
-        read_molecules,
-        shipped_dataset,
-        shipped_dataset_ref,
-    )
-    from chemassay.suites.robustness.retrieval import resolve_backend
+    """Evaluate a property model on the original test set and on each augmentation: metric and drop."""
+    from chemassay.suites.robustness import api
 
-    kinds = [check_kind(a.strip()) for a in augmentations.split(",") if a.strip()]
-    if layers not in ("last", "all"):
-        raise UserInputError(f"--layers must be last or all, got {layers!r}")
-    with Timer() as timer:
-        if input_file is not None:
-            molecules, malformed = read_molecules(need_file(input_file, "molecule"))
-            dataset_ref = DatasetRef(name=input_file.name, sha256=sha256_file(input_file))
-            inputs = [input_ref(input_file)]
-        else:
-            molecules, malformed = shipped_dataset(dataset), []
-            name, digest = shipped_dataset_ref(dataset)
-            dataset_ref = DatasetRef(name=name, sha256=digest)
-            inputs = []
-        encoder = _encoder(encoder_spec, device, batch_size, pooling, part, max_length)
-        outcome = run_amore(molecules, encoder, augmentations=kinds, layers=layers, metric=metric, ties=ties,
-                            backend=backend, seed=seed, n_jobs=n_jobs, use_cache=cache, ks=_ks(k))
-    title = f"AMORE {dataset_ref.name} - {encoder.name}"
-    if table is not None:
-        atomic_write_text(table, markdown_table(outcome.table_rows, title))
-    if plot is not None:
-        if layers != "all":
-            info("--plot needs --layers all; no plot written")
-        else:
-            plot_layers(outcome.per_layer, plot, title=title)
-    result = run_result(
-        outcome, encoder, dataset=dataset_ref, inputs=inputs, malformed=malformed, elapsed_s=timer.elapsed,
-        config={"augmentations": kinds, "layers": layers, "metric": metric, "ties": ties,
-                "backend": resolve_backend(backend), "seed": seed},
-    )
+    writable_out(out, "result")
+    result = api.downstream(model, data, targets=target or None, task=task, augmentations=augmentations,
+                            test_fraction=test_fraction, n_estimators=n_estimators, smiles_column=smiles_column,
+                            n_jobs=n_jobs, bootstrap=bootstrap, seed=seed)
     if not settings.quiet:
-        console.print(markdown_table(outcome.table_rows, title), highlight=False, markup=False)
+        keys = ["rmse"] if result.config["task"] == "regression" else ["accuracy", "roc_auc"]
+        console.print("| augmentation | n | " + " | ".join(f"{k} | {k}_drop" for k in keys) + " | mean_length | levenshtein |",
+                      highlight=False, markup=False)
+        for row in result.table:
+            cells = " | ".join(f"{_number(row.get(k)):.3f} | {_number(row.get(k + '_drop'), 0.0):+.3f}" for k in keys)
+            console.print(f"| {row['augmentation']} | {row['n']} | {cells} | {_number(row['mean_length']):.1f} | "
+                          f"{_number(row['levenshtein_ratio']):.3f} |", highlight=False, markup=False)
+    _warn(result)
     emit(result, out)
 
 
-from chemassay.suites.robustness import cli_models  # noqa: E402  (registers its commands on ``app``)
+def _number(value, default: float = float("nan")) -> float:
+    return default if value is None else float(value)
 
-cli_models.register(app)
+
+@app.command("downstream-sets")
+def downstream_sets(
+    data: str = typer.Option("solubility", "--data", help="Property CSV or 'solubility'."),
+    target: list[str] = typer.Option(None, "--target", "-t"),
+    augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
+    test_fraction: float = typer.Option(0.2, "--test-fraction"),
+    seed: int = SeedOption,
+    out: Path = typer.Option(..., "--out", "-o", help="CSV of test SMILES to predict (augmentation,row,SMILES,status)."),
+) -> None:
+    """Write the test SMILES of every augmentation, for a prediction file (--model predictions:FILE)."""
+    from chemassay.suites.robustness.api import _augmentation_list, _property_file
+    from chemassay.suites.robustness.augment import augment_many
+    from chemassay.suites.robustness.downstream import read_property_csv
+
+    writable_out(out, "SMILES list")
+    kinds = _augmentation_list(augmentations)
+    path, _ = _property_file(data)
+    dataset = read_property_csv(path, targets=target or None, test_fraction=test_fraction, seed=seed)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["augmentation", "row", "SMILES", "status"])
+    for row, smiles in enumerate(dataset.test_smiles):
+        writer.writerow(["original", row, smiles, "ok"])
+    for kind in kinds:
+        for row in augment_many(dataset.test_smiles, kind, seed=seed):
+            writer.writerow([kind, row.index, row.augmented or row.original, row.status])
+    atomic_write_text(out, buffer.getvalue())
+    columns = "prediction" if len(dataset.target_names) == 1 else ",".join(f"prediction_{t}" for t in dataset.target_names)
+    info(f"wrote {out}: predict every SMILES, then pass --model predictions:FILE.csv with columns SMILES,{columns}")
+
+
+def _train_command(data: str, out: Path, n_train: int, n_valid: int, steps: int, batch_size: int, layers: int,
+                   hidden: int, heads: int, learning_rate: float, device: str, seed: int, result_out: Path | None) -> None:
+    from chemassay.suites.robustness import api
+
+    writable_out(result_out, "result")
+    result = api.train(out, data=data, n_train=n_train, n_valid=n_valid, steps=steps, batch_size=batch_size,
+                       layers=layers, hidden=hidden, heads=heads, learning_rate=learning_rate, device=device, seed=seed)
+    if not settings.quiet:
+        console.print(train_summary(result), highlight=False, markup=False)
+    if result_out is not None:
+        result.write(result_out)
+        info(f"wrote {result_out}")
+
+
+def train_summary(result: Result) -> str:
+    """The readable console summary of a training run (what ``train`` prints)."""
+    metrics, config = result.metrics, result.config
+    lines = [
+        f"trained a {config.get('layers')}-layer SMILES language model ({result.parameters:,} parameters) "
+        f"on {result.n_train:,} SMILES in {result.elapsed_s:.1f} s ({config.get('steps')} steps of "
+        f"{config.get('batch_size')}, {config.get('device')})",
+        f"  training loss      {_number(metrics.get('train_loss_first')):.3f} -> {_number(metrics.get('train_loss_last')):.3f}",
+    ]
+    if "mlm_loss" in metrics:
+        lines.append(f"  validation ({result.n:,} SMILES): masked-LM loss {_number(metrics['mlm_loss']):.3f}, "
+                     f"perplexity {_number(metrics['perplexity']):.2f}, "
+                     f"masked-token accuracy {100 * _number(metrics['masked_accuracy']):.1f} %")
+    lines.append(f"  checkpoint         {result.checkpoint}")
+    lines.append(f"  score it with      chemassay robustness evaluate --model hf:{result.checkpoint} --dataset isomers")
+    return "\n".join(lines)
+
+
+TrainData = typer.Option("moses", "--data", help="'moses' (registry, train split) or a SMILES file (CSV with a SMILES column, or one per line).")
+TrainOut = typer.Option(..., "--out", "-o", help="Checkpoint folder to write (loadable as hf:DIR).")
+
+
+@app.command()
+def train(
+    data: str = TrainData, out: Path = TrainOut,
+    n_train: int = typer.Option(20000, "--n-train", help="Training SMILES sampled from the data."),
+    n_valid: int = typer.Option(1000, "--n-valid", help="Held-out SMILES for the validation loss."),
+    steps: int = typer.Option(600, "--steps", help="Optimizer steps."),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    layers: int = typer.Option(4, "--layers", help="Transformer layers."),
+    hidden: int = typer.Option(128, "--hidden", help="Hidden size."),
+    heads: int = typer.Option(4, "--heads", help="Attention heads."),
+    learning_rate: float = typer.Option(5e-4, "--lr"),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    seed: int = SeedOption,
+    result_out: Path = typer.Option(None, "--result", help="Also write the Result JSON (validation metrics) here."),
+) -> None:
+    """Train a small RoBERTa-style masked language model on SMILES; save a Hugging Face checkpoint."""
+    _train_command(data, out, n_train, n_valid, steps, batch_size, layers, hidden, heads, learning_rate, device, seed,
+                   result_out)
+
+
+app.command("train-lm", hidden=True, help="Old name of 'train'.")(train)

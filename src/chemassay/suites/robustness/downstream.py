@@ -10,28 +10,32 @@ reported:
 - classification: ``accuracy`` and ``roc_auc`` (mean over targets; one-vs-rest macro
   ROC-AUC for more than two classes), drop = ``metric(original) - metric(aug)``.
 
-Models: the built-in baselines (a random forest on Morgan count fingerprints — invariant,
-so ~no drop — and on hashed character n-grams — which drops), a Python callable
-``SMILES list -> predictions``, or a prediction file (``SMILES`` plus one column per
-target; class probabilities as ``<target>:<class>`` columns) covering the test SMILES of
-every augmentation (``chemassay robustness downstream-sets`` writes them).
+Models are property predictors of the one registry: the built-in random forests
+(``rf-fingerprint`` on Morgan count fingerprints — invariant, so no drop — and
+``rf-char-ngram`` on hashed character n-grams — which drops; :class:`ForestPropertyModel`),
+``python:MODULE:CALLABLE`` (a function ``SMILES list -> predictions`` or an object with
+``predict_properties``) and ``predictions:FILE.csv`` (a ``SMILES`` column and a
+``prediction`` column, or ``prediction_*`` columns: one per target, or one per class of a
+single classification target) covering the test SMILES of every augmentation
+(``chemassay robustness downstream-sets`` writes them). :func:`target_outputs` says which
+output shapes are accepted.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import sha256_text
 from chemassay.suites.robustness.augment import augment_many
-from chemassay.suites.robustness.datasets import read_table
+from chemassay.suites.robustness.data import read_table
 
-BASELINES = ("baseline-fingerprint", "baseline-char-ngram")
+FEATURES = ("fingerprint", "char-ngram")
 
 
 @dataclass
@@ -155,142 +159,131 @@ def read_property_csv(
 def _features(smiles: Sequence[str], kind: str):
     from chemassay.suites.robustness.encoders import CharNgramEncoder, FingerprintEncoder
 
-    encoder = FingerprintEncoder() if kind == "baseline-fingerprint" else CharNgramEncoder()
+    encoder = FingerprintEncoder() if kind == "fingerprint" else CharNgramEncoder()
     matrix = encoder.encode(list(smiles))
     return matrix, dict(encoder.failures)
 
 
-class BaselineModel:
-    """A scikit-learn random forest on fingerprints or character n-grams (multi-output)."""
+class ForestPropertyModel:
+    """A scikit-learn random forest on fingerprints or character n-grams (multi-output):
+    the ``rf-fingerprint`` / ``rf-char-ngram`` property-predictor kinds.
 
-    def __init__(self, kind: str, task: str, seed: int = 0, n_estimators: int = 200, n_jobs: int = 1) -> None:
-        if kind not in BASELINES:
-            raise UserInputError(f"unknown baseline {kind!r}; choose one of {', '.join(BASELINES)}")
+    :meth:`predict_properties` returns ``(n,)`` values for one regression target,
+    ``(n, targets)`` for several, ``(n, classes)`` probabilities for one classification
+    target and a list of such arrays for several; SMILES the fingerprint cannot read are
+    listed in ``failures`` (index → reason).
+    """
+
+    def __init__(self, features: str, task: str, seed: int = 0, n_estimators: int = 200, n_jobs: int = 1) -> None:
+        if features not in FEATURES:
+            raise UserInputError(f"unknown forest features {features!r}; choose one of {', '.join(FEATURES)}")
+        if task not in ("regression", "classification"):
+            raise UserInputError(f"task must be regression or classification, got {task!r}")
         from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
         model_class = RandomForestRegressor if task == "regression" else RandomForestClassifier
-        self.kind = kind
+        self.features = features
         self.task = task
+        self.seed = seed
+        self.n_estimators = n_estimators
         self.model = model_class(n_estimators=n_estimators, random_state=seed, n_jobs=n_jobs)
-        self.name = kind
+        self.name = f"rf-{features}"
+        self.failures: dict[int, str] = {}
+        self.trained_on = ""
+        self.train_sha256 = ""
 
-    def fit(self, smiles: Sequence[str], targets: np.ndarray) -> BaselineModel:
-        features, failures = _features(smiles, self.kind)
+    def describe(self) -> dict:
+        """Settings and training data that determine the predictions."""
+        return {"features": self.features, "task": self.task, "n_estimators": self.n_estimators, "seed": self.seed,
+                "trained_on": self.trained_on, "train_sha256": self.train_sha256}
+
+    def fit(self, smiles: Sequence[str], targets: np.ndarray) -> ForestPropertyModel:
+        """Fit on ``smiles`` and ``targets`` ``(n, targets)`` (rows the features cannot read are left out)."""
+        targets = np.asarray(targets)
+        self.train_sha256 = sha256_text(json.dumps([list(smiles), targets.tolist()]))
+        features, failures = _features(smiles, self.features)
         keep = np.asarray([i not in failures for i in range(len(smiles))])
         y = targets[keep]
         self.model.fit(features[np.flatnonzero(keep)], y[:, 0] if y.shape[1] == 1 else y)
         return self
 
-    def predict(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], dict[int, str]]:
+    def predict_targets(self, smiles: Sequence[str]) -> list[np.ndarray]:
         """Per target: values ``(n,)`` (regression) or class probabilities ``(n, classes)``."""
-        features, failures = _features(smiles, self.kind)
+        features, self.failures = _features(smiles, self.features)
         if self.task == "regression":
             values = np.asarray(self.model.predict(features), dtype=np.float64)
             values = values[:, None] if values.ndim == 1 else values
-            return [values[:, j] for j in range(values.shape[1])], failures
+            return [values[:, j] for j in range(values.shape[1])]
         probabilities = self.model.predict_proba(features)
         if not isinstance(probabilities, list):
             probabilities = [probabilities]
-        return [np.asarray(p, dtype=np.float64) for p in probabilities], failures
+        return [np.asarray(p, dtype=np.float64) for p in probabilities]
 
-
-def load_callable(spec: str) -> Callable[[list[str]], object]:
-    """``module:function`` or ``path/to/file.py:function`` → the function (a user error if absent)."""
-    location, _, function = spec.rpartition(":")
-    if not location or not function:
-        raise UserInputError(f"--model python:{spec}: expected module:function or file.py:function")
-    try:
-        if location.endswith(".py"):
-            file = Path(location)
-            if not file.is_file():
-                raise UserInputError(f"{file}: no such Python file")
-            module_spec = importlib.util.spec_from_file_location(file.stem, file)
-            module = importlib.util.module_from_spec(module_spec)
-            module_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(location)
-    except ImportError as exc:
-        raise UserInputError(f"--model python:{spec}: cannot import {location} ({exc})") from None
-    found = getattr(module, function, None)
-    if not callable(found):
-        raise UserInputError(f"--model python:{spec}: {location} has no function {function!r}")
-    return found
-
-
-class CallableModel:
-    """A Python function ``list[str] -> array``: ``(n,)``/``(n, targets)`` values, or for
-    classification ``(n, classes)`` probabilities of one target or a list per target."""
-
-    def __init__(self, function: Callable, task: str, n_targets: int, name: str = "callable") -> None:
-        self.function = function
-        self.task = task
-        self.n_targets = n_targets
-        self.name = name
-
-    def predict(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], dict[int, str]]:
-        output = self.function(list(smiles))
-        if self.task == "classification" and isinstance(output, list) and output and np.ndim(output[0]) == 2:
-            return [np.asarray(p, dtype=np.float64) for p in output], {}
-        array = np.asarray(output, dtype=np.float64)
-        if array.shape[0] != len(smiles):
-            raise UserInputError(f"model {self.name} returned {array.shape[0]} predictions for {len(smiles)} SMILES")
+    def predict_properties(self, smiles: Sequence[str]) -> np.ndarray | list[np.ndarray]:
+        """The property-predictor protocol (shapes in the class docstring)."""
+        outputs = self.predict_targets(smiles)
         if self.task == "classification":
-            if array.ndim == 1:
-                array = np.stack([1 - array, array], axis=1)
-            return [array], {}
-        array = array[:, None] if array.ndim == 1 else array
-        return [array[:, j] for j in range(array.shape[1])], {}
+            return outputs[0] if len(outputs) == 1 else outputs
+        return outputs[0] if len(outputs) == 1 else np.stack(outputs, axis=1)
 
 
-class PredictionFileModel:
-    """Predictions looked up by SMILES text in a CSV (see the module doc for its columns)."""
+def target_outputs(model, smiles: Sequence[str], data: PropertyData) -> tuple[list[np.ndarray], dict[int, str]]:
+    """Run any property predictor on ``smiles`` and return its outputs per target, with the
+    rows it could not predict (its ``failures``, and rows with NaN outputs).
 
-    def __init__(self, path: str | Path, data: PropertyData) -> None:
-        header, rows = read_table(path)
-        if "SMILES" not in header and "smiles" not in header:
-            raise UserInputError(f"{path}: prediction file needs a SMILES column")
-        smiles_at = header.index("SMILES") if "SMILES" in header else header.index("smiles")
-        self.task = data.task
-        self.name = f"predictions:{Path(path).name}"
-        self.columns: list[list[int]] = []
-        for j, name in enumerate(data.target_names):
-            if data.task == "regression" or (len(data.classes[j]) == 2 and name in header):
-                if name not in header:
-                    raise UserInputError(f"{path}: no prediction column {name!r}")
-                self.columns.append([header.index(name)])
-            else:
-                wanted = [f"{name}:{label}" for label in data.classes[j]]
-                missing = [w for w in wanted if w not in header]
-                if missing:
-                    raise UserInputError(f"{path}: missing probability column(s) {', '.join(missing)}")
-                self.columns.append([header.index(w) for w in wanted])
-        self.table: dict[str, list[str]] = {}
-        for _line, fields in rows:
-            if smiles_at < len(fields):
-                self.table[fields[smiles_at].strip()] = fields
+    Accepted outputs: ``(n,)`` or ``(n, targets)`` values (regression); for classification
+    ``(n,)`` positive-class probabilities of one binary target, ``(n, classes)``
+    probabilities of one target, ``(n, targets)`` positive-class probabilities of several
+    binary targets, or a list of ``(n, classes)`` arrays, one per target.
+    """
+    name = getattr(model, "name", type(model).__name__)
+    n, n_targets = len(smiles), len(data.target_names)
+    predict = getattr(model, "predict_targets", None)
+    output = predict(list(smiles)) if callable(predict) else model.predict_properties(list(smiles))
+    failures = {int(k): str(v) for k, v in (getattr(model, "failures", None) or {}).items()}
 
-    def predict(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], dict[int, str]]:
-        failures: dict[int, str] = {}
-        outputs = []
-        for columns in self.columns:
-            width = 2 if (self.task == "classification" and len(columns) == 1) else len(columns)
-            values = np.full((len(smiles), width) if self.task == "classification" else (len(smiles),), np.nan)
-            for i, text in enumerate(smiles):
-                fields = self.table.get(text)
-                if fields is None:
-                    failures[i] = "no prediction for this SMILES in the prediction file"
-                    continue
-                try:
-                    numbers = [float(fields[c]) for c in columns]
-                except (ValueError, IndexError):
-                    failures[i] = "prediction is not a number"
-                    continue
-                if self.task == "classification":
-                    values[i] = [1 - numbers[0], numbers[0]] if len(columns) == 1 else numbers
-                else:
-                    values[i] = numbers[0]
-            outputs.append(values)
-        return outputs, failures
+    def wrong(shape) -> UserInputError:
+        return UserInputError(
+            f"model {name} returned predictions of shape {shape} for {n} SMILES and {n_targets} {data.task} "
+            f"target(s) ({', '.join(data.target_names)})"
+        )
+
+    if callable(predict):
+        outputs = [np.asarray(o, dtype=np.float64) for o in output]
+    elif isinstance(output, (list, tuple)) and output and all(np.ndim(o) == 2 for o in output) and data.task == "classification":
+        outputs = [np.asarray(o, dtype=np.float64) for o in output]
+        if len(outputs) != n_targets or any(o.shape[0] != n for o in outputs):
+            raise wrong([o.shape for o in outputs])
+    else:
+        try:
+            array = np.asarray(output, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise UserInputError(f"model {name} returned predictions that are not numbers") from None
+        if array.ndim == 0 or array.shape[0] != n or array.ndim > 2:
+            raise wrong(array.shape)
+        if data.task == "regression":
+            array = array[:, None] if array.ndim == 1 else array
+            if array.shape[1] != n_targets:
+                raise wrong(array.shape)
+            outputs = [array[:, j] for j in range(n_targets)]
+        elif array.ndim == 1 or (n_targets > 1 and array.shape[1] == n_targets):
+            columns = array[:, None] if array.ndim == 1 else array
+            if columns.shape[1] != n_targets or any(len(c) != 2 for c in data.classes):
+                raise wrong(array.shape)
+            outputs = [np.stack([1.0 - columns[:, j], columns[:, j]], axis=1) for j in range(n_targets)]
+        elif n_targets == 1 and array.shape[1] == len(data.classes[0]):
+            outputs = [array]
+        else:
+            raise wrong(array.shape)
+    for j, values in enumerate(outputs):
+        bad = ~np.isfinite(values if values.ndim == 1 else values).reshape(n, -1).all(axis=1)
+        for index in np.flatnonzero(bad):
+            failures.setdefault(int(index), "no prediction (NaN)")
+        if bad.any():
+            values = values.copy()
+            values[bad] = 0.0
+            outputs[j] = values
+    return outputs, failures
 
 
 # -- scoring ---------------------------------------------------------------------------
@@ -335,6 +328,17 @@ class DownstreamReport:
     table: list[dict]
     skipped: list[dict]
     n_scored: int
+    item_scores: dict[str, list[float | None]] = field(default_factory=dict)
+    """Per test molecule, for the metrics that are means over molecules (``accuracy``)."""
+
+
+def per_molecule_accuracy(data: PropertyData, predictions: list[np.ndarray], rows: np.ndarray) -> list[float | None]:
+    """Per test molecule: the share of targets whose most probable class is right (``None``
+    outside ``rows``); its mean over ``rows`` is :func:`score_predictions`' ``accuracy``."""
+    truth = data.test_targets
+    right = np.mean([np.argmax(predictions[j], axis=1) == truth[:, j] for j in range(truth.shape[1])], axis=0)
+    chosen = set(int(i) for i in rows)
+    return [float(right[i]) if i in chosen else None for i in range(len(truth))]
 
 
 def evaluate_downstream(
@@ -351,19 +355,22 @@ def evaluate_downstream(
     from rapidfuzz.distance import Levenshtein
     from scipy.stats import spearmanr
 
-    predictions, failures = model.predict(data.test_smiles)
+    predictions, failures = target_outputs(model, data.test_smiles, data)
     skipped = [{"line": data.test_lines[i], "augmentation": "original", "reason": f"no prediction: {reason}"}
                for i, reason in sorted(failures.items())]
     base_rows = np.asarray([i not in failures for i in range(len(data.test_smiles))])
     base = score_predictions(data, predictions, np.flatnonzero(base_rows))
     base_error = per_molecule_error(data, predictions)
     metrics: dict[str, float] = {f"original/{k}": v for k, v in base.items()}
+    item_scores: dict[str, list[float | None]] = {}
+    if data.task == "classification":
+        item_scores["original/accuracy"] = per_molecule_accuracy(data, predictions, np.flatnonzero(base_rows))
     table = [{"augmentation": "original", "n": int(base_rows.sum()), **base,
               "mean_length": float(np.mean([len(s) for s in data.test_smiles])), "levenshtein_ratio": 1.0}]
     for kind in augmentations:
         rows = augment_many(data.test_smiles, kind, seed=seed, n_jobs=n_jobs)
         texts = [row.augmented if row.augmented else row.original for row in rows]
-        aug_predictions, aug_failures = model.predict(texts)
+        aug_predictions, aug_failures = target_outputs(model, texts, data)
         keep = base_rows.copy()
         for row in rows:
             if row.status == "failed":
@@ -383,6 +390,8 @@ def evaluate_downstream(
             rho = float(spearmanr(ratios, error_change).statistic)
         else:
             rho = float("nan")
+        if data.task == "classification":
+            item_scores[f"{kind}/accuracy"] = per_molecule_accuracy(data, aug_predictions, chosen)
         row_entry: dict = {"augmentation": kind, "n": int(len(chosen)),
                            "not_applied": int(sum(r.status == "not_applicable" for r in rows))}
         for key, value in scores.items():
@@ -398,4 +407,4 @@ def evaluate_downstream(
         metrics[f"{kind}/levenshtein_ratio"] = row_entry["levenshtein_ratio"]
         metrics[f"{kind}/spearman_levenshtein_vs_error_change"] = rho
         table.append(row_entry)
-    return DownstreamReport(metrics, table, skipped, int(base_rows.sum()))
+    return DownstreamReport(metrics, table, skipped, int(base_rows.sum()), item_scores)

@@ -1,61 +1,49 @@
-"""Encoders (SMILES → embeddings) for AMORE retrieval, and their embedding cache.
+"""The built-in encoders (SMILES → embeddings) of the robustness suite, and its embedding cache.
 
-Encoder specs (``--encoder``):
+Both are model kinds of the one registry (declared in :mod:`.baselines`), usable anywhere a
+spec is (``--model fingerprint``, ``evaluate(model="char-ngram:n=2-4")``):
 
-- ``fingerprint`` — Morgan count fingerprint (radius 2, 2,048 bins, chirality on). It is
+- ``fingerprint[:radius=2,bits=2048,chirality=1]`` — Morgan count fingerprint. It is
   computed from the molecular graph, so it is invariant to every augmentation here: the
-  upper bound (the role of the GNN in the paper). Options: ``fingerprint:radius=3,bits=4096,chirality=0``.
-- ``char-ngram`` — counts of hashed character 1- to 3-grams of the SMILES text (4,096
-  bins, scikit-learn's ``HashingVectorizer``). It sees only the string, so it is not
-  invariant: a lower bound. Options: ``char-ngram:n=2-4,dim=8192``.
-- ``hf:PATH`` — a local Hugging Face checkpoint (:class:`chemassay.models.hf_encoder.HFEncoder`).
+  upper bound (the role of the GNN in the paper).
+- ``char-ngram[:n=1-3,dim=4096]`` — counts of hashed character n-grams of the SMILES text
+  (scikit-learn's ``HashingVectorizer``). It sees only the string, so it is not invariant:
+  a lower bound.
 
-``fingerprint`` and ``char-ngram`` return scipy sparse count matrices (ranked exactly by
-:mod:`.retrieval`); ``hf:`` returns dense float32 arrays, one per layer with ``layers='all'``.
-Embeddings are cached under ``$CHEMASSAY_HOME/cache/robustness/embeddings/`` keyed by the
-encoder (its settings and, for ``hf:``, a digest of the checkpoint files) and the sha256
-of the SMILES column, so re-running a table only embeds what changed.
+Any other encoder comes from the general kinds: ``hf:PATH`` (hidden states of a Hugging Face
+checkpoint), ``openai:MODEL,base_url=...`` (an ``/v1/embeddings`` endpoint), ``python:...``
+and ``predictions:FILE.npz``. Both built-ins return scipy sparse count matrices (ranked
+exactly by :mod:`.retrieval`); ``hf:`` returns dense float32 arrays, one per layer with
+``layers='all'``.
+
+Embeddings of encoders that define ``cache_key()`` (the built-ins and ``hf:``, whose key
+includes a digest of the checkpoint files) are cached through :mod:`chemassay.runtime.cache`
+(namespace ``robustness/embeddings``), keyed by the encoder, the sha256 of the SMILES and the
+layers; a damaged or altered entry is reported in one line and recomputed, never used.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import sparse
 
 from chemassay.chem.fingerprints import morgan_count_fingerprints
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles
-from chemassay.data import chemassay_home
 from chemassay.errors import UserInputError
-from chemassay.runtime.files import atomic_writer, sha256_text
+from chemassay.runtime.files import sha256_text
 from chemassay.runtime.progress import progress_task
 
 Embeddings = np.ndarray | sparse.csr_matrix
 """One layer's embeddings: dense ``(n, d)`` array or sparse count matrix."""
 
-
-def _parse_options(text: str, spec: str) -> dict[str, str]:
-    options: dict[str, str] = {}
-    if not text:
-        return options
-    for part in text.split(","):
-        if "=" not in part:
-            raise UserInputError(f"--encoder {spec}: option {part!r} is not key=value")
-        key, value = part.split("=", 1)
-        options[key.strip()] = value.strip()
-    return options
-
-
-def _int_option(options: dict[str, str], key: str, default: int, spec: str) -> int:
-    try:
-        return int(options.pop(key, default))
-    except ValueError:
-        raise UserInputError(f"--encoder {spec}: {key} must be an integer") from None
+CACHE_NAMESPACE = "robustness/embeddings"
+CACHE_FORMAT = 2
 
 
 @dataclass
@@ -70,14 +58,17 @@ class FingerprintEncoder:
     failures: dict[int, str] = field(default_factory=dict)
 
     def describe(self) -> dict:
+        """Settings that determine the embeddings."""
         return {"encoder": "fingerprint", "radius": self.radius, "bits": self.bits, "chirality": self.chirality}
 
     def cache_key(self) -> str:
+        """The embedding-cache key of these settings."""
         return f"fingerprint-r{self.radius}-b{self.bits}-c{int(self.chirality)}"
 
     def encode(self, smiles: Sequence[str], layers: str = "last") -> Embeddings | list[Embeddings]:
         """Count fingerprints; a SMILES RDKit cannot read gets an all-zero row and is
         recorded in ``failures`` (index → reason) for the caller to report."""
+        _check_layers(layers)
         self.failures = {}
         rows = []
         with progress_task("fingerprints", len(smiles)) as advance:
@@ -111,9 +102,11 @@ class CharNgramEncoder:
     failures: dict[int, str] = field(default_factory=dict)
 
     def describe(self) -> dict:
+        """Settings that determine the embeddings."""
         return {"encoder": "char-ngram", "ngram_range": [self.n_min, self.n_max], "dim": self.dim}
 
     def cache_key(self) -> str:
+        """The embedding-cache key of these settings."""
         return f"char-ngram-{self.n_min}-{self.n_max}-d{self.dim}"
 
     def vectorizer(self):
@@ -126,73 +119,51 @@ class CharNgramEncoder:
         )
 
     def encode(self, smiles: Sequence[str], layers: str = "last") -> Embeddings | list[Embeddings]:
+        """Hashed n-gram counts, one row per string."""
+        _check_layers(layers)
+        self.failures = {}
         matrix = self.vectorizer().transform(list(smiles)).tocsr()
         return [matrix] if layers == "all" else matrix
 
 
-class HFEncoderAdapter:
-    """:class:`~chemassay.models.hf_encoder.HFEncoder` behind the suite's encoder interface."""
-
-    needs_valid_smiles = False
-
-    def __init__(self, path: str, **options) -> None:
-        from chemassay.models.hf_encoder import HFEncoder
-
-        self.model = HFEncoder(path, **options)
-        self.name = self.model.name
-        self.failures: dict[int, str] = {}
-
-    def describe(self) -> dict:
-        return self.model.describe()
-
-    def cache_key(self) -> str:
-        return "hf-" + self.model.cache_key()
-
-    def encode(self, smiles: Sequence[str], layers: str = "last"):
-        return self.model.encode(smiles, layers=layers)
+def _check_layers(layers: str) -> None:
+    if layers not in ("last", "all"):
+        raise UserInputError(f"layers must be 'last' or 'all', got {layers!r}")
 
 
-def make_encoder(spec: str, *, device: str = "cpu", batch_size: int = 32, pooling: str = "mean",
-                 part: str = "auto", max_length: int | None = None):
-    """Build the encoder named by ``spec`` (see the module doc for the syntax)."""
-    if spec.startswith("hf:"):
-        path = spec[3:]
-        if not path:
-            raise UserInputError("--encoder hf:PATH needs the checkpoint folder after 'hf:'")
-        return HFEncoderAdapter(path, device=device, batch_size=batch_size, pooling=pooling, part=part,
-                                max_length=max_length)
-    base, _, option_text = spec.partition(":")
-    options = _parse_options(option_text, spec)
-    if base == "fingerprint":
-        encoder = FingerprintEncoder(
-            radius=_int_option(options, "radius", 2, spec), bits=_int_option(options, "bits", 2048, spec),
-            chirality=bool(_int_option(options, "chirality", 1, spec)),
-        )
-        if encoder.bits <= 0 or encoder.bits % 64:
-            raise UserInputError(f"--encoder {spec}: bits must be a positive multiple of 64")
-    elif base == "char-ngram":
-        low, _, high = options.pop("n", "1-3").partition("-")
-        try:
-            n_min, n_max = int(low), int(high or low)
-        except ValueError:
-            raise UserInputError(f"--encoder {spec}: n must look like 1-3") from None
-        encoder = CharNgramEncoder(n_min=n_min, n_max=n_max, dim=_int_option(options, "dim", 4096, spec))
-        if not 1 <= n_min <= n_max or encoder.dim <= 0:
-            raise UserInputError(f"--encoder {spec}: need 1 <= n_min <= n_max and dim > 0")
-    else:
-        raise UserInputError(f"unknown encoder {spec!r}; use fingerprint, char-ngram or hf:PATH")
-    if options:
-        raise UserInputError(f"--encoder {spec}: unknown option(s) {', '.join(sorted(options))}")
+# -- model-kind factories (registered in baselines.MODEL_KINDS) ------------------------
+def create_fingerprint(spec, protocol: str, context: dict[str, Any]) -> FingerprintEncoder:
+    """Factory of the ``fingerprint`` kind: options ``radius``, ``bits`` (a multiple of 64), ``chirality``."""
+    from chemassay.models.spec import check_options, option_bool, option_int
+
+    check_options(spec, {"radius", "bits", "chirality"})
+    encoder = FingerprintEncoder(
+        radius=option_int(spec, "radius", 2, minimum=0), bits=option_int(spec, "bits", 2048, minimum=64),
+        chirality=option_bool(spec, "chirality", True),
+    )
+    if encoder.bits % 64:
+        raise UserInputError(f"--model {spec.text}: bits must be a positive multiple of 64")
     return encoder
 
 
-def cache_root() -> Path:
-    """Folder of cached embeddings: ``$CHEMASSAY_HOME/cache/robustness/embeddings``."""
-    return chemassay_home() / "cache" / "robustness" / "embeddings"
+def create_char_ngram(spec, protocol: str, context: dict[str, Any]) -> CharNgramEncoder:
+    """Factory of the ``char-ngram`` kind: options ``n`` (``1-3`` or ``2``) and ``dim``."""
+    from chemassay.models.spec import check_options, option_int
+
+    check_options(spec, {"n", "dim"})
+    low, _, high = spec.options.get("n", "1-3").partition("-")
+    try:
+        n_min, n_max = int(low), int(high or low)
+    except ValueError:
+        raise UserInputError(f"--model {spec.text}: n must look like 1-3 (or a single number)") from None
+    if not 1 <= n_min <= n_max:
+        raise UserInputError(f"--model {spec.text}: need 1 <= n_min <= n_max, got n={n_min}-{n_max}")
+    return CharNgramEncoder(n_min=n_min, n_max=n_max, dim=option_int(spec, "dim", 4096, minimum=1))
 
 
-def _save_layers(path: Path, layers: list[Embeddings]) -> None:
-    arrays: dict[str, np.ndarray] = {}
+# -- embedding cache ------------------------------------------------------------------
+def _pack(layers: list[Embeddings], failures: dict[int, str], truncated: list[int]) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {"meta": np.asarray(json.dumps({"failures": failures, "truncated": truncated}))}
     for index, layer in enumerate(layers):
         if sparse.issparse(layer):
             csr = sparse.csr_matrix(layer)
@@ -202,13 +173,13 @@ def _save_layers(path: Path, layers: list[Embeddings]) -> None:
             arrays[f"s{index}_shape"] = np.asarray(csr.shape)
         else:
             arrays[f"d{index}"] = np.asarray(layer)
-    with atomic_writer(path, "wb", encoding=None) as handle:
-        np.savez(handle, **arrays)
+    return arrays
 
 
-def _load_layers(path: Path) -> list[Embeddings]:
-    with np.load(path) as archive:
+def _unpack(path: Path, n_rows: int) -> tuple[list[Embeddings], dict[int, str], list[int]]:
+    with np.load(path, allow_pickle=False) as archive:
         names = set(archive.files)
+        meta = json.loads(str(archive["meta"]))
         layers: list[Embeddings] = []
         index = 0
         while True:
@@ -217,11 +188,14 @@ def _load_layers(path: Path) -> list[Embeddings]:
             elif f"s{index}_data" in names:
                 layers.append(sparse.csr_matrix(
                     (archive[f"s{index}_data"], archive[f"s{index}_indices"], archive[f"s{index}_indptr"]),
-                    shape=tuple(archive[f"s{index}_shape"]),
+                    shape=tuple(int(v) for v in archive[f"s{index}_shape"]),
                 ))
             else:
-                return layers
+                break
             index += 1
+    if not layers or any(layer.shape[0] != n_rows for layer in layers):
+        raise ValueError(f"expected {n_rows} rows in every layer")
+    return layers, {int(k): v for k, v in meta["failures"].items()}, [int(i) for i in meta["truncated"]]
 
 
 @dataclass
@@ -234,56 +208,117 @@ class EncodedSet:
     truncated: list[int] = field(default_factory=list)
 
 
-def encode_cached(encoder, smiles: Sequence[str], layers: str = "last", *, use_cache: bool = True) -> EncodedSet:
-    """Embed ``smiles`` with ``encoder``, reusing ``cache_root()/<encoder key>/<sha256>.npz``.
-
-    The key is the encoder's :meth:`cache_key` and the sha256 of the SMILES (one per line),
-    plus ``layers``; failures (rows that could not be embedded) are cached with them.
-    """
-    checksum = sha256_text("\n".join(smiles))
-    target = cache_root() / encoder.cache_key() / f"{checksum}-{layers}.npz"
-    failures_path = target.with_suffix(".json")
-    if use_cache and target.is_file() and failures_path.is_file():
-        meta = json.loads(failures_path.read_text(encoding="utf-8"))
-        failures = {int(k): v for k, v in meta.get("failures", {}).items()}
-        return EncodedSet(_load_layers(target), failures, True, meta.get("truncated", []))
-    result = encoder.encode(list(smiles), layers=layers)
+def _encode(encoder, smiles: list[str], layers: str) -> EncodedSet:
+    result = encoder.encode(smiles, layers=layers)
     layer_list = list(result) if isinstance(result, list) else [result]
-    failures = dict(getattr(encoder, "failures", {}) or {})
-    truncated = list(getattr(getattr(encoder, "model", None), "truncated", []) or [])
-    if use_cache:
-        _save_layers(target, layer_list)
-        meta = {"encoder": encoder.describe(), "n": len(smiles), "failures": failures, "truncated": truncated}
-        with atomic_writer(failures_path) as handle:
-            handle.write(json.dumps(meta, indent=1, default=str))
+    for index, layer in enumerate(layer_list):
+        if not sparse.issparse(layer):
+            layer = np.asarray(layer)
+            if layer.ndim != 2 or layer.shape[0] != len(smiles):
+                raise UserInputError(
+                    f"encoder {getattr(encoder, 'name', '?')}: layer {index} has shape {layer.shape}, "
+                    f"expected ({len(smiles)}, d)"
+                )
+            layer_list[index] = layer
+    failures = {int(k): str(v) for k, v in (getattr(encoder, "failures", None) or {}).items()}
+    truncated = [int(i) for i in (getattr(encoder, "truncated", None)
+                                  or getattr(getattr(encoder, "model", None), "truncated", None) or [])]
     return EncodedSet(layer_list, failures, False, truncated)
+
+
+def encode_cached(encoder, smiles: Sequence[str], layers: str = "last", *, use_cache: bool = True) -> EncodedSet:
+    """Embed ``smiles`` with ``encoder`` (any encoder-protocol object), through the cache.
+
+    Encoders with a ``cache_key()`` are cached (see the module doc); failures (rows that
+    could not be embedded) and truncated rows are cached with the embeddings. Others (HTTP
+    endpoints, Python objects, prediction files) are run every time.
+    """
+    from chemassay.runtime.cache import cached
+
+    texts = [str(s) for s in smiles]
+    key_fn = getattr(encoder, "cache_key", None)
+    if not use_cache or not callable(key_fn):
+        return _encode(encoder, texts, layers)
+    key = {"format": CACHE_FORMAT, "encoder": key_fn(), "smiles_sha256": sha256_text("\n".join(texts)),
+           "n": len(texts), "layers": layers}
+    built: list[bool] = []
+
+    def build() -> EncodedSet:
+        built.append(True)
+        return _encode(encoder, texts, layers)
+
+    def save(value: EncodedSet, path: Path) -> None:
+        with open(path, "wb") as handle:
+            np.savez(handle, **_pack(value.layers, value.failures, value.truncated))
+
+    def load(path: Path) -> EncodedSet:
+        layer_list, failures, truncated = _unpack(path, len(texts))
+        return EncodedSet(layer_list, failures, True, truncated)
+
+    value = cached(CACHE_NAMESPACE, key, build, save=save, load=load, suffix=".npz")
+    if built:
+        value.from_cache = False
+    return value
 
 
 def load_embeddings(path: str | Path) -> list[np.ndarray]:
     """Precomputed embeddings from ``.npy`` (``(n, d)`` or ``(layers, n, d)``) or ``.npz``
-    (one array per layer, in file order); a clear error for anything else."""
+    (one array per layer, in file order); a one-line error for anything else.
+
+    Rows with NaN or infinite values are kept here; :func:`nonfinite_rows` finds them (the
+    retrieval leaves them out and reports them).
+    """
     target = Path(path)
-    if not target.is_file():
+    if not target.exists():
         raise UserInputError(f"{target}: no such embeddings file")
+    if target.is_dir():
+        raise UserInputError(f"{target}: is a directory, expected a .npy or .npz embeddings file")
     try:
         if target.suffix == ".npz":
-            with np.load(target) as archive:
+            with np.load(target, allow_pickle=False) as archive:
                 arrays = [archive[name] for name in archive.files]
         else:
             array = np.load(target, allow_pickle=False)
-            arrays = [array] if array.ndim == 2 else list(array)
-    except (ValueError, OSError) as exc:
-        raise UserInputError(f"{target}: not a NumPy .npy/.npz embeddings file ({exc})") from None
+            if not isinstance(array, np.ndarray):
+                raise ValueError("not a single array")
+            arrays = [array] if array.ndim == 2 else list(array) if array.ndim == 3 else [array]
+    except (ValueError, OSError, EOFError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserInputError(f"{target}: not a NumPy .npy/.npz embeddings file ({first})") from None
+    return check_embeddings(arrays, str(target))
+
+
+def check_embeddings(arrays: Sequence[Any], what: str) -> list[np.ndarray]:
+    """Numeric ``(n, d)`` arrays (one per layer) with the same number of rows, or a user error."""
+    checked = []
+    if not len(arrays):
+        raise UserInputError(f"{what}: no embeddings arrays")
     for array in arrays:
+        if sparse.issparse(array):
+            checked.append(sparse.csr_matrix(array))
+            continue
+        array = np.asarray(array)
         if array.ndim != 2:
-            raise UserInputError(f"{target}: expected (n, d) or (layers, n, d) arrays, got shape {array.shape}")
-        if not np.issubdtype(array.dtype, np.number):
-            raise UserInputError(f"{target}: embeddings must be numeric, got {array.dtype}")
-        if not np.all(np.isfinite(array)):
-            raise UserInputError(f"{target}: embeddings contain NaN or infinite values")
-    return arrays
+            raise UserInputError(f"{what}: expected (n, d) or (layers, n, d) arrays, got shape {array.shape}")
+        if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool) or np.iscomplexobj(array):
+            raise UserInputError(f"{what}: embeddings must be real numbers, got {array.dtype}")
+        checked.append(array)
+    if len({a.shape[0] for a in checked}) != 1:
+        raise UserInputError(f"{what}: layers have different numbers of rows {[a.shape[0] for a in checked]}")
+    return checked
 
 
-def encoder_digest(encoder) -> str:
-    """Short digest of an encoder's settings, for file names."""
-    return hashlib.sha256(json.dumps(encoder.describe(), sort_keys=True, default=str).encode()).hexdigest()[:12]
+def nonfinite_rows(layers: Sequence[Embeddings]) -> np.ndarray:
+    """Indices of rows with a NaN or infinite value in any layer."""
+    bad = np.zeros(layers[0].shape[0], dtype=bool)
+    for layer in layers:
+        if sparse.issparse(layer):
+            csr = sparse.csr_matrix(layer)
+            wrong = ~np.isfinite(csr.data)
+            if wrong.any():
+                rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+                bad[rows[wrong]] = True
+        else:
+            values = np.asarray(layer, dtype=np.float64)
+            bad |= ~np.isfinite(values).all(axis=1)
+    return np.flatnonzero(bad)

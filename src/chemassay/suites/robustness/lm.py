@@ -12,7 +12,6 @@ Face checkpoint (``config.json``, ``model.safetensors``, tokenizer files) plus
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import string
@@ -77,13 +76,16 @@ class LMConfig:
 
 
 def read_smiles_corpus(path: str | Path) -> list[str]:
-    """SMILES of a MOSES-style CSV (optionally gzipped), first column or the ``SMILES`` column."""
-    target = Path(path)
-    opener = gzip.open if target.suffix == ".gz" else open
-    with opener(target, "rt", encoding="utf-8") as handle:
-        header = handle.readline().rstrip("\n").split(",")
-        column = next((i for i, h in enumerate(header) if h.strip().lower() == "smiles"), 0)
-        return [line.rstrip("\n").split(",")[column] for line in handle if line.strip()]
+    """SMILES of a corpus file: a MOSES-style CSV (``SMILES`` column) or one SMILES per line,
+    optionally gzipped, read by :func:`chemassay.data.readers.read_smiles_file` (one-line
+    errors for missing, binary or truncated files). Empty cells are left out: a corpus row
+    without a SMILES has nothing to learn from."""
+    from chemassay.data.readers import read_smiles_file
+
+    smiles = [s for s in read_smiles_file(path).smiles if s]
+    if not smiles:
+        raise UserInputError(f"{path}: no SMILES to train on")
+    return smiles
 
 
 def sample_corpus(smiles: Sequence[str], n_train: int, n_valid: int, seed: int) -> tuple[list[str], list[str]]:
@@ -143,8 +145,8 @@ def train_smiles_lm(train: Sequence[str], valid: Sequence[str], out: str | Path,
 
     Returns the manifest written to ``out/train_manifest.json``.
     """
-    torch = require("torch", "hf", "train-lm")
-    transformers = require("transformers", "hf", "train-lm")
+    torch = require("torch", "hf", "training the SMILES language model")
+    transformers = require("transformers", "hf", "training the SMILES language model")
     from chemassay.models.hf_encoder import quiet_transformers
 
     quiet_transformers()
@@ -174,7 +176,7 @@ def train_smiles_lm(train: Sequence[str], valid: Sequence[str], out: str | Path,
     losses: list[float] = []
     order = rng.permutation(len(train))
     position = 0
-    with progress_task("train-lm", config.steps) as advance:
+    with progress_task("train SMILES LM", config.steps) as advance:
         for _step in range(config.steps):
             if position + config.batch_size > len(order):
                 order = rng.permutation(len(train))

@@ -10,10 +10,12 @@ of the true match gives the metrics:
   ``sum(1/(i+1))/n`` over ``list(I).index(i)``).
 
 **Ties.** Candidates at exactly the same distance as the true match are ordered by the
-``ties`` policy: ``index`` (default) puts the candidate with the lower row index first,
-which is the order FAISS's flat index returns and hence what the AMORE code measured;
-``optimistic`` puts the true match first; ``pessimistic`` puts it last. Exact ties are
-common for count vectors (e.g. two stereoisomers have the same achiral fingerprint).
+``ties`` policy of the shared ranking module (:func:`chemassay.report.ranking.rank_with_ties`):
+``index`` (default) puts the candidate with the lower row index first, which is the order
+FAISS's flat index returns and hence what the AMORE code measured; ``optimistic`` puts the
+true match first; ``pessimistic`` puts it last. Exact ties are common for count vectors
+(e.g. two stereoisomers have the same achiral fingerprint). Acc@k, MRR and the mean and
+median rank are :func:`chemassay.report.ranking.rank_summary` of the 1-based ranks.
 
 **Exactness.** Distances are screened in float32 (FAISS or BLAS, the fast part) and every
 candidate whose float32 distance is within a rigorous rounding bound of the true match's
@@ -29,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from chemassay.errors import UserInputError, require
+from chemassay.report.ranking import TIE_POLICIES, rank_summary, rank_with_ties, reciprocal_ranks
 
-TIE_POLICIES = ("index", "optimistic", "pessimistic")
 METRICS = ("l2", "cosine")
 BACKENDS = ("auto", "faiss", "numpy", "faiss-search")
 DEFAULT_KS = (1, 5)
@@ -149,13 +151,7 @@ def _finish_block(rows: np.ndarray, closer: np.ndarray, equal: np.ndarray, group
         b, a = groups.tied_rows(int(column), int(rows[offset]))
         before[offset] += b
         after[offset] += a
-    if ties == "index":
-        ranks = less + before
-    elif ties == "optimistic":
-        ranks = less
-    else:
-        ranks = less + before + after
-    out.ranks[rows] = ranks
+    out.ranks[rows] = rank_with_ties(less, before, after, ties) - 1
     out.ties[rows] = before + after
 
 
@@ -339,16 +335,19 @@ def true_match_ranks(
 
 
 def rank_metrics(ranks: np.ndarray, ks: tuple[int, ...] = DEFAULT_KS) -> dict[str, float]:
-    """``acc@k`` for each k, ``mrr``, ``mean_rank`` and ``median_rank`` (1-based) of 0-based ranks."""
-    ranks = np.asarray(ranks)
-    if ranks.size == 0:
-        return {**{f"acc@{k}": float("nan") for k in ks}, "mrr": float("nan"),
-                "mean_rank": float("nan"), "median_rank": float("nan")}
-    metrics = {f"acc@{k}": float(np.mean(ranks < k)) for k in ks}
-    metrics["mrr"] = float(np.mean(1.0 / (ranks + 1.0)))
-    metrics["mean_rank"] = float(np.mean(ranks + 1.0))
-    metrics["median_rank"] = float(np.median(ranks + 1.0))
-    return metrics
+    """``acc@k`` for each k, ``mrr``, ``mean_rank`` and ``median_rank`` (1-based) of 0-based
+    ranks: :func:`chemassay.report.ranking.rank_summary` of ``ranks + 1``."""
+    return rank_summary(np.asarray(ranks, dtype=np.int64) + 1, ks)
+
+
+def per_query_scores(ranks: np.ndarray, ks: tuple[int, ...] = DEFAULT_KS) -> dict[str, np.ndarray]:
+    """Per query: ``acc@k`` (0/1), ``mrr`` (reciprocal rank) and ``mean_rank`` (1-based), whose
+    means are the metrics of :func:`rank_metrics` (the per-item values of the intervals)."""
+    one_based = np.asarray(ranks, dtype=np.int64) + 1
+    values = {f"acc@{k}": (one_based <= k).astype(np.float64) for k in ks}
+    values["mrr"] = reciprocal_ranks(one_based)
+    values["mean_rank"] = one_based.astype(np.float64)
+    return values
 
 
 DIRECTIONS = ("o2a", "a2o")

@@ -1,0 +1,669 @@
+"""The robustness suite's Python API (``chemassay.robustness``): AMORE retrieval, SMILES
+augmentations, downstream robustness of property models, and the SMILES language model.
+
+* :func:`evaluate` — retrieval between originals and their rewritten forms: either two
+  embedding sets you computed (arrays or ``.npy``/``.npz`` files), or a model spec (or
+  object) run over a dataset's augmentations (or over an original/augmented pair of files);
+* :func:`augment` — one identity-checked augmentation of a molecule set;
+* :func:`downstream` — a property model on the original and augmented test sets;
+* :func:`train` — the small SMILES masked language model (a Hugging Face checkpoint);
+* :func:`load_dataset` — ``chebi20``, ``isomers``, ``solubility`` through the registry.
+
+Every evaluating function returns a :class:`~chemassay.report.result.Result`, the same one
+the CLI writes with ``--out``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chemassay.errors import UserInputError
+from chemassay.report.result import InputRef, ModelRef, Result, SkippedItem, input_ref
+from chemassay.suites.robustness.augment import (
+    AUGMENTATIONS,
+    DEFAULT_AUGMENTATIONS,
+    STATUS_FAILED,
+    STATUS_NOT_APPLICABLE,
+    STATUS_OK,
+    AugmentedRow,
+    augment_many,
+    check_kind,
+)
+from chemassay.suites.robustness.data import MoleculeTable, dataset_ref, molecule_table
+from chemassay.suites.robustness.retrieval import DEFAULT_KS
+
+__all__ = [
+    "AUGMENTATIONS",
+    "DEFAULT_AUGMENTATIONS",
+    "AugmentedSet",
+    "augment",
+    "downstream",
+    "evaluate",
+    "load_dataset",
+    "train",
+]
+
+SUITE = "robustness"
+PER_LAYER_KEYS = ("o2a_acc@1", "a2o_acc@1", "o2a_mrr", "a2o_mrr")
+"""Per-layer metrics an all-layers run over augmentations puts in ``metrics``."""
+
+EmbeddingsInput = Any
+"""An ``(n, d)`` array (dense or scipy sparse), a list of them (one per layer), an
+``(layers, n, d)`` array, or the path of a ``.npy``/``.npz`` file."""
+
+
+def load_dataset(name: str, part: str | None = None, **options: Any) -> Any:
+    """A registered dataset by name or alias, through its registry loader: ``chebi20`` /
+    ``isomers`` give a :class:`~.data.MoleculeTable` of the AMORE originals, ``solubility``
+    (parts ``train``/``test``) a table with ``logS``, ``solubility_class`` and ``split``
+    columns. Same as :func:`chemassay.load_dataset`."""
+    from chemassay.data.registry import load_dataset as registry_load
+
+    return registry_load(name, part, **options)
+
+
+# -- evaluate --------------------------------------------------------------------------------
+def _ks(k: int | Sequence[int]) -> tuple[int, ...]:
+    values = (k,) if isinstance(k, int) else tuple(k)
+    try:
+        ks = tuple(sorted({int(v) for v in values}))
+    except (TypeError, ValueError):
+        raise UserInputError(f"k must be whole numbers, got {k!r}") from None
+    if not ks or ks[0] < 1:
+        raise UserInputError(f"k values must be 1 or more, got {k!r}")
+    return ks
+
+
+def _augmentation_list(augmentations: str | Sequence[str]) -> list[str]:
+    items = augmentations.split(",") if isinstance(augmentations, str) else list(augmentations)
+    kinds = [check_kind(str(a).strip()) for a in items if str(a).strip()]
+    if not kinds:
+        raise UserInputError(f"no augmentation given; choose from {', '.join(AUGMENTATIONS)}")
+    return kinds
+
+
+def _embedding_layers(value: EmbeddingsInput, what: str) -> tuple[list, InputRef | None]:
+    from scipy import sparse
+
+    from chemassay.suites.robustness.encoders import check_embeddings, load_embeddings
+
+    if isinstance(value, (str, os.PathLike)):
+        layers = load_embeddings(value)
+        return layers, input_ref(value)
+    if sparse.issparse(value):
+        return check_embeddings([value], what), None
+    if isinstance(value, (list, tuple)) and value and (sparse.issparse(value[0]) or np.ndim(value[0]) == 2):
+        return check_embeddings(list(value), what), None
+    array = np.asarray(value)
+    if array.ndim == 3:
+        return check_embeddings(list(array), what), None
+    return check_embeddings([array], what), None
+
+
+def _array_digest(layers: list) -> str:
+    from scipy import sparse
+
+    digest = hashlib.sha256()
+    for layer in layers:
+        if sparse.issparse(layer):
+            csr = sparse.csr_matrix(layer)
+            for part in (csr.data, csr.indices, csr.indptr, np.asarray(csr.shape)):
+                digest.update(np.ascontiguousarray(part).tobytes())
+        else:
+            array = np.ascontiguousarray(layer)
+            digest.update(str((array.dtype.str, array.shape)).encode())
+            digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _embeddings_ref(original: list, augmented: list, inputs: list[InputRef]) -> ModelRef:
+    if inputs:
+        checksum = hashlib.sha256("".join(ref.sha256 or "" for ref in inputs).encode()).hexdigest()
+        return ModelRef(spec=f"predictions:{inputs[0].path}", name="precomputed embeddings", kind="predictions",
+                        parameters={"original": inputs[0].path, "augmented": inputs[1].path}, checksum=checksum)
+    checksum = hashlib.sha256((_array_digest(original) + _array_digest(augmented)).encode()).hexdigest()
+    return ModelRef(spec="predictions:<memory>", name="in-memory embeddings", kind="predictions", checksum=checksum)
+
+
+def _encoder_ref(encoder) -> ModelRef:
+    from chemassay.models.identity import model_ref
+
+    ref = model_ref(encoder)
+    checksum_fn = getattr(encoder, "checksum", None)
+    path = getattr(encoder, "path", None)
+    if checksum_fn is None and path is not None and callable(getattr(encoder, "cache_key", None)):
+        # A checkpoint folder (hf:): the result names the weights, not only the settings.
+        from chemassay.models.hf_encoder import checkpoint_digest
+
+        if Path(path).is_dir():
+            ref.checksum = checkpoint_digest(path)
+    return ref
+
+
+def _layer_metrics(per_layer: list[dict[str, float]], prefix: str = "") -> dict[str, float]:
+    return {f"{prefix}layer{layer}/{key}": value for layer, values in enumerate(per_layer)
+            for key, value in values.items()}
+
+
+def _finish(result: Result, bootstrap: int, seed: int) -> Result:
+    from chemassay.report.intervals import attach_intervals
+
+    return attach_intervals(result, resamples=bootstrap, seed=seed)
+
+
+def _score_pair_result(
+    original_layers: list, augmented_layers: list, *, ids: Sequence[str], keep: np.ndarray, skipped: list[dict],
+    metric: str, ties: str, backend: str, ks: tuple[int, ...], extra: dict, config: dict, model: ModelRef,
+    inputs: list[InputRef], dataset, started: float, bootstrap: int, seed: int,
+) -> Result:
+    from chemassay.suites.robustness.amore import score_embeddings
+
+    if not keep.any():
+        reasons = sorted({entry["reason"] for entry in skipped})
+        raise UserInputError(f"no pair left to score: every row was skipped ({'; '.join(reasons)[:200]})")
+    scores = score_embeddings(original_layers, augmented_layers, keep=keep, metric=metric, ties=ties,
+                              backend=backend, ks=ks)
+    metrics = dict(scores.metrics)
+    if len(scores.per_layer) > 1:
+        metrics.update(_layer_metrics(scores.per_layer))
+        extra["per_layer"] = scores.per_layer
+    # One pair: the scored rows are the items (left-out rows are in ``skipped``).
+    item_scores = {key: [float(v) for v in values] for key, values in scores.per_query.items()}
+    result = Result(
+        suite=SUITE, task="evaluate", model=model, metrics=metrics, n=int(len(scores.kept)),
+        item_ids=[str(ids[i]) for i in scores.kept], item_scores=item_scores,
+        skipped=[SkippedItem(**s) for s in skipped], dataset=dataset, inputs=inputs, config=config,
+        elapsed_s=round(time.perf_counter() - started, 3), **extra,
+    )
+    return _finish(result, bootstrap, seed)
+
+
+def _identity_mismatches(orig_smiles: Sequence[str], aug_smiles: Sequence[str], keep: np.ndarray) -> list[int]:
+    from chemassay.chem.molecules import InvalidSmiles
+    from chemassay.suites.robustness.augment import molecule_identity
+
+    bad = []
+    for index in np.flatnonzero(keep):
+        try:
+            if molecule_identity(orig_smiles[index]) != molecule_identity(aug_smiles[index]):
+                bad.append(int(index))
+        except InvalidSmiles:
+            bad.append(int(index))
+    return bad
+
+
+def _lines(values: Sequence[int], limit: int = 5) -> str:
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def evaluate(
+    original_embeddings: EmbeddingsInput | None = None,
+    augmented_embeddings: EmbeddingsInput | None = None,
+    *,
+    model: Any = None,
+    dataset: str | os.PathLike | Sequence[str] | MoleculeTable = "chebi20",
+    augmented: str | os.PathLike | Sequence[str] | MoleculeTable | None = None,
+    augmentations: str | Sequence[str] = DEFAULT_AUGMENTATIONS,
+    layers: str = "last",
+    metric: str = "l2",
+    ties: str = "index",
+    backend: str = "auto",
+    k: int | Sequence[int] = DEFAULT_KS,
+    ids: Sequence[str] | None = None,
+    check_identity: bool = True,
+    drop_mismatched: bool = False,
+    smiles_column: str | None = None,
+    n_jobs: int = 1,
+    cache: bool = True,
+    context: dict[str, Any] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Result:
+    """AMORE retrieval: can each molecule be found again from a rewritten SMILES of itself?
+
+    Three ways to call it. (1) ``evaluate(original_embeddings, augmented_embeddings)``:
+    row ``i`` of both sets is the same molecule (arrays, lists of per-layer arrays, or
+    ``.npy``/``.npz`` paths); Acc@k and MRR in both directions (``o2a_*``: originals query the
+    augmented set; ``a2o_*``: the reverse). (2) ``evaluate(model=SPEC, dataset=...)``: the
+    encoder (a spec such as ``fingerprint``, ``char-ngram``, ``hf:DIR``,
+    ``openai:NAME,base_url=URL``, or an object with ``encode``) embeds the dataset (a name —
+    ``chebi20`` by default, ``isomers`` — a CSV/TSV path or a list of SMILES) and each of its
+    ``augmentations`` (default: AMORE's four and ``randomized``); keys are
+    ``<augmentation>/<direction>_<metric>``. (3) ``evaluate(model=SPEC, dataset=ORIG,
+    augmented=AUG)``: one given pair of molecule files or lists, with an identity check of each
+    pair (mismatches are warned about in ``result.warnings``; ``drop_mismatched`` leaves them
+    out). Ranks are exact, ties ordered by ``ties`` (``index`` = FAISS's order, as AMORE);
+    rows that cannot be scored (failed augmentation, unparsable SMILES, NaN embeddings) are
+    left out of both sides and listed in ``skipped``. ``layers="all"`` scores every hidden
+    layer. Per-molecule values of Acc@k, MRR and mean rank are in ``item_scores`` with
+    ``bootstrap`` seeded intervals (``seed`` also seeds the random augmentations).
+
+    >>> import numpy as np
+    >>> import chemassay.robustness as robustness
+    >>> originals = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> robustness.evaluate(originals, originals + 0.1).metrics["o2a_acc@1"]
+    1.0
+    >>> result = robustness.evaluate(model="fingerprint", dataset="isomers", augmentations=["kekulize"],
+    ...                              cache=False, bootstrap=100)
+    >>> result.n, round(result.metrics["kekulize/o2a_acc@1"], 3)
+    (918, 0.993)
+    """
+    from chemassay.suites.robustness.retrieval import resolve_backend
+
+    started = time.perf_counter()
+    ks = _ks(k)
+    if layers not in ("last", "all"):
+        raise UserInputError(f"layers must be 'last' or 'all', got {layers!r}")
+    resolved_backend = resolve_backend(backend)
+    base_config = {"metric": metric, "ties": ties, "backend": resolved_backend, "k": list(ks)}
+    if (original_embeddings is None) != (augmented_embeddings is None):
+        raise UserInputError("give both embedding sets (original and augmented), or neither and a model")
+    if original_embeddings is not None:
+        if model is not None:
+            raise UserInputError("give embeddings or a model, not both")
+        return _evaluate_embeddings(original_embeddings, augmented_embeddings, ids=ids, ks=ks, metric=metric,
+                                    ties=ties, backend=backend, config=base_config, started=started,
+                                    bootstrap=bootstrap, seed=seed)
+    if model is None:
+        raise UserInputError("nothing to evaluate: give two embedding sets, or model=SPEC with a dataset")
+    from chemassay.models.registry import resolve_model
+
+    encoder = resolve_model(model, "encoder", context)
+    ref = _encoder_ref(encoder)
+    describe = getattr(encoder, "describe", None)
+    encoder_config = describe() if callable(describe) else {}
+    if not isinstance(encoder_config, dict):
+        encoder_config = {}
+    config = {**encoder_config, **base_config, "layers": layers}
+    if augmented is not None:
+        return _evaluate_pair(encoder, ref, dataset, augmented, layers=layers, ks=ks, metric=metric, ties=ties,
+                              backend=backend, check_identity=check_identity, drop_mismatched=drop_mismatched,
+                              smiles_column=smiles_column, cache=cache, config=config, started=started,
+                              bootstrap=bootstrap, seed=seed)
+    return _evaluate_augmentations(encoder, ref, dataset, _augmentation_list(augmentations), layers=layers, ks=ks,
+                                   metric=metric, ties=ties, backend=backend, smiles_column=smiles_column,
+                                   n_jobs=n_jobs, cache=cache, config=config, started=started,
+                                   bootstrap=bootstrap, seed=seed)
+
+
+def _evaluate_embeddings(original, augmented, *, ids, ks, metric, ties, backend, config, started, bootstrap,
+                         seed) -> Result:
+    from chemassay.suites.robustness.encoders import nonfinite_rows
+
+    original_layers, original_ref = _embedding_layers(original, "original embeddings")
+    augmented_layers, augmented_ref = _embedding_layers(augmented, "augmented embeddings")
+    first = original_ref.path if original_ref else "original embeddings"
+    second = augmented_ref.path if augmented_ref else "augmented embeddings"
+    if len(original_layers) != len(augmented_layers):
+        raise UserInputError(f"{second}: {len(augmented_layers)} layers but {first} has {len(original_layers)}")
+    for index, (a, b) in enumerate(zip(original_layers, augmented_layers, strict=True)):
+        if a.shape != b.shape:
+            raise UserInputError(f"{second}: layer {index} has shape {b.shape}, {first} has {a.shape}; "
+                                 "row i of both must be the same molecule")
+    n = original_layers[0].shape[0]
+    if n == 0:
+        raise UserInputError(f"{first}: no embeddings (0 rows); nothing to score")
+    if original_layers[0].shape[1] == 0:
+        raise UserInputError(f"{first}: embeddings have 0 dimensions; nothing to score")
+    ids = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
+    if len(ids) != n:
+        raise UserInputError(f"{len(ids)} ids for {n} embedding rows; give one id per row")
+    keep = np.ones(n, dtype=bool)
+    skipped = []
+    for side, layers_, name in (("original", original_layers, first), ("augmented", augmented_layers, second)):
+        for row in nonfinite_rows(layers_):
+            if keep[row]:
+                keep[row] = False
+                skipped.append({"item": ids[row], "row": int(row),
+                                "reason": f"{side} embedding (row {int(row)} of {name}) has NaN or infinite values"})
+    inputs = [ref for ref in (original_ref, augmented_ref) if ref is not None]
+    model = _embeddings_ref(original_layers, augmented_layers, inputs)
+    config = {**config, "input": "embeddings", "layers": "all" if len(original_layers) > 1 else "last"}
+    warnings = []
+    if skipped:
+        warnings.append(f"{len(skipped)} of {n} rows have NaN or infinite embedding values and were left out "
+                        f"(rows {_lines([s['row'] for s in skipped])})")
+    return _score_pair_result(original_layers, augmented_layers, ids=ids, keep=keep, skipped=skipped, metric=metric,
+                              ties=ties, backend=backend, ks=ks, extra={"warnings": warnings}, config=config,
+                              model=model, inputs=inputs, dataset=None, started=started, bootstrap=bootstrap,
+                              seed=seed)
+
+
+def _evaluate_pair(encoder, ref, originals, augmented, *, layers, ks, metric, ties, backend, check_identity,
+                   drop_mismatched, smiles_column, cache, config, started, bootstrap, seed) -> Result:
+    from chemassay.suites.robustness.amore import pair_skips, string_statistics
+    from chemassay.suites.robustness.encoders import encode_cached, nonfinite_rows
+
+    orig_table, orig_bad, orig_kind = molecule_table(originals, smiles_column=smiles_column)
+    aug_table, aug_bad, _ = molecule_table(augmented, smiles_column=smiles_column,
+                                           keep_columns=("status", "reason", "original"))
+    if orig_bad or aug_bad:
+        where = orig_table.path if orig_bad else aug_table.path
+        line, reason = (orig_bad or aug_bad)[0]
+        raise UserInputError(f"{where}: line {line}: {reason}; original and augmented rows must stay aligned, fix the file")
+    if len(orig_table) != len(aug_table):
+        raise UserInputError(
+            f"{aug_table.path or 'augmented'}: {len(aug_table)} rows but {orig_table.path or 'originals'} has "
+            f"{len(orig_table)}; row i of both files must be the same molecule"
+        )
+    if not len(orig_table):
+        raise UserInputError("no molecules to score")
+    statuses = aug_table.columns.get("status")
+    reasons = aug_table.columns.get("reason") or [""] * len(aug_table)
+    rows = []
+    for i, (smiles, text) in enumerate(zip(orig_table.smiles, aug_table.smiles, strict=True)):
+        status = statuses[i].strip() if statuses else STATUS_OK
+        if status not in (STATUS_OK, STATUS_NOT_APPLICABLE, STATUS_FAILED):
+            raise UserInputError(f"{aug_table.path}: line {aug_table.lines[i]}: unknown status {status!r}")
+        if not text and status != STATUS_FAILED:
+            status, reasons[i] = STATUS_FAILED, "empty SMILES cell"
+        if not smiles and status != STATUS_FAILED:
+            status, reasons[i] = STATUS_FAILED, "original: empty SMILES cell"
+        rows.append(AugmentedRow(i, smiles, text, status, reasons[i]))
+    aug_text = [r.augmented or r.original for r in rows]
+    orig_set = encode_cached(encoder, orig_table.smiles, layers, use_cache=cache)
+    aug_set = encode_cached(encoder, aug_text, layers, use_cache=cache)
+    nonfinite = sorted(set(nonfinite_rows(orig_set.layers).tolist()) | set(nonfinite_rows(aug_set.layers).tolist()))
+    keep, skipped = pair_skips(rows, orig_table, {**orig_set.failures, **aug_set.failures}, nonfinite)
+    extra: dict[str, Any] = {"warnings": []}
+    if check_identity:
+        mismatched = _identity_mismatches(orig_table.smiles, aug_text, keep)
+        extra["identity_mismatches"] = [{"line": orig_table.lines[i], "id": orig_table.ids[i]} for i in mismatched]
+        if mismatched and drop_mismatched:
+            keep[mismatched] = False
+            skipped += [{"line": orig_table.lines[i], "item": orig_table.ids[i],
+                         "reason": "augmented SMILES is not the same molecule"} for i in mismatched]
+            extra["warnings"].append(f"{len(mismatched)} of {len(rows)} pairs are not the same molecule and were left "
+                                     f"out (lines {_lines([orig_table.lines[i] for i in mismatched])})")
+        elif mismatched:
+            extra["warnings"].append(
+                f"{len(mismatched)} of {len(rows)} pairs are not the same molecule (lines "
+                f"{_lines([orig_table.lines[i] for i in mismatched])}): are the two files aligned row by row? "
+                "They are scored as given, so each counts as a miss; drop_mismatched (--drop-mismatched) leaves them out"
+            )
+    extra["not_applied"] = sum(r.status == STATUS_NOT_APPLICABLE for r in rows)
+    extra["truncated"] = sorted(set(orig_set.truncated) | set(aug_set.truncated))
+    kept = np.flatnonzero(keep)
+    extra["strings"] = string_statistics([orig_table.smiles[i] for i in kept], [aug_text[i] for i in kept])
+    inputs = [input_ref(t.path) for t in (orig_table, aug_table) if t.path is not None]
+    config = {**config, "input": "molecules"}
+    return _score_pair_result(orig_set.layers, aug_set.layers, ids=orig_table.ids, keep=keep, skipped=skipped,
+                              metric=metric, ties=ties, backend=backend, ks=ks, extra=extra, config=config, model=ref,
+                              inputs=inputs, dataset=dataset_ref(orig_table, orig_kind), started=started,
+                              bootstrap=bootstrap, seed=seed)
+
+
+def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric, ties, backend, smiles_column, n_jobs,
+                            cache, config, started, bootstrap, seed) -> Result:
+    from chemassay.suites.robustness.amore import run_amore
+
+    table, malformed, kind = molecule_table(dataset, smiles_column=smiles_column)
+    if not len(table):
+        raise UserInputError(f"{table.path or table.name}: no molecules to score")
+    outcome = run_amore(table, encoder, augmentations=kinds, layers=layers, metric=metric, ties=ties,
+                        backend=backend, seed=seed, n_jobs=n_jobs, use_cache=cache, ks=ks)
+    if not any(outcome.n_scored.values()):
+        reasons = sorted({entry["reason"] for entry in outcome.skipped})
+        raise UserInputError(f"{table.path or table.name}: no molecule could be scored ({'; '.join(reasons)[:200]})")
+    # Headline first (summaries show the first scalars): original->augmented Acc@1 of every augmentation.
+    headline = {key: value for key, value in outcome.metrics.items() if key.endswith("/o2a_acc@1")}
+    metrics = {**headline, **{key: value for key, value in outcome.metrics.items() if key not in headline}}
+    extra: dict[str, Any] = {"table": outcome.table_rows, "not_applied": outcome.not_applied,
+                             "strings": outcome.string_stats, "truncated": outcome.truncated, "warnings": []}
+    if any(len(values) > 1 for values in outcome.per_layer.values()):
+        extra["per_layer"] = outcome.per_layer
+        for aug, per_layer in outcome.per_layer.items():
+            for layer, values in enumerate(per_layer):
+                for key in PER_LAYER_KEYS:
+                    metrics[f"{aug}/layer{layer}/{key}"] = values[key]
+    skipped = [SkippedItem(**s) for s in outcome.skipped]
+    skipped += [SkippedItem(line=line, reason=f"malformed input row: {reason}") for line, reason in malformed]
+    if table.empty_lines:
+        extra["warnings"].append(f"{len(table.empty_lines)} rows have an empty SMILES cell (lines "
+                                 f"{_lines(table.empty_lines)}); they are skipped")
+    result = Result(
+        suite=SUITE, task="evaluate", model=ref, metrics=metrics, n=max(outcome.n_scored.values(), default=0),
+        item_ids=list(table.ids), item_scores=outcome.item_scores, skipped=skipped,
+        dataset=dataset_ref(table, kind), inputs=[input_ref(table.path)] if kind == "file" else [],
+        config={**config, "input": "dataset", "augmentations": list(kinds), "seed": seed},
+        elapsed_s=round(time.perf_counter() - started, 3), **extra,
+    )
+    return _finish(result, bootstrap, seed)
+
+
+# -- augment ---------------------------------------------------------------------------------
+@dataclass
+class AugmentedSet:
+    """One augmentation of a molecule set: a row per molecule with its status.
+
+    ``rows[i]`` is molecule ``i`` of ``table``: status ``ok`` (rewritten, same molecule),
+    ``not_applicable`` (nothing to rewrite; the SMILES is kept, as in AMORE's files) or
+    ``failed`` (with the reason: unparsable input, or an output that is a different molecule).
+    """
+
+    kind: str
+    seed: int
+    table: MoleculeTable
+    rows: list[AugmentedRow]
+    malformed: list[tuple[int, str]] = field(default_factory=list)
+    use_inchikey: bool = True
+
+    @property
+    def smiles(self) -> list[str]:
+        """The augmented SMILES, one per input molecule (``""`` where the augmentation failed)."""
+        return [row.augmented for row in self.rows]
+
+    def counts(self) -> dict[str, int]:
+        """How many rows have each status."""
+        return {status: sum(r.status == status for r in self.rows)
+                for status in (STATUS_OK, STATUS_NOT_APPLICABLE, STATUS_FAILED)}
+
+    def problems(self) -> list[dict]:
+        """Every row that is not ``ok`` and every malformed input row, with its line number."""
+        found = [{"line": self.table.lines[r.index], "id": self.table.ids[r.index], "status": r.status,
+                  "reason": r.reason} for r in self.rows if not r.ok]
+        return found + [{"line": line, "status": "malformed", "reason": reason} for line, reason in self.malformed]
+
+    def to_csv(self) -> str:
+        """CSV text ``row,id,SMILES,original,status,reason`` (what ``augment --out`` writes)."""
+        from chemassay.suites.robustness.amore import rows_to_csv
+
+        return rows_to_csv(self.rows, self.table.ids)
+
+    def manifest(self) -> dict[str, Any]:
+        """Seed, counts, identity check and problems (the ``--out`` file's manifest, without paths)."""
+        return {
+            "suite": SUITE, "kind": self.kind, "seed": self.seed, "input": str(self.table.path or self.table.name),
+            "input_sha256": self.table.file_sha256() or self.table.checksum(), "rows": len(self.rows),
+            "counts": self.counts(), "malformed_input_rows": len(self.malformed),
+            "identity_check": "canonical SMILES" + (" + InChIKey" if self.use_inchikey else ""),
+            "problems": self.problems(),
+        }
+
+
+def augment(
+    molecules: str | os.PathLike | Sequence[str] | MoleculeTable,
+    kind: str,
+    *,
+    seed: int = 0,
+    n_jobs: int = 1,
+    use_inchikey: bool = True,
+    smiles_column: str | None = None,
+) -> AugmentedSet:
+    """Rewrite every molecule with augmentation ``kind`` (``canonical``, ``explicit_h``,
+    ``kekulize``, ``cycle_renumber``, ``randomized``, ``cycle_renumber_amore``) and check that
+    each output is the same molecule (canonical SMILES and, unless ``use_inchikey=False``,
+    InChIKey). ``molecules`` is a dataset name (``chebi20``, ``isomers``), a CSV/TSV path or a
+    list of SMILES; ``seed`` drives the random augmentations (per molecule, so a row's output
+    does not depend on the others).
+
+    >>> from chemassay.robustness import augment
+    >>> augment(["CCO", "c1ccccc1"], "kekulize").smiles
+    ['CCO', 'C1=CC=CC=C1']
+    """
+    check_kind(kind)
+    table, malformed, _ = molecule_table(molecules, smiles_column=smiles_column)
+    rows = augment_many(table.smiles, kind, seed=seed, n_jobs=n_jobs, use_inchikey=use_inchikey)
+    return AugmentedSet(kind, seed, table, rows, malformed, use_inchikey)
+
+
+# -- downstream ------------------------------------------------------------------------------
+def downstream(
+    model: Any = "rf-fingerprint",
+    data: str | os.PathLike = "solubility",
+    *,
+    targets: Sequence[str] | None = None,
+    task: str = "auto",
+    augmentations: str | Sequence[str] = DEFAULT_AUGMENTATIONS,
+    test_fraction: float = 0.2,
+    n_estimators: int = 200,
+    smiles_column: str | None = None,
+    n_jobs: int = 1,
+    context: dict[str, Any] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Result:
+    """Score a property model on a test set and on every augmentation of it: the metric per
+    augmentation and its drop against the original (``rmse``/``rmse_drop`` for regression,
+    ``accuracy``/``roc_auc`` and drops for classification), with the string statistics of
+    each augmentation. ``data`` is ``solubility`` (bundled measured logS, the RDKit book's
+    train/test split) or a MoleculeNet-style CSV (SMILES, targets, optional ``split`` column;
+    else a seeded random ``test_fraction``). ``model`` is a property-predictor spec —
+    ``rf-fingerprint`` / ``rf-char-ngram`` (random forests with ``n_estimators`` trees trained
+    here on the training split), ``python:MODULE:CALLABLE``, ``predictions:FILE.csv`` — or an
+    object with ``predict_properties``. Rows a model cannot predict or an augmentation fails
+    on are listed in ``skipped``.
+
+    >>> from chemassay.robustness import downstream
+    >>> result = downstream("rf-fingerprint", targets=["logS"], augmentations=["kekulize"], n_estimators=10)
+    >>> result.n, round(result.metrics["kekulize/rmse_drop"], 6)
+    (257, 0.0)
+    """
+    from chemassay.models.registry import resolve_model
+    from chemassay.report.result import DatasetRef
+    from chemassay.runtime.files import sha256_file
+    from chemassay.suites.robustness.downstream import evaluate_downstream, read_property_csv
+
+    started = time.perf_counter()
+    kinds = _augmentation_list(augmentations)
+    path, dataset = _property_file(data)
+    prepared = read_property_csv(path, targets=list(targets) if targets else None, smiles_column=smiles_column,
+                                 task=task, test_fraction=test_fraction, seed=seed)
+    settings = {"train_smiles": prepared.train_smiles, "train_targets": prepared.train_targets,
+                "task": prepared.task, "seed": seed, "n_estimators": n_estimators, "n_jobs": n_jobs,
+                "trained_on": f"{dataset.name} train split ({prepared.split_source})", **(context or {})}
+    predictor = resolve_model(model, "property-predictor", settings)
+    from chemassay.models.identity import model_ref
+
+    ref = model_ref(predictor)
+    report = evaluate_downstream(prepared, predictor, kinds, seed=seed, n_jobs=n_jobs)
+    skipped = [SkippedItem(**s) for s in report.skipped]
+    skipped += [SkippedItem(line=line, reason=f"malformed row: {reason}") for line, reason in prepared.malformed]
+    inputs = [input_ref(path)]
+    if ref.kind == "predictions" and Path(ref.spec.partition(":")[2]).is_file():
+        inputs.append(input_ref(ref.spec.partition(":")[2]))
+    is_forest = ref.kind in ("rf-fingerprint", "rf-char-ngram")
+    result = Result(
+        suite=SUITE, task="downstream", model=ref, metrics=report.metrics, n=report.n_scored,
+        item_ids=[str(line) for line in prepared.test_lines], item_scores=report.item_scores, skipped=skipped,
+        dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)), inputs=inputs,
+        config={"model": ref.spec, "task": prepared.task, "targets": prepared.target_names, "augmentations": kinds,
+                "split": prepared.split_source, "n_train": len(prepared.train_smiles),
+                "n_test": len(prepared.test_smiles), "seed": seed,
+                "n_estimators": ref.parameters.get("n_estimators") if is_forest else None},
+        elapsed_s=round(time.perf_counter() - started, 3), table=report.table, classes=prepared.classes,
+    )
+    return _finish(result, bootstrap, seed)
+
+
+def _property_file(data: str | os.PathLike):
+    from chemassay.data.registry import dataset_file, get_spec, is_dataset_name
+    from chemassay.report.result import DatasetRef
+
+    text = os.fspath(data)
+    if is_dataset_name(text) and not Path(text).exists():
+        spec = get_spec(text)
+        if spec.loader != "chemassay.suites.robustness.data:load_solubility":
+            raise UserInputError(f"dataset {spec.name!r} is not a property table; use solubility or a CSV file")
+        return dataset_file(spec.name, spec.files[0].name), DatasetRef(name=spec.name)
+    path = Path(text)
+    if not path.exists():
+        raise UserInputError(f"{path}: no such property dataset file (or pass 'solubility', the bundled one)")
+    return path, DatasetRef(name=path.name)
+
+
+# -- train -----------------------------------------------------------------------------------
+def train(
+    out: str | os.PathLike,
+    *,
+    data: str | os.PathLike = "moses",
+    n_train: int = 20000,
+    n_valid: int = 1000,
+    steps: int = 600,
+    batch_size: int = 32,
+    layers: int = 4,
+    hidden: int = 128,
+    heads: int = 4,
+    learning_rate: float = 5e-4,
+    device: str = "cpu",
+    seed: int = 0,
+) -> Result:
+    """Train the small RoBERTa-style masked language model of SMILES and save it to ``out``
+    (a Hugging Face checkpoint, then usable as ``model="hf:OUT"``). ``data`` is ``moses``
+    (the registry's MOSES training split) or a SMILES file (a ``SMILES`` column, or one per
+    line; gzip allowed); ``n_train`` + ``n_valid`` SMILES are drawn with ``seed``. Returns a
+    Result (``task="train"``) with the validation masked-LM loss, perplexity and
+    masked-token accuracy; ``model`` names the checkpoint (checksum of its files). Needs the
+    ``hf`` extra (torch, transformers)."""
+    from chemassay.models.hf_encoder import checkpoint_digest
+    from chemassay.report.result import DatasetRef
+    from chemassay.runtime.files import ensure_writable_dir, sha256_file
+    from chemassay.suites.robustness.lm import (
+        LMConfig,
+        read_smiles_corpus,
+        sample_corpus,
+        train_smiles_lm,
+    )
+
+    if hidden % heads:
+        raise UserInputError(f"hidden size ({hidden}) must be a multiple of the number of heads ({heads})")
+    for name, value in (("n_train", n_train), ("steps", steps), ("batch_size", batch_size), ("layers", layers)):
+        if value < 1:
+            raise UserInputError(f"{name} must be at least 1, got {value}")
+    target = ensure_writable_dir(out, "checkpoint folder")
+    started = time.perf_counter()
+    if os.fspath(data) == "moses":
+        from chemassay.data import dataset_file
+
+        corpus_path = dataset_file("moses", "train.csv.gz")
+    else:
+        corpus_path = Path(data)
+    corpus = read_smiles_corpus(corpus_path)
+    config = LMConfig(layers=layers, hidden=hidden, heads=heads, intermediate=4 * hidden, n_train=n_train,
+                      n_valid=n_valid, steps=steps, batch_size=batch_size, learning_rate=learning_rate,
+                      warmup_steps=min(100, max(1, steps // 10)), seed=seed)
+    train_set, valid_set = sample_corpus(corpus, n_train, n_valid, seed)
+    manifest = train_smiles_lm(train_set, valid_set, target, config, device=device,
+                               data_name=f"{os.fspath(data)} ({corpus_path.name})")
+    metrics = {**manifest["validation"], "train_loss_first": manifest["train_loss_first"],
+               "train_loss_last": manifest["train_loss_last"]}
+    ref = ModelRef(spec=f"hf:{target}", name=target.name, kind="hf",
+                   parameters={"parameters": manifest["parameters"], **manifest["config"]},
+                   checksum=checkpoint_digest(target))
+    return Result(
+        suite=SUITE, task="train", model=ref, metrics=metrics, n=len(valid_set),
+        dataset=DatasetRef(name=os.fspath(data) if os.fspath(data) == "moses" else corpus_path.name,
+                           sha256=sha256_file(corpus_path)),
+        inputs=[input_ref(corpus_path)], config={**manifest["config"], "device": device},
+        elapsed_s=round(time.perf_counter() - started, 3), checkpoint=str(target),
+        parameters=manifest["parameters"], n_train=len(train_set),
+    )
