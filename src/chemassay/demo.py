@@ -114,7 +114,7 @@ def _format(value: object) -> str:
 
 def suite_section(suite: str, suite_dir: Path, root: Path) -> list[str]:
     """The table of every result file in ``suite_dir``, its glossary and its pictures."""
-    lines = ["| result | task | model | n | skipped | metrics |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| result | task | model | dataset | n | skipped | metrics |", "| --- | --- | --- | --- | --- | --- | --- |"]
     shown: dict[str, str] = {}
     for path, result in _results_in(suite_dir):
         cells = []
@@ -131,7 +131,8 @@ def suite_section(suite: str, suite_dir: Path, root: Path) -> list[str]:
             if card is not None:
                 shown.setdefault(card.key, _gloss(card))
         model = result.model.name if result.model else "-"
-        lines.append(f"| {path.relative_to(root).as_posix()} | {result.task} | {model} | {result.n} | "
+        dataset = result.dataset.name if result.dataset else "-"
+        lines.append(f"| {path.relative_to(root).as_posix()} | {result.task} | {model} | {dataset} | {result.n} | "
                      f"{len(result.skipped)} | {', '.join(cells)} |")
     if shown:
         lines += ["", "Metrics (↑ higher is better, ↓ lower is better; intervals are 95 % bootstrap intervals):", ""]

@@ -171,6 +171,10 @@ class HFEncoder:
             "max_length": self.requested_max_length, "model_type": self.model_type,
         }
 
+    def checksum(self) -> str:
+        """sha256 of the checkpoint files: the model's identity in results."""
+        return checkpoint_digest(self.path)
+
     def cache_key(self) -> str:
         """A key that changes whenever the checkpoint or an embedding-relevant setting does."""
         settings = json.dumps({k: v for k, v in self.describe().items() if k != "path"}, sort_keys=True)
