@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from chemassay.suites.reaction_ood.baseline import BaselineConfig, TemplateFailure
 from chemassay.suites.reaction_ood.clean import clean_reactions
 from chemassay.suites.reaction_ood.demo import whole_documents
 from chemassay.suites.reaction_ood.io import read_schneider_50k
@@ -36,6 +35,7 @@ from chemassay.suites.reaction_ood.plots import (
 )
 from chemassay.suites.reaction_ood.shift import ShiftConfig, distribution_shift
 from chemassay.suites.reaction_ood.splits import make_split, split_definition
+from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateFailure
 
 SPLITS = {
     "random": "schneider_random",

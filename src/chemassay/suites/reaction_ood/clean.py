@@ -508,6 +508,8 @@ def _finish_frames(survivors: _Survivors, winner_orders: np.ndarray, sizes: np.n
         size = np.zeros(len(orders), dtype=np.int64)
         size[in_range] = group_size[orders[in_range]]
         kept = frame.loc[size > 0].copy()
+        if kept.empty:  # a chunk with no survivor (its columns may not even be text): nothing to write
+            continue
         kept["n_records"] = size[size > 0]
         kept["rxn_smiles"] = kept["reactants"] + ">>" + kept["products"]
         yield kept[list(CLEAN_COLUMNS)].reset_index(drop=True)

@@ -32,8 +32,20 @@ def table_kind(path: str | os.PathLike) -> str:
     )
 
 
+def first_data_line(path: str | os.PathLike) -> int:
+    """The file line of a table's first data row: 1 in JSON lines and text files, else 2
+    (below a CSV/TSV header; a Parquet row is numbered as it would be in the CSV export)."""
+    return 1 if table_kind(path) in ("jsonl", "txt") else 2
+
+
 def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
-    """Read a table; every column is kept as read (text columns stay text, blanks stay blank)."""
+    """Read a table; every column is kept as read (text columns stay text, blanks stay blank).
+
+    Text formats go through :func:`chemassay.data.readers.open_text`, so a binary, non-UTF-8,
+    fake-``.gz`` or truncated gzip file is a one-line error naming the file.
+    """
+    from chemassay.data.readers import open_text
+
     target = Path(path)
     if not target.exists():
         raise UserInputError(f"{target}: no such {what} file")
@@ -43,13 +55,18 @@ def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
     try:
         if kind == "parquet":
             return pd.read_parquet(target)
-        if kind == "jsonl":
-            return pd.read_json(target, lines=True, dtype=False)
-        if kind == "txt":
-            return pd.read_csv(target, header=None, names=["prediction"], dtype=str,
-                               keep_default_na=False, skip_blank_lines=False)
-        return pd.read_csv(target, sep="," if kind == "csv" else "\t", dtype=str, keep_default_na=False)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        with open_text(target) as handle:
+            if kind == "jsonl":
+                return pd.read_json(handle, lines=True, dtype=False)
+            if kind == "txt":
+                return pd.read_csv(handle, header=None, names=["prediction"], dtype=str,
+                                   keep_default_na=False, skip_blank_lines=False)
+            return pd.read_csv(handle, sep="," if kind == "csv" else "\t", dtype=str, keep_default_na=False)
+    except UserInputError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise UserInputError(f"{target}: the {what} file is empty") from None
+    except (ValueError, OSError, EOFError, pd.errors.ParserError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserInputError(f"{target}: cannot read it as {kind} ({first})") from None
 
