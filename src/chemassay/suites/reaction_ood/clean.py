@@ -52,7 +52,12 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem
 
-from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_silenced, safe_mol_from_smiles
+from chemassay.chem.molecules import (
+    InvalidSmiles,
+    parse_smiles,
+    rdkit_log_silenced,
+    safe_mol_from_smiles,
+)
 from chemassay.chem.tokenizer import SMILES_TOKEN_PATTERN, TokenizationError
 from chemassay.errors import UserInputError
 from chemassay.runtime.parallel import Failure, parallel_map
