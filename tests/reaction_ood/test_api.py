@@ -90,6 +90,9 @@ def test_template_knn_kind_and_its_identity(tmp_path, dataset_a_files):
     ref = model_ref(loaded)
     assert ref.kind == "template-knn" and ref.checksum == trained.checksum() == model_ref(old_name).checksum
     assert ref.parameters["n_neighbors"] == 20 and ref.parameters["file"] == str(path)
+    assert model_ref(trained).spec == f"template-knn:{path}" and model_ref(trained).kind == "template-knn"
+    in_memory = TemplateKnnModel(trained.templates, trained.train_template, trained.fingerprints, trained.config)
+    assert model_ref(in_memory).spec == "template-knn:in-memory" and model_ref(in_memory).checksum == ref.checksum
     assert "template-knn" in {k.name for k in list_kinds("reaction-predictor", "reaction-ood")}
     assert check_model(loaded, "reaction-predictor").passed
     with pytest.raises(UserInputError, match="unknown option"):

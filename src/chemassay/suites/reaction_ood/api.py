@@ -488,8 +488,11 @@ def train(
     model.training_report["maps"] = source
     model.n_jobs = n_jobs
     if target is not None:
+        from chemassay.models.spec import ModelSpec
+
         model.save(target)
         model.path = target
+        model.spec = ModelSpec("template-knn", str(target))
     return model
 
 

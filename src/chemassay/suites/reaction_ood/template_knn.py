@@ -39,6 +39,7 @@ from chemassay.chem.templates import (
     reactants_mol,
 )
 from chemassay.errors import UserInputError
+from chemassay.models.spec import ModelSpec
 from chemassay.runtime.files import atomic_writer
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
 from chemassay.runtime.progress import progress_task
@@ -126,6 +127,13 @@ class TemplateKnnModel:
     name: str = "template-knn"
     n_jobs: int = 1
     path: Path | None = None
+    spec: ModelSpec | None = None
+    """How results name it: ``template-knn:PATH`` (``template-knn:in-memory`` before it is saved);
+    :func:`chemassay.models.load_model` sets the spec it was loaded with."""
+
+    def __post_init__(self) -> None:
+        if self.spec is None:
+            self.spec = ModelSpec("template-knn", str(self.path) if self.path else "in-memory")
 
     # -- identity (the model field of results) -------------------------------------------
     def describe(self) -> dict:
