@@ -22,12 +22,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from chemassay.errors import UserInputError
 from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem, input_ref
+
+if TYPE_CHECKING:
+    from chemassay.suites.reaction_ood.clean import CleanReport
+    from chemassay.suites.reaction_ood.template_knn import TemplateKnnModel
 
 __all__ = [
     "PredictionRun", "clean", "clean_reactions", "evaluate", "iterate", "load_dataset", "predict", "predict_file",
@@ -461,7 +465,7 @@ def train(
     n_neighbors: int = 50,
     template_radius: int = 1,
     n_jobs: int = 1,
-):
+) -> TemplateKnnModel:
     """Train the template-kNN baseline on atom-mapped training reactions; save it to ``out``.
 
     ``reactions`` is a training part (file or table); atom maps come from ``maps`` (``auto``:
@@ -508,7 +512,7 @@ def load_dataset(name: str = "schneider-50k", part: str | None = None, **options
     return registry_load(name, part, **options)
 
 
-def clean_reactions(frame: pd.DataFrame, **settings: Any):
+def clean_reactions(frame: pd.DataFrame, **settings: Any) -> tuple[pd.DataFrame, CleanReport]:
     """Clean an in-memory reaction table: ``(clean_frame, report)`` (Section S1.1).
 
     ``settings`` are those of :class:`~chemassay.suites.reaction_ood.clean.CleanConfig`
