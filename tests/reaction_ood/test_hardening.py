@@ -147,3 +147,65 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, truth):
                  ("verify", tmp_path, "--out", unwritable)):
         line = one_line_error(cli("reaction-ood", *args))
         assert "cannot write" in line, (args, line)
+
+
+# --- fuzz: the suite's readers on hostile files give a result or a UserInputError, nothing else
+
+import os  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXAMPLES = int(os.environ.get("CHEMASSAY_FUZZ_EXAMPLES", "60"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 150)
+TEXT = "CNOc1()=[]@+-.>,\t\n#\"{}:"
+
+
+@st.composite
+def hostile_bytes(draw) -> bytes:
+    kind = draw(st.sampled_from(["random", "latin1", "gzip-truncated", "gzip-ok", "nul", "text", "json"]))
+    if kind == "random":
+        return draw(st.binary(max_size=300))
+    if kind == "latin1":
+        return draw(st.text(alphabet="CNOé,ü\n\t", max_size=150)).encode("latin-1")
+    if kind in ("gzip-truncated", "gzip-ok"):
+        data = gzip.compress(draw(st.text(alphabet=TEXT, min_size=1, max_size=300)).encode())
+        return data[: draw(st.integers(1, len(data) - 1))] if kind == "gzip-truncated" else data
+    if kind == "nul":
+        return draw(st.binary(max_size=40)) + b"\x00" + draw(st.binary(max_size=40))
+    if kind == "json":
+        return "\n".join(json.dumps(v) for v in draw(st.lists(
+            st.one_of(st.dictionaries(st.sampled_from(["data", "title", "id", "rxn_smiles"]),
+                                      st.one_of(st.text(TEXT, max_size=30), st.dictionaries(
+                                          st.sampled_from(["smiles", "date", "namerxn"]), st.text(TEXT, max_size=30)))),
+                      st.integers(), st.text(TEXT, max_size=20)), max_size=5))).encode()
+    return draw(st.text(alphabet=TEXT, max_size=300)).encode()
+
+
+@FUZZ
+@given(data=hostile_bytes(), suffix=st.sampled_from([".csv", ".tsv", ".csv.gz", ".jsonl", ".txt", ".parquet", ".rsmi"]))
+def test_readers_fail_only_with_user_errors(tmp_path_factory, data, suffix):
+    from chemassay.errors import UserInputError
+    from chemassay.suites.reaction_ood.evaluation import parse_predictions, truth_products
+    from chemassay.suites.reaction_ood.io import read_reactions
+    from chemassay.suites.reaction_ood.tables import read_table
+
+    path = tmp_path_factory.mktemp("fuzz") / f"input{suffix}"
+    path.write_bytes(data)
+    try:
+        frame = read_reactions(path)
+        assert list(frame.columns[:2]) == ["rxn_smiles", "document_id"]
+    except UserInputError as exc:
+        assert str(path) in str(exc) or "format" in str(exc)
+    if suffix == ".rsmi":
+        return
+    try:
+        table = read_table(path, what="test")
+    except UserInputError as exc:
+        assert str(path) in str(exc)
+        return
+    for step in (lambda: parse_predictions(table, source=str(path), n_best=1), lambda: truth_products(table, str(path))):
+        try:
+            step()
+        except UserInputError as exc:
+            assert str(path) in str(exc)

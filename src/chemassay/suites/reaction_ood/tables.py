@@ -57,7 +57,7 @@ def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
             return pd.read_parquet(target)
         with open_text(target) as handle:
             if kind == "jsonl":
-                return pd.read_json(handle, lines=True, dtype=False)
+                return _read_json_lines(handle, target)
             if kind == "txt":
                 return pd.read_csv(handle, header=None, names=["prediction"], dtype=str,
                                    keep_default_na=False, skip_blank_lines=False)
@@ -69,6 +69,28 @@ def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
     except (ValueError, OSError, EOFError, pd.errors.ParserError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserInputError(f"{target}: cannot read it as {kind} ({first})") from None
+
+
+def _read_json_lines(handle, target: Path) -> pd.DataFrame:
+    """One record per non-blank line, each a JSON object; values kept as read (no dtype or
+    date guessing). A line that is not a JSON object is an error naming its number."""
+    import json
+
+    rows = []
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserInputError(f"{target}: line {number} is not JSON ({exc.msg}); give one JSON object per line") from None
+        except RecursionError:
+            raise UserInputError(f"{target}: line {number} is JSON nested too deeply to read") from None
+        if not isinstance(row, dict):
+            raise UserInputError(f"{target}: line {number} is not a JSON object ({type(row).__name__}); "
+                                 "give one object per line") from None
+        rows.append(row)
+    return pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
