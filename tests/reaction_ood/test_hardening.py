@@ -1,13 +1,17 @@
 """Bad inputs and faults of issue 18 in reaction-ood: each gets one line naming the right file
-(exit code 2), nothing is dropped silently, and an unwritable output fails before any work."""
+(exit code 2), nothing is dropped silently, and an unwritable output fails before any work; and
+a fuzz test of the suite's readers (``CHEMASSAY_FUZZ_EXAMPLES`` examples, 60 by default)."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 TRUTH = "id,reactants,products\na,CC(=O)Cl.NC,CNC(C)=O\nb,CCO.CC(=O)O,CCOC(C)=O\nc,CCO.CC(=O)O,CCOC(C)=O\n"
 
@@ -150,11 +154,6 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, truth):
 
 
 # --- fuzz: the suite's readers on hostile files give a result or a UserInputError, nothing else
-
-import os  # noqa: E402
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 EXAMPLES = int(os.environ.get("CHEMASSAY_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 150)
