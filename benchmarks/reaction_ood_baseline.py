@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from chemassay.suites.reaction_ood.baseline import BaselineConfig, TemplateFailure
 from chemassay.suites.reaction_ood.clean import clean_reactions
 from chemassay.suites.reaction_ood.demo import whole_documents
 from chemassay.suites.reaction_ood.io import read_schneider_50k
@@ -36,6 +35,7 @@ from chemassay.suites.reaction_ood.plots import (
 )
 from chemassay.suites.reaction_ood.shift import ShiftConfig, distribution_shift
 from chemassay.suites.reaction_ood.splits import make_split, split_definition
+from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateFailure
 
 SPLITS = {
     "random": "schneider_random",
@@ -82,17 +82,6 @@ def load_bank(clean: pd.DataFrame, workdir: Path, n_jobs: int) -> TemplateBank:
 
 def shift_inputs(frame: pd.DataFrame, bank: TemplateBank) -> list[str]:
     return [bank.mapped.get(k) or r for k, r in zip(frame["source_rxn_smiles"], frame["rxn_smiles"], strict=True)]
-
-
-class _Parallel:
-    """The baseline as a ReactionPredictor that predicts on ``n_jobs`` processes."""
-
-    def __init__(self, model, n_jobs: int) -> None:
-        self.model = model
-        self.n_jobs = n_jobs
-
-    def predict(self, reactants, k=10):
-        return self.model.predict(list(reactants), k, n_jobs=self.n_jobs)
 
 
 def main() -> None:
@@ -197,7 +186,8 @@ def main() -> None:
         model = train_on_part(parts["train"], bank, config=config)
         frame = sample(parts["test_ood"], args.max_test)
         t0 = time.perf_counter()
-        iterated = iterated_evaluation(_Parallel(model, args.n_jobs), frame["reactants"].tolist(),
+        model.n_jobs = args.n_jobs  # the model predicts on n_jobs processes
+        iterated = iterated_evaluation(model, frame["reactants"].tolist(),
                                        frame["products"].tolist(), k=5, rounds=2)
         m = iterated.metrics
         iterate_rows.append({"held out": "1.2.4 Eschweiler-Clarke methylation", "n": len(frame), **m})

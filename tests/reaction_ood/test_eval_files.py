@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from chemassay.errors import UserInputError
-from chemassay.suites.reaction_ood.evaluate import (
+from chemassay.suites.reaction_ood.evaluation import (
     class_prefix,
     evaluate_predictions,
     parse_predictions,

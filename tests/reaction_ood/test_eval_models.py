@@ -1,12 +1,11 @@
-"""Live models (HTTP server, Python objects, the baseline), the iterated evaluation, plots."""
+"""Live models (a chat model behind a real local OpenAI-compatible server, Python objects, the
+template-kNN baseline), the iterated evaluation, plots."""
 
 from __future__ import annotations
 
 import csv
 import json
 import random
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import pytest
@@ -15,7 +14,6 @@ from chemassay.chem.molecules import canonical_smiles
 from chemassay.data import dataset_file
 from chemassay.errors import UserInputError
 from chemassay.suites.reaction_ood.iterate import iterated_evaluation, next_round_inputs
-from chemassay.suites.reaction_ood.models import HttpPredictor, load_predictor
 
 ESTER = "CCOC(=O)c1ccccc1"
 GRIGNARD = "C[Mg]Br"
@@ -44,34 +42,6 @@ def lookup_predict(reactants, k=5):
 class LookupModel:
     def predict(self, reactants, k=5):
         return lookup_predict(reactants, k)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802 (http.server's naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.path != "/predict":
-            self.send_response(404)
-            self.end_headers()
-            return
-        payload = json.dumps({"predictions": lookup_predict(body["reactants"], body["k"])}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def model_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -103,37 +73,82 @@ def test_next_round_inputs_modes_and_unreadable_predictions():
         next_round_inputs(["A"], [["CCO"]], "replace")
 
 
-def test_http_predictor_against_a_real_server(model_server):
-    predictor = load_predictor(f"{model_server}/predict")
-    assert isinstance(predictor, HttpPredictor)
-    predictor.batch_size = 1
-    assert predictor.predict([f"{ESTER}.{GRIGNARD}", "CCCC"], k=1) == [[KETONE], []]
-    with pytest.raises(UserInputError, match="HTTP 404"):
-        load_predictor(f"{model_server}/other").predict(["CC"], k=1)
-    with pytest.raises(UserInputError, match="cannot reach"):
-        HttpPredictor("http://127.0.0.1:9/predict", timeout=2).predict(["CC"], k=1)
+def chat_lookup(body):
+    """A chat model (behind the real local OpenAI-compatible server) that answers with the
+    lookup model's ranked products, numbered as chat models like to."""
+    prompt = body["messages"][-1]["content"]
+    reactants = prompt.split("): ", 1)[1].splitlines()[0]
+    ranked = lookup_predict([reactants], 5)[0]
+    return "\n".join(f"{i}. {smiles}" for i, smiles in enumerate(ranked, start=1)) or ""
 
 
-def test_iterate_and_predict_cli_with_a_served_model(cli, tmp_path, model_server, grignard_test):
-    out = tmp_path / "iterate.json"
-    rounds = tmp_path / "rounds.csv"
-    run = cli("reaction-ood", "iterate", grignard_test, "--model", f"{model_server}/predict", "--out", out,
-              "--k", "2", "--predictions", rounds)
+def test_chat_model_is_evaluated_as_a_reaction_predictor(openai_server, isolated_home, grignard_test, tmp_path):
+    from chemassay.reaction_ood import evaluate, iterate, predict
+
+    openai_server.responder = chat_lookup
+    spec = f"openai:chemist-7b,base_url={openai_server.base_url}"
+    result = evaluate(model=spec, truth=grignard_test, k=2)
+    assert result.model.kind == "openai" and result.model.spec.startswith("openai:chemist-7b")
+    assert result.metrics["top1_accuracy"] == 0.5 and result.metrics["top2_accuracy"] == 0.5
+    assert result.metrics["n_model_failures"] == 0 and result.item_scores["top1_accuracy"] == [0.0, 1.0]
+    assert "top1_accuracy" in result.intervals
+    assert predict(spec, [f"{ESTER}.{GRIGNARD}", "CCCC"], 2) == [[KETONE, "CCO"], []]
+    prompts = [r["messages"][-1]["content"] for r in openai_server.chat_requests()]
+    assert any(f"{ESTER}.{GRIGNARD}" in p and "the 2 most likely products" in p for p in prompts)
+    rounds = iterate(spec, grignard_test, k=2)
+    assert rounds.metrics["recovered_in_round2"] == 1 and rounds.metrics["lost_in_round2"] == 1
+    assert rounds.model.kind == "openai"
+
+
+def test_chat_model_end_to_end_through_the_cli(cli, openai_server, isolated_home, grignard_test, tmp_path):
+    openai_server.responder = chat_lookup
+    spec = f"openai:chemist-7b,base_url={openai_server.base_url}"
+    out = tmp_path / "live.json"
+    run = cli("reaction-ood", "evaluate", "--truth", grignard_test, "--model", spec, "--k", "2", "--out", out)
     assert run.code == 0, run.stderr
-    data = json.loads(out.read_text())
+    live = json.loads(out.read_text())
+    assert live["metrics"]["top1_accuracy"] == 0.5 and live["model"]["kind"] == "openai"
+    iterated = tmp_path / "iterate.json"
+    rounds = tmp_path / "rounds.csv"
+    run = cli("reaction-ood", "iterate", grignard_test, "--model", "openai:chemist-7b", "--base-url",
+              openai_server.base_url, "--out", iterated, "--k", "2", "--predictions", rounds)
+    assert run.code == 0, run.stderr
+    data = json.loads(iterated.read_text())
     assert data["task"] == "iterate" and data["n"] == 2
     assert data["metrics"]["recovered_in_round2"] == 1
     assert set(pd.read_csv(rounds)["round"]) == {1, 2}
     preds = tmp_path / "preds.csv"
-    assert cli("reaction-ood", "predict", grignard_test, "--model", f"{model_server}/predict", "--out", preds).code == 0
+    assert cli("reaction-ood", "predict", grignard_test, "--model", spec, "--out", preds, "--k", "2").code == 0
     table = pd.read_csv(preds)
     assert table.loc[table["id"] == "g1", "prediction"].tolist() == [KETONE, "CCO"]
-    evaluated = cli("reaction-ood", "evaluate", preds, "--truth", grignard_test, "--out", tmp_path / "e.json")
-    assert evaluated.code == 0
-    assert json.loads((tmp_path / "e.json").read_text())["metrics"]["top1_accuracy"] == 0.5
+    scored = tmp_path / "e.json"
+    assert cli("reaction-ood", "evaluate", preds, "--truth", grignard_test, "--out", scored).code == 0
+    from_file = json.loads(scored.read_text())
+    assert from_file["metrics"]["top1_accuracy"] == live["metrics"]["top1_accuracy"]
+    assert from_file["model"]["kind"] == "predictions" and len(from_file["model"]["checksum"]) == 64
 
 
-def test_python_model_specs(tmp_path, monkeypatch):
+def test_failed_chat_requests_count_as_wrong_with_their_reason(openai_server, isolated_home, grignard_test):
+    from chemassay.reaction_ood import evaluate
+
+    def flaky(body):
+        if "NC" in body["messages"][-1]["content"].split("): ", 1)[1].splitlines()[0].split("."):
+            raise RuntimeError("the server falls over on this one")
+        return chat_lookup(body)
+
+    openai_server.responder = flaky
+    result = evaluate(model=f"openai:chemist-7b,base_url={openai_server.base_url},retries=0", truth=grignard_test,
+                      k=2, bootstrap=0)
+    assert result.n == 2 and result.metrics["n_model_failures"] == 1
+    assert result.metrics["top1_accuracy"] == 0.0 and result.metrics["n_missing_predictions"] == 1
+    [failure] = result.model_extra["model_failures"]
+    assert failure["line"] == 3 and failure["item"] == "1" and "request failed" in failure["reason"]
+
+
+def test_model_specs_and_objects(tmp_path, monkeypatch, grignard_test):
+    from chemassay.errors import UserInputError as InputError
+    from chemassay.reaction_ood import evaluate, predict
+
     module = tmp_path / "my_rxn_model.py"
     module.write_text(
         "def predict(reactants, k):\n    return [['CCO'] for _ in reactants]\n"
@@ -141,13 +156,18 @@ def test_python_model_specs(tmp_path, monkeypatch):
         "def make():\n    return Model()\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert load_predictor("python:my_rxn_model:predict").predict(["X"], 1) == [["CCO"]]
-    assert load_predictor("python:my_rxn_model:Model").predict(["X"], 1) == [["CC"]]
-    assert load_predictor("python:my_rxn_model:make").predict(["X"], 1) == [["CC"]]
-    with pytest.raises(UserInputError, match="no attribute"):
-        load_predictor("python:my_rxn_model:missing")
-    with pytest.raises(UserInputError, match="use baseline:PATH"):
-        load_predictor("something")
+    assert predict("python:my_rxn_model:predict", ["X"], 1) == [["CCO"]]
+    assert predict("python:my_rxn_model:Model", ["X"], 1) == [["CC"]]
+    assert predict("python:my_rxn_model:make", ["X"], 1) == [["CC"]]
+    with pytest.raises(InputError, match="no attribute"):
+        predict("python:my_rxn_model:missing", ["X"], 1)
+    with pytest.raises(InputError, match="unknown model kind"):
+        predict("something:x", ["X"], 1)
+    # an object and a plain function are models too; the result names them
+    by_object = evaluate(model=LookupModel(), truth=grignard_test, k=2, bootstrap=0)
+    by_function = evaluate(model=lookup_predict, truth=grignard_test, k=2, bootstrap=0)
+    assert by_object.metrics["top1_accuracy"] == by_function.metrics["top1_accuracy"] == 0.5
+    assert by_object.model.kind == "python"
 
 
 def test_train_baseline_predict_evaluate_plot_cli(cli, tmp_path):

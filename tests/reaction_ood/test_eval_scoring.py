@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdkit import Chem
 
-from chemassay.suites.reaction_ood.evaluate import (
+from chemassay.suites.reaction_ood.metrics import (
     is_match,
     product_set,
     score_all,

@@ -16,7 +16,7 @@ from chemassay.chem.templates import (
     extract_forward_template,
 )
 from chemassay.data import dataset_file
-from chemassay.suites.reaction_ood.baseline import (
+from chemassay.suites.reaction_ood.template_knn import (
     BaselineConfig,
     TemplateKnnModel,
     extract_templates,

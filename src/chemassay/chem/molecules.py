@@ -144,17 +144,28 @@ def strip_atom_maps(mol: Chem.Mol) -> Chem.Mol:
     return mol
 
 
-def mol_to_canonical(mol: Chem.Mol, *, stereo: bool = True) -> str:
-    """Canonical SMILES of an already parsed molecule (RDKit canonicalization)."""
-    return Chem.MolToSmiles(mol, isomericSmiles=stereo)
+def mol_to_canonical(mol: Chem.Mol, *, stereo: bool = True, isotopes: bool | None = None) -> str:
+    """Canonical SMILES of an already parsed molecule (RDKit canonicalization).
+
+    ``stereo=False`` writes the molecule without stereochemistry; isotope labels go with it
+    (RDKit's non-isomeric SMILES) unless ``isotopes=True``, which removes only the stereo
+    (``Chem.RemoveStereochemistry`` on a copy) and keeps isotopes, as reaction-ood's
+    stereo-agnostic accuracy needs. ``isotopes`` defaults to ``stereo``.
+    """
+    if stereo or not isotopes:
+        return Chem.MolToSmiles(mol, isomericSmiles=stereo)
+    flat = Chem.Mol(mol)
+    Chem.RemoveStereochemistry(flat)
+    return Chem.MolToSmiles(flat)
 
 
 def canonical_smiles(
-    smiles: str | Chem.Mol, *, stereo: bool = True, remove_atom_maps: bool = True
+    smiles: str | Chem.Mol, *, stereo: bool = True, remove_atom_maps: bool = True, isotopes: bool | None = None
 ) -> str:
     """Canonical SMILES of ``smiles`` (text or molecule); raises :class:`InvalidSmiles`.
 
-    ``stereo=False`` strips stereochemistry (tetrahedral and double-bond). Atom maps are
+    ``stereo=False`` strips stereochemistry (tetrahedral and double-bond), and isotope labels
+    with it unless ``isotopes=True`` (see :func:`mol_to_canonical`). Atom maps are
     removed by default because they change the canonical atom ranking and are not part of
     the molecule's identity; pass ``remove_atom_maps=False`` to keep them.
     """
@@ -164,15 +175,15 @@ def canonical_smiles(
             strip_atom_maps(mol)
     else:
         mol = parse_smiles(smiles, remove_atom_maps=remove_atom_maps)
-    return mol_to_canonical(mol, stereo=stereo)
+    return mol_to_canonical(mol, stereo=stereo, isotopes=isotopes)
 
 
 def try_canonical(
-    smiles: str, *, stereo: bool = True, remove_atom_maps: bool = True
+    smiles: str, *, stereo: bool = True, remove_atom_maps: bool = True, isotopes: bool | None = None
 ) -> str | None:
     """Like :func:`canonical_smiles` but returns ``None`` instead of raising."""
     try:
-        return canonical_smiles(smiles, stereo=stereo, remove_atom_maps=remove_atom_maps)
+        return canonical_smiles(smiles, stereo=stereo, remove_atom_maps=remove_atom_maps, isotopes=isotopes)
     except InvalidSmiles:
         return None
 

@@ -52,7 +52,12 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem
 
-from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_silenced
+from chemassay.chem.molecules import (
+    InvalidSmiles,
+    parse_smiles,
+    rdkit_log_silenced,
+    safe_mol_from_smiles,
+)
 from chemassay.chem.tokenizer import SMILES_TOKEN_PATTERN, TokenizationError
 from chemassay.errors import UserInputError
 from chemassay.runtime.parallel import Failure, parallel_map
@@ -204,11 +209,8 @@ def canonical_molecule(smiles: str, *, remove_isotopes: bool = True, stereo: boo
     cached = _canonical_cache.get(key)
     if cached is not None:
         return cached
-    if _quiet_depth:
-        mol = Chem.MolFromSmiles(smiles)
-    else:
-        with rdkit_log_silenced():
-            mol = Chem.MolFromSmiles(smiles)
+    # the reference's exact parse (RDKit's defaults), with the core's size limits
+    mol = safe_mol_from_smiles(smiles)
     if mol is None:
         try:
             parse_smiles(smiles)
@@ -252,11 +254,7 @@ def molecule_properties(canonical: str) -> tuple[int, bool, int, int, str]:
     cached = _props_cache.get(canonical)
     if cached is not None:
         return cached
-    if _quiet_depth:
-        mol = Chem.MolFromSmiles(canonical)
-    else:
-        with rdkit_log_silenced():
-            mol = Chem.MolFromSmiles(canonical)
+    mol = safe_mol_from_smiles(canonical)
     if mol is None:  # canonical output RDKit cannot read back (rare aromaticity corner cases)
         raise _BadMolecule(f"canonical SMILES {canonical[:80]!r} cannot be read back by RDKit")
     if _quiet_depth:
@@ -508,6 +506,8 @@ def _finish_frames(survivors: _Survivors, winner_orders: np.ndarray, sizes: np.n
         size = np.zeros(len(orders), dtype=np.int64)
         size[in_range] = group_size[orders[in_range]]
         kept = frame.loc[size > 0].copy()
+        if kept.empty:  # a chunk with no survivor (its columns may not even be text): nothing to write
+            continue
         kept["n_records"] = size[size > 0]
         kept["rxn_smiles"] = kept["reactants"] + ">>" + kept["products"]
         yield kept[list(CLEAN_COLUMNS)].reset_index(drop=True)

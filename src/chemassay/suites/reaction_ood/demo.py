@@ -18,7 +18,6 @@ import pandas as pd
 
 from chemassay.clitools import info
 from chemassay.report.result import DatasetRef, Result
-from chemassay.suites.reaction_ood.baseline import BaselineConfig
 from chemassay.suites.reaction_ood.pipeline import (
     TemplateBank,
     evaluate_part,
@@ -57,16 +56,21 @@ def run_demo(out_dir: Path) -> list[Result]:
     """Run the demo into ``out_dir``; returns the evaluation and shift results."""
     import time
 
-    from chemassay.suites.reaction_ood.clean import clean_reactions
-    from chemassay.suites.reaction_ood.io import read_schneider_50k
+    from chemassay.suites.reaction_ood.api import clean_reactions, load_dataset
     from chemassay.suites.reaction_ood.plots import plot_shift_histograms, plot_split_bars
-    from chemassay.suites.reaction_ood.shift import ShiftConfig, distribution_shift
+    from chemassay.suites.reaction_ood.shift import (
+        ShiftConfig,
+        ShiftResult,
+        distribution_shift,
+        shift_result,
+    )
     from chemassay.suites.reaction_ood.splits import make_split, split_definition
+    from chemassay.suites.reaction_ood.template_knn import BaselineConfig
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    raw = whole_documents(read_schneider_50k(), DEMO_ROWS, seed=0)
-    clean, report = clean_reactions(raw, show_progress=False)
+    raw = whole_documents(load_dataset("schneider-50k"), DEMO_ROWS, seed=0)
+    clean, report = clean_reactions(raw)
     info(f"[reaction-ood] cleaned {report.rows_in} reactions to {report.rows_out}")
     dataset = f"schneider-50k ({len(raw)} reactions of whole patents, seed 0, cleaned)"
     bank = TemplateBank(maps="schneider")
@@ -99,9 +103,9 @@ def run_demo(out_dir: Path) -> list[Result]:
 
     started = time.perf_counter()
     distances: dict[str, dict] = {}
-    metrics: dict[str, float] = {}
+    summaries: dict[str, dict] = {}
+    problems: dict[str, list] = {}
     shift_config = ShiftConfig()
-    n_scored = 0
     for _kind, (train, tests) in shift_sets.items():
         train_maps = [bank.mapped.get(k) or r for k, r in zip(train["source_rxn_smiles"], train["rxn_smiles"], strict=True)]
         test_sets = {}
@@ -110,17 +114,16 @@ def run_demo(out_dir: Path) -> list[Result]:
             test_sets[label] = [bank.mapped.get(k) or r for k, r in zip(frame["source_rxn_smiles"], frame["rxn_smiles"], strict=True)]
         shift = distribution_shift(train_maps, test_sets, config=shift_config, n_jobs=DEMO_JOBS)
         distances.update(shift.distances)
-        for key, summary in shift.summaries.items():
-            metrics[f"{key}_median"] = summary["median"]
-            n_scored += 0 if not key.endswith("/reactant") else summary["n"]
+        summaries.update(shift.summaries)
+        problems.update({name: entries for name, entries in shift.problems.items() if name != "train"})
     plot_shift_histograms(distances, out_dir / "shift_histograms.png", k=shift_config.k)
-    shift_result = Result(
-        suite="reaction-ood", task="shift", metrics=metrics, n=n_scored, dataset=DatasetRef(name=dataset),
-        config={"k": shift_config.k, "radius": shift_config.radius, "n_bits": shift_config.n_bits,
-                "fingerprint": "Morgan counts", "distance": "cosine", "maps": "schneider"},
+    combined = ShiftResult(distances, summaries, problems)
+    shift_outcome = shift_result(
+        combined, config=shift_config, dataset=DatasetRef(name=dataset),
+        extra_config={"maps": "schneider", "training_set": "the train part of each split"},
         elapsed_s=time.perf_counter() - started,
     )
-    shift_result.write(out_dir / "shift.json")
-    shift_result._path = f"{out_dir.name}/shift.json"
-    results.append(shift_result)
+    shift_outcome.write(out_dir / "shift.json")
+    shift_outcome._path = f"{out_dir.name}/shift.json"
+    results.append(shift_outcome)
     return results

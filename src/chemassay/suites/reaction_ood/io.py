@@ -29,8 +29,6 @@ that does not parse) are kept with NA and listed in ``frame.attrs["read_problems
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 from collections.abc import Iterator
@@ -47,11 +45,11 @@ FORMATS = ("auto", "table", "rsmi", "schneider", "pistachio")
 
 #: Column names accepted in a generic table for each standard column (first match wins).
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
-    "rxn_smiles": ("rxn_smiles", "reaction_smiles", "ReactionSmiles", "rxn"),
-    "document_id": ("document_id", "document", "patent", "patent_number", "PatentNumber"),
+    "rxn_smiles": ("rxn_smiles", "reaction_smiles", "ReactionSmiles", "rxn", "rxn_Smiles"),
+    "document_id": ("document_id", "document", "patent", "patent_number", "PatentNumber", "patentID"),
     "authors": ("authors", "author"),
     "year": ("year", "Year"),
-    "class_code": ("class_code", "rxn_class", "namerxn", "class"),
+    "class_code": ("class_code", "rxn_class", "namerxn", "class", "rxn_Class"),
     "assignee": ("assignee", "assignees"),
 }
 
@@ -75,15 +73,18 @@ def _suffixes(path: Path) -> list[str]:
     return [s.lower() for s in path.suffixes]
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+FORMATS_ACCEPTED = (
+    "table (CSV/TSV/Parquet with a rxn_smiles column), rsmi (USPTO .rsmi: ReactionSmiles, PatentNumber), "
+    "schneider (the Schneider 50k CSV: rxn_class, source, rxn) or pistachio (JSON lines with data.smiles); "
+    "choose one with --format"
+)
 
 
 def _header(path: Path) -> str:
+    from chemassay.data.readers import open_text
+
     try:
-        with _open_text(path) as handle:
+        with open_text(path) as handle:
             return handle.readline().rstrip("\r\n")
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise UserInputError(f"{path}: cannot read the file ({exc})") from None
@@ -290,12 +291,19 @@ def _iter_delimited(path: Path, kind: str, chunk_rows: int) -> Iterator[tuple[pd
         sep = "\t"
     else:
         sep = ","
+    from chemassay.data.readers import open_text
+
+    handle = open_text(path)
     try:
         reader = pd.read_csv(
-            path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
+            handle, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_rows,
             quoting=3 if kind == "rsmi" else 0,  # rsmi SMILES may hold quote characters
         )
+    except pd.errors.EmptyDataError:
+        handle.close()
+        raise UserInputError(f"{path}: the file is empty; expected a reaction table with a header") from None
     except (OSError, ValueError, pd.errors.ParserError) as exc:
+        handle.close()
         raise UserInputError(f"{path}: cannot read as a table ({exc})") from None
     if kind == "schneider":
         mapping = {"rxn_smiles": "rxn", "document_id": "source", "authors": None, "year": None,
@@ -326,6 +334,8 @@ def _iter_delimited(path: Path, kind: str, chunk_rows: int) -> Iterator[tuple[pd
             first_row += len(raw)
     except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError) as exc:
         raise UserInputError(f"{path}: cannot read as a {kind} table near row {first_row} ({exc})") from None
+    finally:
+        handle.close()
 
 
 def _iter_parquet(path: Path, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, list[dict]]]:
@@ -375,21 +385,47 @@ def _pistachio_record(line: str, row: int, problems: list[dict]) -> dict:
     return record
 
 
+def _pistachio_check(path: Path, records: list[dict], first_line: str | None) -> None:
+    """Refuse JSON lines that hold no Pistachio record at all (a different layout, not bad rows)."""
+    if any(r["rxn_smiles"] for r in records):
+        return
+    try:
+        entry = json.loads(first_line) if first_line is not None else None
+    except json.JSONDecodeError:
+        entry = None
+    shape = f"first record keys {sorted(entry)[:8]}" if isinstance(entry, dict) else "no JSON object on the first line"
+    raise UserInputError(
+        f"{path}: not Pistachio JSON lines (no record has a reaction in data.smiles; {shape}); "
+        f"reaction files are read as {FORMATS_ACCEPTED}"
+    )
+
+
 def _iter_pistachio(path: Path, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, list[dict]]]:
+    from chemassay.data.readers import open_text
+
     records: list[dict] = []
     problems: list[dict] = []
     row = 0
+    checked = False
+    first_line: str | None = None
     try:
-        with _open_text(path) as handle:
+        with open_text(path) as handle:
             for line in handle:
                 if not line.strip():
                     continue
                 row += 1
+                if first_line is None:
+                    first_line = line
                 records.append(_pistachio_record(line, row, problems))
                 if len(records) >= chunk_rows:
+                    if not checked:
+                        _pistachio_check(path, records, first_line)
+                        checked = True
                     yield pd.DataFrame.from_records(records, columns=list(STANDARD_COLUMNS)), problems
                     records, problems = [], []
     except (UnicodeDecodeError, EOFError, OSError) as exc:
         raise UserInputError(f"{path}: cannot read as JSON lines near row {row + 1} ({exc})") from None
+    if records and not checked:
+        _pistachio_check(path, records, first_line)
     if records or row == 0:
         yield pd.DataFrame.from_records(records, columns=list(STANDARD_COLUMNS)), problems

@@ -6,18 +6,18 @@ predicts the tertiary alcohol of the double addition that the record shows. This
 runs any :class:`~chemassay.models.ReactionPredictor` for two (or more) rounds: round
 ``r + 1`` gets the round-``r`` top-1 prediction appended to the original reactants
 (``feed="append"``) or alone (``feed="alone"``), and every round is scored against the
-recorded products with the rules of :mod:`~chemassay.suites.reaction_ood.evaluate`.
+recorded products with the rules of :mod:`~chemassay.suites.reaction_ood.metrics`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chemassay.errors import UserInputError
 from chemassay.models.protocols import ReactionPredictor
-from chemassay.suites.reaction_ood.evaluate import ItemScore, product_set, score_all, topk_accuracy
+from chemassay.suites.reaction_ood.metrics import ItemScore, product_set, score_all, topk_accuracy
 
 FEED_MODES = ("append", "alone")
 
@@ -30,6 +30,8 @@ class IteratedEvaluation:
     predictions: list[list[list[str]]]
     scores: list[list[ItemScore | str]]
     metrics: dict[str, float | int]
+    failures: list[dict] = field(default_factory=list)
+    """Queries the model failed on (a failed request): ``{"round", "index", "reason"}``."""
 
 
 def next_round_inputs(reactants: Sequence[str], predictions: Sequence[Sequence[str]], feed: str) -> list[str | None]:
@@ -69,12 +71,15 @@ def iterated_evaluation(
     inputs: list[list[str | None]] = [list(reactants)]
     predictions: list[list[list[str]]] = []
     scores: list[list[ItemScore | str]] = []
+    failures: list[dict] = []
     for round_index in range(rounds):
         current = inputs[-1]
         asked = [i for i, text in enumerate(current) if text is not None]
         answers = model.predict([current[i] for i in asked], k) if asked else []
         if len(answers) != len(asked):
             raise UserInputError(f"the model returned {len(answers)} prediction lists for {len(asked)} queries")
+        for position, reason in sorted((getattr(model, "failures", None) or {}).items()) if asked else ():
+            failures.append({"round": round_index + 1, "index": asked[position], "reason": str(reason)})
         ranked: list[list[str]] = [[] for _ in current]
         for i, answer in zip(asked, answers, strict=True):
             ranked[i] = [str(p) for p in answer][:k]
@@ -103,4 +108,5 @@ def iterated_evaluation(
         metrics["recovered_fraction_of_round1_errors"] = recovered / len(wrong_first) if wrong_first else math.nan
         metrics["lost_in_round2"] = lost
         metrics["n_round2_queries"] = sum(1 for t in inputs[1] if t is not None)
-    return IteratedEvaluation(inputs, predictions, scores, metrics)
+    metrics["n_model_failures"] = len(failures)
+    return IteratedEvaluation(inputs, predictions, scores, metrics, failures)

@@ -3,12 +3,12 @@
 :class:`TemplateBank` extracts each reaction's template once (keyed by the reaction as read,
 ``source_rxn_smiles``), so models for many splits of the same data share the work;
 :func:`train_on_part` trains the kNN baseline on a training part; :func:`evaluate_part`
-predicts a test part with a model and scores it into a :class:`~chemassay.report.Result`.
+predicts a test part with a model and scores it with :func:`chemassay.reaction_ood.evaluate`
+(task ``evaluate``; the split and part go in ``config``).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -16,13 +16,12 @@ import pandas as pd
 
 from chemassay.report.result import DatasetRef, Result
 from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
-from chemassay.suites.reaction_ood.baseline import (
+from chemassay.suites.reaction_ood.template_knn import (
     BaselineConfig,
     TemplateFailure,
     TemplateKnnModel,
     extract_templates,
 )
-from chemassay.suites.reaction_ood.evaluate import Predictions, evaluate_predictions
 
 SUITE = "reaction-ood"
 
@@ -77,21 +76,19 @@ def evaluate_part(
     n_jobs: int = 1,
     extra_config: dict | None = None,
 ) -> Result:
-    """Predict the reactants of a test part with ``model`` and score them (task ``evaluate``)."""
-    started = time.perf_counter()
-    ranked = model.predict(frame["reactants"].astype(str).tolist(), k, n_jobs=n_jobs)
-    predictions = Predictions(ranked, None, "in-memory")
-    evaluation = evaluate_predictions(frame.reset_index(drop=True), predictions, source=label, max_k=k)
-    return Result(
-        suite=SUITE, task="evaluate", metrics=evaluation.metrics, n=len(evaluation.per_item),
-        skipped=[{"line": s["line"], "item": s["item"], "reason": s["reason"]} for s in evaluation.skipped],
-        dataset=DatasetRef(name=dataset), inputs=[],
-        config={"label": label, "k": k, "k_values": evaluation.k_values, "match": "exact",
-                "model": model.name, "baseline": model.config.to_dict(),
-                "training_report": model.training_report, **(extra_config or {})},
-        elapsed_s=time.perf_counter() - started,
-        breakdowns=evaluation.breakdowns,
-    )
+    """Predict the reactants of a test part with ``model`` and score them (task ``evaluate``).
+
+    ``model`` asks for ``k`` products per reaction (its ``n_jobs`` processes: ``n_jobs``);
+    ``dataset`` names the data in the result, ``extra_config`` adds the split and part.
+    """
+    from chemassay.suites.reaction_ood.api import evaluate
+
+    model.n_jobs = n_jobs
+    result = evaluate(model=model, truth=frame.reset_index(drop=True), k=k, label=label, n_jobs=1)
+    result.dataset = DatasetRef(name=dataset)
+    result.config.update({"model": model.name, "baseline": model.config.to_dict(),
+                          "training_report": model.training_report, **(extra_config or {})})
+    return result
 
 
 def headline(result: Result, keys: Sequence[str] = ("top1_accuracy", "top5_accuracy", "top1_accuracy_stereo_agnostic")) -> str:

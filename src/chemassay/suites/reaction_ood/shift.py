@@ -430,3 +430,72 @@ def with_atom_maps(reactions: Sequence[str], original: Sequence[str] | None, map
         out.append(mapped.mapped_rxn if mapped is not None and mapped.mapped_rxn else text)
     return out
 
+
+
+def reactions_with_maps(frame, maps: str = "auto") -> tuple[list[str], str]:
+    """Reaction SMILES of a table for the shift analysis, atom-mapped where a mapping exists.
+
+    Returns the reactions and a note saying how many were handled by atom maps (``maps``:
+    see :func:`~chemassay.suites.reaction_ood.atom_mapping.mapped_reactions_for`) and how many
+    by the element/identity rule. With ``maps="auto"`` a table no mapping covers is fine.
+    """
+    from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
+
+    columns = [str(c) for c in frame.columns]
+    column = next((c for c in ("rxn_smiles", "reaction", "rxn") if c in columns), None)
+    if column is None:
+        raise UserInputError(f"the reaction table needs a rxn_smiles column (columns: {columns})")
+    plain = frame[column].astype(str).tolist()
+    try:
+        mapped, source = mapped_reactions_for(frame, maps)
+    except UserInputError:
+        if maps != "auto":
+            raise
+        mapped, source = [None] * len(plain), "none"
+    used = sum(m is not None for m in mapped)
+    reactions = [m if m is not None else p for m, p in zip(mapped, plain, strict=True)]
+    return reactions, f"{used}/{len(plain)} by atom maps ({source}), the rest by the element/identity rule"
+
+
+MAX_LISTED = 200
+
+
+def shift_result(
+    shift: ShiftResult,
+    *,
+    config: ShiftConfig,
+    dataset,
+    inputs: Sequence = (),
+    extra_config: dict | None = None,
+    elapsed_s: float = 0.0,
+    first_lines: dict[str, int] | None = None,
+    plot: str | None = None,
+):
+    """The :class:`~chemassay.report.result.Result` (task ``shift``) of a distribution-shift run.
+
+    Metrics ``{set}/{space}_median`` and ``{set}/{space}_mean`` for each test set and space;
+    ``summaries`` adds n and quartiles. Test reactions that could not be fingerprinted are in
+    ``skipped`` (with the set's name as ``item``; ``first_lines`` gives each set's file line
+    of its first row, default 2), unreadable training reactions in ``training_problems``.
+    """
+    from chemassay.report.result import Result, SkippedItem
+
+    metrics: dict[str, float] = {}
+    for key, summary in shift.summaries.items():
+        metrics[f"{key}_median"] = summary["median"]
+        metrics[f"{key}_mean"] = summary["mean"]
+    lines = first_lines or {}
+    skipped = [SkippedItem(line=p["row"] + lines.get(name, 2), item=name, reason=p["reason"])
+               for name, entries in shift.problems.items() if name != "train" for p in entries]
+    n = sum(int(summary["n"]) for key, summary in shift.summaries.items() if key.endswith("/reactant"))
+    return Result(
+        suite="reaction-ood", task="shift", metrics=metrics, n=n, skipped=skipped[:MAX_LISTED],
+        dataset=dataset, inputs=list(inputs),
+        config={"k": config.k, "radius": config.radius, "n_bits": config.n_bits, "fingerprint": "Morgan counts",
+                "distance": "cosine", **(extra_config or {})},
+        elapsed_s=elapsed_s,
+        summaries=shift.summaries,
+        n_skipped=len(skipped),
+        training_problems=shift.problems.get("train", [])[:MAX_LISTED],
+        plot=plot,
+    )

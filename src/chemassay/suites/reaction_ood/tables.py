@@ -32,8 +32,20 @@ def table_kind(path: str | os.PathLike) -> str:
     )
 
 
+def first_data_line(path: str | os.PathLike) -> int:
+    """The file line of a table's first data row: 1 in JSON lines and text files, else 2
+    (below a CSV/TSV header; a Parquet row is numbered as it would be in the CSV export)."""
+    return 1 if table_kind(path) in ("jsonl", "txt") else 2
+
+
 def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
-    """Read a table; every column is kept as read (text columns stay text, blanks stay blank)."""
+    """Read a table; every column is kept as read (text columns stay text, blanks stay blank).
+
+    Text formats go through :func:`chemassay.data.readers.open_text`, so a binary, non-UTF-8,
+    fake-``.gz`` or truncated gzip file is a one-line error naming the file.
+    """
+    from chemassay.data.readers import open_text
+
     target = Path(path)
     if not target.exists():
         raise UserInputError(f"{target}: no such {what} file")
@@ -43,15 +55,42 @@ def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
     try:
         if kind == "parquet":
             return pd.read_parquet(target)
-        if kind == "jsonl":
-            return pd.read_json(target, lines=True, dtype=False)
-        if kind == "txt":
-            return pd.read_csv(target, header=None, names=["prediction"], dtype=str,
-                               keep_default_na=False, skip_blank_lines=False)
-        return pd.read_csv(target, sep="," if kind == "csv" else "\t", dtype=str, keep_default_na=False)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        with open_text(target) as handle:
+            if kind == "jsonl":
+                return _read_json_lines(handle, target)
+            if kind == "txt":
+                return pd.read_csv(handle, header=None, names=["prediction"], dtype=str,
+                                   keep_default_na=False, skip_blank_lines=False)
+            return pd.read_csv(handle, sep="," if kind == "csv" else "\t", dtype=str, keep_default_na=False)
+    except UserInputError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise UserInputError(f"{target}: the {what} file is empty") from None
+    except (ValueError, OSError, EOFError, pd.errors.ParserError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserInputError(f"{target}: cannot read it as {kind} ({first})") from None
+
+
+def _read_json_lines(handle, target: Path) -> pd.DataFrame:
+    """One record per non-blank line, each a JSON object; values kept as read (no dtype or
+    date guessing). A line that is not a JSON object is an error naming its number."""
+    import json
+
+    rows = []
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserInputError(f"{target}: line {number} is not JSON ({exc.msg}); give one JSON object per line") from None
+        except RecursionError:
+            raise UserInputError(f"{target}: line {number} is JSON nested too deeply to read") from None
+        if not isinstance(row, dict):
+            raise UserInputError(f"{target}: line {number} is not a JSON object ({type(row).__name__}); "
+                                 "give one object per line") from None
+        rows.append(row)
+    return pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> Path:

@@ -1,4 +1,5 @@
-"""The built-in baseline: a template-based k-nearest-neighbour reaction predictor.
+"""The built-in baseline: a template-based k-nearest-neighbour reaction predictor (model kind
+``template-knn``).
 
 Training extracts a forward template (:mod:`chemassay.chem.templates`, radius 1) from every
 atom-mapped training reaction and stores the Morgan fingerprint (radius 2, 2048 bits) of its
@@ -16,6 +17,7 @@ is exactly what the out-of-distribution splits probe.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -37,6 +39,7 @@ from chemassay.chem.templates import (
     reactants_mol,
 )
 from chemassay.errors import UserInputError
+from chemassay.models.spec import ModelSpec
 from chemassay.runtime.files import atomic_writer
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
 from chemassay.runtime.progress import progress_task
@@ -109,7 +112,12 @@ def _query_fingerprints(reactants: Sequence[str], config: BaselineConfig) -> tup
 
 @dataclass
 class TemplateKnnModel:
-    """A trained baseline: distinct templates, each training reaction's template, fingerprints."""
+    """A trained baseline: distinct templates, each training reaction's template, fingerprints.
+
+    A reaction predictor (``predict(reactants, k)``); the model kind ``template-knn:MODEL.npz``
+    loads one. ``n_jobs`` is the number of worker processes :meth:`predict` uses by default,
+    ``path`` the file it was loaded from (``None`` for a model trained in memory).
+    """
 
     templates: list[str]
     train_template: np.ndarray
@@ -117,6 +125,31 @@ class TemplateKnnModel:
     config: BaselineConfig = field(default_factory=BaselineConfig)
     training_report: dict = field(default_factory=dict)
     name: str = "template-knn"
+    n_jobs: int = 1
+    path: Path | None = None
+    spec: ModelSpec | None = None
+    """How results name it: ``template-knn:PATH`` (``template-knn:in-memory`` before it is saved);
+    :func:`chemassay.models.load_model` sets the spec it was loaded with."""
+
+    def __post_init__(self) -> None:
+        if self.spec is None:
+            self.spec = ModelSpec("template-knn", str(self.path) if self.path else "in-memory")
+
+    # -- identity (the model field of results) -------------------------------------------
+    def describe(self) -> dict:
+        """Settings that determine the predictions: the model file, the kNN settings, its size."""
+        return {"file": str(self.path) if self.path else None, **self.config.to_dict(),
+                "n_templates": len(self.templates), "n_training_reactions": int(len(self.train_template))}
+
+    def checksum(self) -> str:
+        """sha256 of the model's content (templates, fingerprints, settings): the same model
+        gets the same id whether trained in memory or loaded from any copy of its file."""
+        digest = hashlib.sha256()
+        digest.update(json.dumps({"config": self.config.to_dict(), "format": FORMAT_VERSION}, sort_keys=True).encode())
+        digest.update("\n".join(self.templates).encode("utf-8"))
+        digest.update(np.ascontiguousarray(self.train_template, dtype=np.int32).tobytes())
+        digest.update(np.ascontiguousarray(self.fingerprints, dtype=np.uint64).tobytes())
+        return digest.hexdigest()
 
     # -- training ------------------------------------------------------------------------
     @classmethod
@@ -163,9 +196,15 @@ class TemplateKnnModel:
         return cls(list(index), np.asarray(train_template, dtype=np.int32), fingerprints, config, report)
 
     # -- prediction ----------------------------------------------------------------------
-    def predict(self, reactants: Sequence[str], k: int = 10, *, n_jobs: int = 1, block: int = 256) -> list[list[str]]:
-        """Top-``k`` canonical product SMILES for each query (reactants, reagents merged)."""
-        jobs = effective_jobs(n_jobs)
+    def predict(
+        self, reactants: Sequence[str], k: int = 10, *, n_jobs: int | None = None, block: int = 256,
+    ) -> list[list[str]]:
+        """Top-``k`` canonical product SMILES for each query (reactants, reagents merged).
+
+        ``n_jobs`` worker processes (default: the model's :attr:`n_jobs`) share the queries;
+        the predictions do not depend on it.
+        """
+        jobs = effective_jobs(self.n_jobs if n_jobs is None else n_jobs)
         if jobs > 1 and len(reactants) > block:
             # a few large chunks: each task ships the model to its worker
             size = max(block, -(-len(reactants) // (4 * jobs)))
@@ -259,8 +298,9 @@ class TemplateKnnModel:
                 model = cls(
                     templates, data["train_template"].astype(np.int32), data["fingerprints"].astype(np.uint64),
                     BaselineConfig(**meta["config"]), meta.get("training_report", {}), meta.get("name", "template-knn"),
+                    path=target,
                 )
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             raise UserInputError(f"{target}: not a chemassay baseline model ({exc})") from None
         if meta.get("format") != "chemassay-reaction-ood-template-knn":
             raise UserInputError(f"{target}: not a chemassay baseline model")
@@ -279,6 +319,20 @@ class _PredictChunk:
         # torch's OpenMP pool does not survive fork (a child using it after the parent did
         # hangs), so forked workers compute similarities with numpy's BLAS instead
         return self.model._predict_serial(chunk, self.k, self.block, backend="numpy-float32")
+
+
+def create_template_knn(spec, protocol: str, context: dict) -> TemplateKnnModel:
+    """Factory of the ``template-knn`` model kind: ``template-knn:MODEL.npz[,n_jobs=N]``.
+
+    Loads a model written by ``chemassay reaction-ood train`` (:meth:`TemplateKnnModel.save`);
+    ``n_jobs`` (option, else the calling command's ``--n-jobs``) sets its worker processes.
+    """
+    from chemassay.models.spec import check_options, option_int
+
+    check_options(spec, {"n_jobs"})
+    model = TemplateKnnModel.load(Path(spec.arg).expanduser())
+    model.n_jobs = option_int(spec, "n_jobs", int(context.get("n_jobs", 1)))
+    return model
 
 
 def _reason_class(reason: str) -> str:

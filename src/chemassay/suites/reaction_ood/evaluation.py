@@ -1,164 +1,42 @@
-"""Top-k accuracy of reaction predictions, with breakdowns by year and reaction class.
+"""Prediction tables, their alignment with a test table, and the evaluation with breakdowns.
 
-A prediction is correct when its *product set* equals the recorded one: the prediction text
-is canonicalized by RDKit as a whole, split on ``.``, each molecule canonicalized again and
-counted, and the multiset compared with the truth's (the order-invariant accuracy of the
-reference code, ``rxn_lm.eval_utils.clean_pred_func(put_in_frozen_set=True)``). Top-k
-accuracy is the fraction of test reactions whose first correct prediction has rank <= k
-(``mean(cumsum(correct) > 0)`` over ranks, as in the reference). Predictions that RDKit
-cannot read are wrong; reactions without predictions are wrong and counted.
-
-The stereo-agnostic variant removes all stereochemistry (tetrahedral and double-bond) from
-both sides before comparing; isotopes and charges are kept. The ``subset`` match mode counts
-a prediction as correct when every predicted molecule is among the recorded products, for
-models that predict only the major product of reactions recorded with by-products.
+The scoring rules (product-set matching, top-k) are in
+:mod:`~chemassay.suites.reaction_ood.metrics`; this module reads the three prediction-table
+layouts (:func:`parse_predictions`), joins them to the test reactions
+(:func:`align_predictions`) and scores them with breakdowns by year and reaction class
+(:func:`evaluate_predictions`). Nothing is dropped silently: prediction rows whose item was
+already given (the same id in the wide layout, the same id and rank in the long layout) are
+ignored and listed with their line numbers (**the first row counts**), test reactions without
+predictions are wrong and listed, prediction ids absent from the test file are listed.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from rdkit import Chem
 
-from chemassay.chem.molecules import rdkit_log_silenced
 from chemassay.errors import UserInputError
-from chemassay.runtime.parallel import Failure, parallel_map
+from chemassay.suites.reaction_ood.metrics import (
+    MATCH_MODES,
+    default_k_values,
+    score_all,
+    topk_accuracy,
+    topk_hits,
+)
 
-ProductSet = frozenset[tuple[str, int]]
-MATCH_MODES = ("exact", "subset")
+__all__ = [
+    "ID_CANDIDATES", "MATCH_MODES", "TRUTH_COLUMNS", "Evaluation", "Predictions", "align_predictions", "breakdown",
+    "class_prefix", "default_k_values", "evaluate_predictions", "item_scores", "parse_predictions", "truth_products",
+    "truth_reactants",
+]
+
 ID_CANDIDATES = ("id", "reaction_id", "source_row")
 TRUTH_COLUMNS = ("products", "product", "rxn_smiles", "reaction", "rxn")
-
-
-@lru_cache(maxsize=1_000_000)
-def _canonical_fragment(smiles: str, stereo: bool) -> str | None:
-    with rdkit_log_silenced():
-        mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        return None
-    for atom in mol.GetAtoms():
-        atom.SetAtomMapNum(0)
-    if not stereo:
-        Chem.RemoveStereochemistry(mol)
-    return Chem.MolToSmiles(mol)
-
-
-@lru_cache(maxsize=1_000_000)
-def product_set(smiles: str, stereo: bool = True) -> ProductSet | None:
-    """The canonical product multiset of a (possibly multi-molecule) SMILES, or ``None``.
-
-    ``None`` means RDKit cannot read the text (or it is empty). With ``stereo=False`` all
-    stereochemistry is removed first. Atom maps never matter.
-    """
-    if not isinstance(smiles, str):
-        return None
-    text = smiles.strip()
-    if not text or any(ch.isspace() for ch in text):
-        return None
-    whole = _canonical_fragment(text, stereo)
-    if whole is None:
-        return None
-    pieces = []
-    for piece in whole.split("."):
-        canonical = _canonical_fragment(piece, stereo)
-        if canonical is None:  # a canonical fragment RDKit cannot read back: keep it as written
-            canonical = piece
-        pieces.append(canonical)
-    return frozenset(Counter(pieces).items())
-
-
-def is_match(predicted: ProductSet | None, truth: ProductSet | None, match: str = "exact") -> bool:
-    """Whether a predicted product set counts as correct for ``truth`` under ``match``."""
-    if predicted is None or truth is None:
-        return False
-    if match == "exact":
-        return predicted == truth
-    if match == "subset":
-        truth_counts = dict(truth)
-        return bool(predicted) and all(truth_counts.get(s, 0) >= c for s, c in predicted)
-    raise UserInputError(f"unknown match mode {match!r}; use one of {', '.join(MATCH_MODES)}")
-
-
-@dataclass(frozen=True)
-class ItemScore:
-    """How one test reaction was scored: 1-based rank of the first correct prediction."""
-
-    rank: int | None
-    rank_stereo_agnostic: int | None
-    n_predictions: int
-    n_invalid: int
-    top1_invalid: bool
-
-
-def score_item(truth: str, predictions: Sequence[str], match: str = "exact") -> ItemScore:
-    """Score one test reaction's ranked ``predictions`` against its recorded products ``truth``.
-
-    Raises ``ValueError`` when ``truth`` itself cannot be read (the caller reports it).
-    """
-    truth_set = product_set(truth, True)
-    truth_flat = product_set(truth, False)
-    if truth_set is None or truth_flat is None:
-        raise ValueError(f"recorded products {str(truth)[:80]!r} cannot be read by RDKit")
-    rank = rank_flat = None
-    invalid = 0
-    top1_invalid = False
-    for position, prediction in enumerate(predictions, start=1):
-        predicted = product_set(prediction, True)
-        if predicted is None:
-            invalid += 1
-            top1_invalid = top1_invalid or position == 1
-            continue
-        if rank is None and is_match(predicted, truth_set, match):
-            rank = position
-        if rank_flat is None and is_match(product_set(prediction, False), truth_flat, match):
-            rank_flat = position
-    return ItemScore(rank, rank_flat, len(predictions), invalid, top1_invalid)
-
-
-def _score_chunk(args: tuple[list[str], list[list[str]], str]) -> list[ItemScore | str]:
-    truths, predictions, match = args
-    out: list[ItemScore | str] = []
-    for truth, preds in zip(truths, predictions, strict=True):
-        try:
-            out.append(score_item(truth, preds, match))
-        except ValueError as exc:
-            out.append(str(exc))
-    return out
-
-
-def score_all(
-    truths: Sequence[str], predictions: Sequence[Sequence[str]], *, match: str = "exact", n_jobs: int = 1,
-    chunk: int = 2000,
-) -> list[ItemScore | str]:
-    """Score every test reaction; an unreadable truth gives its reason (a string) instead."""
-    if match not in MATCH_MODES:
-        raise UserInputError(f"unknown match mode {match!r}; use one of {', '.join(MATCH_MODES)}")
-    tasks = [
-        (list(truths[i:i + chunk]), [list(p) for p in predictions[i:i + chunk]], match)
-        for i in range(0, len(truths), chunk)
-    ]
-    results = parallel_map(_score_chunk, tasks, n_jobs=n_jobs, chunk_size=1, description="scoring")
-    flat: list[ItemScore | str] = []
-    for part in results:
-        if isinstance(part, Failure):
-            raise RuntimeError(f"scoring failed: {part}")
-        flat.extend(part)
-    return flat
-
-
-def topk_accuracy(ranks: Sequence[int | None], k_values: Sequence[int]) -> dict[int, float]:
-    """Fraction of items whose first correct rank is <= k, for each k (NaN for no items)."""
-    values = np.array([r if r is not None else np.iinfo(np.int64).max for r in ranks], dtype=np.int64)
-    if values.size == 0:
-        return {k: math.nan for k in k_values}
-    return {k: float(np.mean(values <= k)) for k in k_values}
 
 
 # ------------------------------------------------------------------------------------------
@@ -167,12 +45,18 @@ def topk_accuracy(ranks: Sequence[int | None], k_values: Sequence[int]) -> dict[
 
 @dataclass
 class Predictions:
-    """Ranked predictions per test item; ``ids`` is ``None`` when aligned by row order."""
+    """Ranked predictions per test item; ``ids`` is ``None`` when aligned by row order.
+
+    ``problems`` lists rows that could not be read (``{"line", "reason"}``); ``duplicates``
+    lists rows ignored because their item was given earlier in the file (``{"line", "item",
+    "reason"}``): the first row of an item counts.
+    """
 
     ranked: list[list[str]]
     ids: list[str] | None = None
     layout: str = "wide"
     problems: list[dict] = field(default_factory=list)
+    duplicates: list[dict] = field(default_factory=list)
 
 
 def _rank_columns(columns: Sequence[str]) -> list[str]:
@@ -204,6 +88,7 @@ def _split_prediction_list(value) -> list[str]:
 
 def parse_predictions(
     frame: pd.DataFrame, *, source: str, id_column: str | None = None, n_best: int | None = None,
+    first_line: int = 2,
 ) -> Predictions:
     """Ranked predictions from a prediction table in one of three layouts.
 
@@ -214,6 +99,11 @@ def parse_predictions(
       whitespace-separated SMILES.
     * ``n-best``: a single ``prediction`` column (e.g. a plain text file, one SMILES per line
       as written by OpenNMT) where each test item has ``n_best`` consecutive lines.
+
+    ``first_line`` is the file line of the frame's first row (2 below a CSV header, 1 in a
+    JSON-lines or text file), so that problems and duplicates name the line to look at. A
+    duplicated item (wide: an id seen before; long: an id and rank seen before) is ignored and
+    listed in ``duplicates``: the first row counts.
     """
     columns = [str(c) for c in frame.columns]
     if id_column is not None and id_column not in columns:
@@ -229,19 +119,29 @@ def parse_predictions(
         ranks = pd.to_numeric(frame["rank"], errors="coerce")
         bad = ranks.isna()
         for line in np.flatnonzero(bad.to_numpy())[:50]:
-            problems.append({"line": int(line) + 2, "reason": f"rank {frame['rank'].iloc[line]!r} is not a number"})
+            problems.append({"line": int(line) + first_line,
+                             "reason": f"rank {frame['rank'].iloc[line]!r} is not a number"})
         if bad.any():
             problems.append({"line": None, "reason": f"{int(bad.sum())} rows with a non-numeric rank ignored"})
-        work = pd.DataFrame({"id": frame[key].astype(str), "rank": ranks, "prediction": frame[text_column]})
-        work = work[~bad].sort_values(["id", "rank"], kind="stable")
+        work = pd.DataFrame({"id": frame[key].astype(str).to_numpy(), "rank": ranks.to_numpy(),
+                             "prediction": frame[text_column].to_numpy(),
+                             "line": np.arange(len(frame), dtype=np.int64) + first_line})
+        work = work[~bad.to_numpy()].sort_values(["id", "rank"], kind="stable")
+        repeated = work.duplicated(["id", "rank"], keep="first").to_numpy()
+        duplicates = [
+            {"line": int(row.line), "item": row.id,
+             "reason": f"id {row.id!r} rank {_rank_text(row.rank)} given again; the first row counts"}
+            for row in work[repeated].sort_values("line").itertuples(index=False)
+        ]
+        work = work[~repeated]
         grouped = work.groupby("id", sort=False)["prediction"].apply(lambda s: [str(v) for v in s])
-        return Predictions(list(grouped.values), list(grouped.index), "long", problems)
+        return Predictions(list(grouped.values), list(grouped.index), "long", problems, duplicates)
     rank_columns = _rank_columns(columns)
     if rank_columns or "predictions" in columns:
         key = id_column or next((c for c in ID_CANDIDATES if c in columns), None)
         ranked: list[list[str]] = []
         problems = []
-        for row_number, values in enumerate(frame.rename(columns=str).to_dict("records"), start=2):
+        for row_number, values in enumerate(frame.rename(columns=str).to_dict("records"), start=first_line):
             if rank_columns:
                 items = [values.get(c) for c in rank_columns]
                 preds = [str(v) for v in items if v is not None and str(v) != "" and str(v).lower() != "nan"]
@@ -252,8 +152,23 @@ def parse_predictions(
                     problems.append({"line": row_number, "reason": str(exc)})
                     preds = []
             ranked.append(preds)
-        ids = frame[key].astype(str).tolist() if key else None
-        return Predictions(ranked, ids, "wide", problems)
+        if not key:
+            return Predictions(ranked, None, "wide", problems)
+        ids = frame[key].astype(str).tolist()
+        first_seen: dict[str, int] = {}
+        kept_ranked: list[list[str]] = []
+        kept_ids: list[str] = []
+        duplicates = []
+        for offset, (item_id, preds) in enumerate(zip(ids, ranked, strict=True)):
+            if item_id in first_seen:
+                duplicates.append({"line": offset + first_line, "item": item_id,
+                                   "reason": f"id {item_id!r} given again (first on line {first_seen[item_id]}); "
+                                             "the first row counts"})
+                continue
+            first_seen[item_id] = offset + first_line
+            kept_ranked.append(preds)
+            kept_ids.append(item_id)
+        return Predictions(kept_ranked, kept_ids, "wide", problems, duplicates)
     if text_column is not None and len(columns) <= 2:
         if not n_best or n_best < 1:
             raise UserInputError(
@@ -270,6 +185,10 @@ def parse_predictions(
         f"{source}: cannot find predictions; expected 'rank'+'prediction' (long), 'pred_1'.. or "
         f"'predictions' (wide), or one prediction per line with --n-best (columns found: {columns})"
     )
+
+
+def _rank_text(rank: float) -> str:
+    return str(int(rank)) if float(rank).is_integer() else str(rank)
 
 
 def truth_products(frame: pd.DataFrame, source: str) -> pd.Series:
@@ -316,26 +235,33 @@ class Evaluation:
     unmatched_prediction_ids: list[str]
     problems: list[dict]
     k_values: list[int]
+    duplicates: list[dict] = field(default_factory=list)
 
 
 def align_predictions(
-    test: pd.DataFrame, predictions: Predictions, *, source: str, id_column: str | None = None
+    test: pd.DataFrame, predictions: Predictions, *, source: str, id_column: str | None = None,
+    truth_source: str = "the test file",
 ) -> tuple[list[list[str] | None], list[str], list[str]]:
-    """Predictions for each test row (``None`` when missing), test ids, unmatched prediction ids."""
+    """Predictions for each test row (``None`` when missing), test ids, unmatched prediction ids.
+
+    ``source`` names the predictions and ``truth_source`` the test reactions in errors, so a
+    message always blames the file that has the problem.
+    """
     test_columns = [str(c) for c in test.columns]
     if predictions.ids is None:
         if len(predictions.ranked) != len(test):
             raise UserInputError(
-                f"{source}: {len(predictions.ranked)} predicted items but {len(test)} test reactions; "
-                "add an id column to both files (or keep the same order and count)"
+                f"{source}: {len(predictions.ranked)} predicted items but {len(test)} test reactions in "
+                f"{truth_source}; add an id column to both files (or keep the same order and count)"
             )
         ids = [str(i) for i in range(len(test))]
         return list(predictions.ranked), ids, []
     key = id_column or next((c for c in ID_CANDIDATES if c in test_columns), None)
     if key is None or key not in test_columns:
+        wanted = repr(id_column) if id_column else f"one of {', '.join(ID_CANDIDATES)}"
         raise UserInputError(
-            f"{source}: predictions carry ids but the test file has no id column "
-            f"({', '.join(ID_CANDIDATES)}); pass --id-column"
+            f"{truth_source}: no id column ({wanted}) to join the predictions of {source} on "
+            f"(columns: {test_columns}); pass --id-column"
         )
     test_ids = test[key].astype(str).tolist()
     lookup: dict[str, list[str]] = {}
@@ -380,14 +306,6 @@ def _natural_key(value) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
 
 
-def default_k_values(max_k: int) -> list[int]:
-    """The k reported: 1, 2, 3, 5, 10 ... up to ``max_k`` (and ``max_k`` itself)."""
-    chosen = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= max_k]
-    if max_k not in chosen:
-        chosen.append(max_k)
-    return chosen
-
-
 def evaluate_predictions(
     test: pd.DataFrame,
     predictions: Predictions,
@@ -398,17 +316,26 @@ def evaluate_predictions(
     id_column: str | None = None,
     group_by: Sequence[str] = (),
     n_jobs: int = 1,
+    truth_source: str = "the test file",
+    truth_first_line: int = 2,
 ) -> Evaluation:
     """Score ``predictions`` against the test table; see the module docstring for the rules.
 
     ``max_k`` truncates each item's list (default: the longest list given, at least 1).
     Breakdowns are made by ``year``, by class-code prefix at levels 1 and 2 (when a
-    ``class_code`` column exists) and by every column in ``group_by``.
+    ``class_code`` column exists) and by every column in ``group_by``. ``source`` and
+    ``truth_source`` name the two inputs in errors; ``truth_first_line`` is the file line of
+    the test table's first row (for the line numbers of skipped reactions).
     """
-    aligned, test_ids, unmatched = align_predictions(test, predictions, source=source, id_column=id_column)
+    test_columns = [str(c) for c in test.columns]
+    for column in group_by:
+        if column not in test_columns:
+            raise UserInputError(f"{truth_source}: no column {column!r} to group by (columns: {test_columns})")
+    aligned, test_ids, unmatched = align_predictions(test, predictions, source=source, id_column=id_column,
+                                                     truth_source=truth_source)
     longest = max((len(p) for p in aligned if p), default=1)
     max_k = max_k or max(1, longest)
-    truths = truth_products(test, source).tolist()
+    truths = truth_products(test, truth_source).tolist()
     lists = [(p or [])[:max_k] for p in aligned]
     scores = score_all(truths, lists, match=match, n_jobs=n_jobs)
     k_values = default_k_values(max_k)
@@ -417,7 +344,7 @@ def evaluate_predictions(
     records = []
     for row, (item_id, truth, preds, score) in enumerate(zip(test_ids, truths, aligned, scores, strict=True)):
         if isinstance(score, str):
-            skipped.append({"line": row + 2, "item": item_id, "reason": score})
+            skipped.append({"line": row + truth_first_line, "item": item_id, "reason": score})
             continue
         records.append({
             "id": item_id, "row": row, "products": truth,
@@ -433,7 +360,6 @@ def evaluate_predictions(
     )
     per_item["rank"] = per_item["rank"].astype("Int64")
     per_item["rank_stereo_agnostic"] = per_item["rank_stereo_agnostic"].astype("Int64")
-    test_columns = [str(c) for c in test.columns]
     rows = per_item["row"].to_numpy()
     if "year" in test_columns:
         per_item["year"] = pd.to_numeric(test["year"].iloc[rows], errors="coerce").astype("Int64").to_numpy()
@@ -443,8 +369,6 @@ def evaluate_predictions(
         per_item["class_level1"] = [class_prefix(c, 1) for c in codes]
         per_item["class_level2"] = [class_prefix(c, 2) for c in codes]
     for column in group_by:
-        if column not in test_columns:
-            raise UserInputError(f"{source}: --group-by column {column!r} is not in the test file")
         per_item[f"group_{column}"] = test[column].iloc[rows].astype(str).to_numpy()
 
     ranks = [None if pd.isna(r) else int(r) for r in per_item["rank"]]
@@ -462,6 +386,8 @@ def evaluate_predictions(
     )
     metrics["n_missing_predictions"] = int(per_item["missing"].sum())
     metrics["mean_predictions_per_item"] = float(per_item["n_predictions"].mean()) if n else math.nan
+    if predictions.duplicates:
+        metrics["n_duplicate_predictions"] = len(predictions.duplicates)
 
     breakdowns: dict[str, list[dict]] = {}
     for column, name in (("year", "year"), ("class_level1", "class_level1"), ("class_level2", "class_level2")):
@@ -470,4 +396,28 @@ def evaluate_predictions(
     for column in group_by:
         breakdowns[column] = breakdown(per_item, f"group_{column}", k_values)
     missing_ids = per_item.loc[per_item["missing"], "id"].tolist()
-    return Evaluation(metrics, per_item, breakdowns, skipped, missing_ids, unmatched, predictions.problems, k_values)
+    return Evaluation(metrics, per_item, breakdowns, skipped, missing_ids, unmatched, predictions.problems, k_values,
+                      list(predictions.duplicates))
+
+
+def item_scores(evaluation: Evaluation) -> dict[str, list[float | None]]:
+    """Per scored test reaction, the value each mean-over-items metric averages.
+
+    ``top{k}_accuracy`` and ``top{k}_accuracy_stereo_agnostic``: 1.0 when a correct prediction
+    is within the first k (the shared :func:`chemassay.report.ranking.hits_at_k`), else 0.0;
+    ``top1_invalid_rate``: 1.0 when the first prediction is unreadable, ``None`` for a reaction
+    without predictions (that metric leaves it out). Aligned with ``per_item`` rows.
+    """
+    per_item = evaluation.per_item
+    ranks = [None if pd.isna(r) else int(r) for r in per_item["rank"]]
+    flat = [None if pd.isna(r) else int(r) for r in per_item["rank_stereo_agnostic"]]
+    scores: dict[str, list[float | None]] = {}
+    for k in evaluation.k_values:
+        scores[f"top{k}_accuracy"] = topk_hits(ranks, k)
+    for k in evaluation.k_values:
+        scores[f"top{k}_accuracy_stereo_agnostic"] = topk_hits(flat, k)
+    scores["top1_invalid_rate"] = [
+        None if missing else float(bool(invalid))
+        for missing, invalid in zip(per_item["missing"], per_item["top1_invalid"], strict=True)
+    ]
+    return scores

@@ -1,0 +1,750 @@
+"""The reaction-ood suite's Python API, re-exported as :mod:`chemassay.reaction_ood`.
+
+Scoring: :func:`evaluate` (ranked predictions, or a live model, against the recorded
+products: top-k accuracy, stereo-agnostic accuracy, breakdowns by year and class) and
+:func:`iterate` (two-round evaluation). Models: :func:`predict`, :func:`predict_file`,
+:func:`train` (the template-kNN baseline). Data: :func:`load_dataset`, :func:`clean`,
+:func:`clean_reactions`, :func:`split`, :func:`verify`, and :func:`shift` (distance of test
+reactions to the training set, Fig. 6). The CLI (``chemassay reaction-ood ...``) and the demo
+call these functions; each command's ``--out`` JSON is the :class:`~chemassay.report.result.Result`
+returned here.
+
+A model is a spec string (``template-knn:MODEL.npz``, ``openai:NAME,base_url=URL``,
+``python:MODULE:CALLABLE``, ``predictions:FILE``...; see ``chemassay models list``) or any
+object with ``predict(reactants, k) -> list[list[str]]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from chemassay.errors import UserInputError
+from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem, input_ref
+
+if TYPE_CHECKING:
+    from chemassay.suites.reaction_ood.clean import CleanReport
+    from chemassay.suites.reaction_ood.template_knn import TemplateKnnModel
+
+__all__ = [
+    "PredictionRun", "clean", "clean_reactions", "evaluate", "iterate", "load_dataset", "predict", "predict_file",
+    "shift", "split", "train", "verify",
+]
+
+SUITE = "reaction-ood"
+PROTOCOL = "reaction-predictor"
+MAX_LISTED = 200
+"""Longest list of ids or problems a result carries (the counts are always complete)."""
+DEFAULT_MODEL_K = 10
+
+PathLike = str | os.PathLike
+
+
+# ------------------------------------------------------------------------------------------
+# Inputs
+
+
+@dataclass
+class _Table:
+    """A test (or training) table with what names it in messages and results."""
+
+    frame: pd.DataFrame
+    source: str
+    path: Path | None = None
+    first_line: int = 2
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def _dataset_ref(path: Path) -> DatasetRef:
+    """Name a split part by its split folder's manifest (or the file name) plus its checksum."""
+    from chemassay.runtime.files import sha256_file
+
+    manifest = path.parent / "manifest.json"
+    name = path.name
+    if manifest.is_file():
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            data = {}
+        source = data.get("input", {}).get("path") if isinstance(data.get("input"), dict) else None
+        split_name = (data.get("config") or {}).get("name") or data.get("kind")
+        if source or split_name:
+            name = f"{Path(str(source)).name if source else '?'} / {split_name or '?'} split / {path.name}"
+    return DatasetRef(name=name, sha256=sha256_file(path))
+
+
+def _read_table(value: Any, what: str, *, reactants: Sequence[str] | None = None) -> _Table:
+    """A table from a path, a DataFrame, or a list of product (or reaction) SMILES."""
+    from chemassay.clitools import need_file
+    from chemassay.suites.reaction_ood.tables import first_data_line, read_table
+
+    if _is_path(value):
+        path = need_file(value, what)
+        return _Table(read_table(path, what=what), str(path), path, first_data_line(path))
+    if isinstance(value, pd.DataFrame):
+        return _Table(value.reset_index(drop=True), f"the {what} table")
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        texts = ["" if v is None else str(v) for v in value]
+        column = "rxn_smiles" if texts and all(">" in t for t in texts) else "products"
+        frame = pd.DataFrame({column: texts})
+        if reactants is not None:
+            if len(reactants) != len(texts):
+                raise UserInputError(f"{len(reactants)} reactants for {len(texts)} {what} items; give one per item")
+            frame["reactants"] = [str(r) for r in reactants]
+        # an in-memory list has no lines: "line" is the 1-based position
+        return _Table(frame, f"the {what} list", None, 1)
+    raise UserInputError(f"{what}: expected a file path, a DataFrame or a list of SMILES, got {type(value).__name__}")
+
+
+def _table_dataset(table: _Table) -> DatasetRef:
+    if table.path is not None:
+        return _dataset_ref(table.path)
+    return DatasetRef(name=f"in-memory ({len(table.frame)} reactions)")
+
+
+def _skipped(entries: Sequence[dict]) -> list[SkippedItem]:
+    return [SkippedItem(line=e.get("line"), item=None if e.get("item") is None else str(e.get("item")),
+                        reason=str(e.get("reason"))) for e in entries]
+
+
+def _check_writable(path: PathLike | None, what: str) -> Path | None:
+    from chemassay.runtime.files import ensure_writable
+
+    return None if path is None else ensure_writable(path, what)
+
+
+def _check_k(k: int | None) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise UserInputError(f"k must be a whole number of at least 1, got {k!r}")
+
+
+def _resolve(model: Any, n_jobs: int, context: Mapping[str, Any] | None) -> Any:
+    from chemassay.models import resolve_model
+
+    return resolve_model(model, PROTOCOL, {"n_jobs": n_jobs, **dict(context or {})})
+
+
+def _run_model(resolved: Any, reactants: Sequence[str], k: int) -> tuple[list[list[str]], dict[int, str]]:
+    """The model's ranked predictions (checked) and the queries it failed on (index → reason)."""
+    answers = resolved.predict(list(reactants), k)
+    if not isinstance(answers, Sequence) or len(answers) != len(reactants):
+        got = len(answers) if isinstance(answers, Sequence) else type(answers).__name__
+        raise UserInputError(f"the model returned {got} prediction lists for {len(reactants)} reactions")
+    ranked = [[str(p) for p in (answer or [])][:k] for answer in answers]
+    failures = {int(i): str(reason) for i, reason in (getattr(resolved, "failures", None) or {}).items()}
+    return ranked, failures
+
+
+def _model_ref(resolved: Any) -> ModelRef:
+    from chemassay.models import model_ref
+
+    return model_ref(resolved)
+
+
+# ------------------------------------------------------------------------------------------
+# Scoring
+
+
+def evaluate(
+    predictions: PathLike | pd.DataFrame | Sequence[Sequence[str] | str] | Mapping[str, Sequence[str]] | None = None,
+    truth: PathLike | pd.DataFrame | Sequence[str] | None = None,
+    *,
+    k: int | None = None,
+    model: Any = None,
+    reactants: Sequence[str] | None = None,
+    match: str = "exact",
+    id_column: str | None = None,
+    n_best: int | None = None,
+    group_by: Sequence[str] = (),
+    label: str | None = None,
+    per_item: PathLike | None = None,
+    n_jobs: int = 1,
+    context: Mapping[str, Any] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Result:
+    """Top-k accuracy of ranked reaction predictions against the recorded products.
+
+    ``predictions`` is a prediction file (CSV/TSV/Parquet/JSONL, long or wide layout, or
+    text with ``n_best`` lines per reaction), a DataFrame in one of those layouts, a list with
+    one ranked list of product SMILES (or one SMILES) per test reaction in ``truth``'s order,
+    or a mapping id → ranked list. ``truth`` is a test file or DataFrame (``products`` or
+    ``rxn_smiles`` column; an ``id`` column joins predictions by id; ``year`` and
+    ``class_code`` give breakdowns), or a list of recorded product SMILES (or reaction
+    SMILES). Instead of predictions, ``model`` (a spec such as ``template-knn:model.npz`` or
+    ``openai:NAME,base_url=URL``, or an object with ``predict(reactants, k)``) is first run on
+    the test reactants (``truth``'s ``reactants``/``rxn_smiles`` column, or ``reactants``),
+    asked for ``k`` (default 10) products each; its failed requests count as wrong and are
+    listed in ``model_failures``. ``k`` cuts every list to its first k (default: the longest
+    given) and sets the k reported (1, 2, 3, 5, 10 ... up to k). ``match`` is ``exact``
+    (product multisets equal) or ``subset``. Metrics are described by the suite's metric
+    cards; ``item_scores`` hold each test reaction's top-k hits and ``intervals`` their
+    seeded bootstrap intervals (``bootstrap`` resamples, 0 for none). A prediction row whose
+    item was given before (wide: same id; long: same id and rank) is ignored and listed in
+    ``duplicate_predictions`` with its line: the first one counts. ``per_item`` writes every
+    reaction's ranks to a table.
+
+    >>> from chemassay.reaction_ood import evaluate
+    >>> result = evaluate([["CC(=O)NC", "CCO"], ["CCO", "CCOC(C)=O"]], ["CNC(C)=O", "CCOC(C)=O"], k=2)
+    >>> result.metrics["top1_accuracy"], result.metrics["top2_accuracy"]
+    (0.5, 1.0)
+    >>> result.item_scores["top1_accuracy"]
+    [1.0, 0.0]
+
+    On the bundled dataSetA (683 USPTO reactions), the recorded products as the only
+    prediction are all correct; the 5 reactions whose recorded products RDKit cannot read
+    are skipped with their line and reason, not dropped silently:
+
+    >>> import chemassay
+    >>> reactions = chemassay.load_dataset("schneider-dataseta")
+    >>> products = [r.split(">")[-1] for r in reactions["rxn_smiles"]]
+    >>> result = evaluate([[p] for p in products], reactions, bootstrap=0)
+    >>> result.n, len(result.skipped), result.metrics["top1_accuracy"]
+    (678, 5, 1.0)
+    """
+    from chemassay.models import in_memory_ref, predictions_ref
+    from chemassay.report.intervals import attach_intervals
+    from chemassay.suites.reaction_ood.evaluation import (
+        Predictions,
+        evaluate_predictions,
+        item_scores,
+        parse_predictions,
+        truth_reactants,
+    )
+    from chemassay.suites.reaction_ood.tables import first_data_line, read_table, write_table
+
+    started = time.perf_counter()
+    _check_k(k)
+    if truth is None:
+        raise UserInputError("evaluate needs the test reactions (truth=...): a test file, a DataFrame or a list")
+    if (predictions is None) == (model is None):
+        raise UserInputError("give either predictions or a model to run (model=SPEC), not both" if model is not None
+                             else "give the predictions to score, or a model to run (model=SPEC)")
+    _check_writable(per_item, "per-item table")
+    test = _read_table(truth, "test", reactants=reactants)
+    inputs: list[InputRef] = []
+    failures: dict[int, str] = {}
+    max_k = k
+    if model is not None:
+        if reactants is not None and len(reactants) != len(test.frame):
+            raise UserInputError(f"{len(reactants)} reactants for {len(test.frame)} test reactions")
+        queries = list(reactants) if reactants is not None else truth_reactants(test.frame, test.source).tolist()
+        resolved = _resolve(model, n_jobs, context)
+        max_k = k or DEFAULT_MODEL_K
+        ranked, failures = _run_model(resolved, queries, max_k)
+        parsed = Predictions(ranked, None, "model")
+        source = "the model's predictions"
+        ref = _model_ref(resolved)
+        default_label = ref.name
+    elif _is_path(predictions):
+        from chemassay.clitools import need_file
+
+        path = need_file(predictions, "prediction")
+        parsed = parse_predictions(read_table(path, what="prediction"), source=str(path), id_column=id_column,
+                                   n_best=n_best, first_line=first_data_line(path))
+        source = str(path)
+        ref = predictions_ref(path)
+        inputs.append(input_ref(path))
+        default_label = path.name.split(".")[0]
+    elif isinstance(predictions, pd.DataFrame):
+        parsed = parse_predictions(predictions.reset_index(drop=True), source="the prediction table",
+                                   id_column=id_column, n_best=n_best)
+        source = "the prediction table"
+        ref = in_memory_ref(predictions.astype(str).to_dict("records"), name="in-memory prediction table")
+        default_label = "in-memory"
+    elif isinstance(predictions, Mapping):
+        ids = [str(key) for key in predictions]
+        ranked = [_ranked_list(value) for value in predictions.values()]
+        parsed = Predictions(ranked, ids, "in-memory")
+        source = "the predictions"
+        ref = in_memory_ref(dict(zip(ids, ranked, strict=True)))
+        default_label = "in-memory"
+    elif isinstance(predictions, Sequence) and not isinstance(predictions, (str, bytes)):
+        ranked = [_ranked_list(value) for value in predictions]
+        parsed = Predictions(ranked, None, "in-memory")
+        source = "the predictions"
+        ref = in_memory_ref(ranked)
+        default_label = "in-memory"
+    else:
+        raise UserInputError(
+            f"predictions: expected a file path, a DataFrame, a list of ranked lists or a mapping, "
+            f"got {type(predictions).__name__}"
+        )
+    if test.path is not None:
+        inputs.append(input_ref(test.path))
+
+    evaluation = evaluate_predictions(
+        test.frame, parsed, source=source, max_k=max_k, match=match, id_column=id_column, group_by=group_by,
+        n_jobs=n_jobs, truth_source=test.source, truth_first_line=test.first_line,
+    )
+    metrics = dict(evaluation.metrics)
+    extras: dict[str, Any] = {}
+    if model is not None:
+        metrics["n_model_failures"] = len(failures)
+        # the model's predictions are aligned by row: an item's id is its row number
+        extras["model_failures"] = [
+            {"line": index + test.first_line, "item": str(index), "reason": reason}
+            for index, reason in sorted(failures.items())
+        ][:MAX_LISTED]
+    if per_item is not None:
+        write_table(evaluation.per_item, per_item)
+    result = Result(
+        suite=SUITE, task="evaluate", model=ref, metrics=metrics, n=len(evaluation.per_item),
+        item_ids=[str(i) for i in evaluation.per_item["id"]], item_scores=item_scores(evaluation),
+        skipped=_skipped(evaluation.skipped), dataset=_table_dataset(test), inputs=inputs,
+        config={"k": max(evaluation.k_values), "k_values": evaluation.k_values, "match": match,
+                "id_column": id_column, "n_best": n_best, "group_by": list(group_by), "layout": parsed.layout,
+                "label": label or default_label},
+        elapsed_s=time.perf_counter() - started,
+        breakdowns=evaluation.breakdowns,
+        missing_prediction_ids=evaluation.missing_ids[:MAX_LISTED],
+        unmatched_prediction_ids=evaluation.unmatched_prediction_ids[:MAX_LISTED],
+        n_unmatched_prediction_ids=len(evaluation.unmatched_prediction_ids),
+        prediction_file_problems=evaluation.problems[:MAX_LISTED],
+        duplicate_predictions=evaluation.duplicates[:MAX_LISTED],
+        **extras,
+    )
+    return attach_intervals(result, resamples=bootstrap, seed=seed)
+
+
+def _ranked_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    return [str(v) for v in value]
+
+
+def iterate(
+    model: Any,
+    truth: PathLike | pd.DataFrame,
+    *,
+    k: int = 5,
+    rounds: int = 2,
+    feed: str = "append",
+    reactants: Sequence[str] | None = None,
+    predictions_out: PathLike | None = None,
+    n_jobs: int = 1,
+    context: Mapping[str, Any] | None = None,
+) -> Result:
+    """Two-round (iterated) evaluation of a live model: round-1 top-1 products fed back.
+
+    Round r+1 gets the original reactants plus the round-r top-1 prediction
+    (``feed="append"``) or the prediction alone (``feed="alone"``); every round is scored
+    against the recorded products of ``truth`` (a test file or table with ``reactants`` or
+    ``rxn_smiles`` and ``products``). Bradshaw et al. used it for Grignard double additions.
+    ``predictions_out`` writes every round's predictions (``row, round, rank, prediction``).
+    """
+    from chemassay.suites.reaction_ood.evaluation import truth_products, truth_reactants
+    from chemassay.suites.reaction_ood.iterate import iterated_evaluation
+    from chemassay.suites.reaction_ood.tables import write_table
+
+    started = time.perf_counter()
+    _check_k(k)
+    _check_writable(predictions_out, "predictions table")
+    test = _read_table(truth, "test", reactants=reactants)
+    queries = list(reactants) if reactants is not None else truth_reactants(test.frame, test.source).tolist()
+    truths = truth_products(test.frame, test.source).tolist()
+    resolved = _resolve(model, n_jobs, context)
+    outcome = iterated_evaluation(resolved, queries, truths, k=k, rounds=rounds, feed=feed)
+    skipped = [{"line": i + test.first_line, "reason": s} for i, s in enumerate(outcome.scores[0]) if isinstance(s, str)]
+    if predictions_out is not None:
+        rows = [(i, r + 1, rank, p) for r, ranked in enumerate(outcome.predictions)
+                for i, preds in enumerate(ranked) for rank, p in enumerate(preds, start=1)]
+        write_table(pd.DataFrame(rows, columns=["row", "round", "rank", "prediction"]), predictions_out)
+    return Result(
+        suite=SUITE, task="iterate", model=_model_ref(resolved), metrics=outcome.metrics,
+        n=len(truths) - len(skipped), skipped=_skipped(skipped), dataset=_table_dataset(test),
+        inputs=[input_ref(test.path)] if test.path is not None else [],
+        config={"k": k, "rounds": rounds, "feed": feed},
+        elapsed_s=time.perf_counter() - started,
+        model_failures=[{"round": f["round"], "line": f["index"] + test.first_line, "reason": f["reason"]}
+                        for f in outcome.failures][:MAX_LISTED],
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Models
+
+
+def predict(
+    model: Any,
+    reactants: PathLike | pd.DataFrame | Sequence[str],
+    k: int = DEFAULT_MODEL_K,
+    *,
+    n_jobs: int = 1,
+    context: Mapping[str, Any] | None = None,
+) -> list[list[str]]:
+    """Up to ``k`` ranked product SMILES per reaction from a live model.
+
+    ``model`` is a spec string or an object with ``predict(reactants, k)``; ``reactants`` a
+    list of reactant SMILES (reagents merged, ``.``-joined) or a test file/table (its
+    ``reactants`` column, or the left side of ``rxn_smiles``). A chat model's failed requests
+    give empty lists (an object passed in keeps them in ``model.failures``).
+    """
+    from chemassay.suites.reaction_ood.evaluation import truth_reactants
+
+    _check_k(k)
+    if _is_path(reactants) or isinstance(reactants, pd.DataFrame):
+        table = _read_table(reactants, "test")
+        queries = truth_reactants(table.frame, table.source).tolist()
+    else:
+        queries = [str(r) for r in reactants]
+    ranked, _ = _run_model(_resolve(model, n_jobs, context), queries, k)
+    return ranked
+
+
+@dataclass
+class PredictionRun:
+    """What :func:`predict_file` did: the file written, counts, the model and its failures."""
+
+    out: Path
+    n_reactions: int
+    n_predictions: int
+    model: ModelRef
+    failures: list[dict] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+def predict_file(
+    model: Any,
+    test: PathLike | pd.DataFrame,
+    out: PathLike,
+    *,
+    k: int = DEFAULT_MODEL_K,
+    id_column: str | None = None,
+    n_jobs: int = 1,
+    context: Mapping[str, Any] | None = None,
+) -> PredictionRun:
+    """Run a live model on a test table and write its ranked predictions (long layout).
+
+    The table written has ``id, rank, prediction`` (ids from ``id_column``, else the test's
+    ``id``/``reaction_id``/``source_row`` column, else the row number) and is what
+    :func:`evaluate` reads back. Reactions the model failed on have no rows (they are scored
+    as missing) and are listed in the returned :class:`PredictionRun`.
+    """
+    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES, truth_reactants
+    from chemassay.suites.reaction_ood.tables import table_kind, write_table
+
+    _check_k(k)
+    target = _check_writable(out, "predictions table")
+    table_kind(target)  # an unknown extension fails before the model runs
+    table = _read_table(test, "test")
+    queries = truth_reactants(table.frame, table.source).tolist()
+    columns = [str(c) for c in table.frame.columns]
+    if id_column is not None and id_column not in columns:
+        raise UserInputError(f"{table.source}: no id column {id_column!r} (columns: {columns})")
+    key = id_column or next((c for c in ID_CANDIDATES if c in columns), None)
+    ids = table.frame[key].astype(str).tolist() if key else [str(i) for i in range(len(table.frame))]
+    started = time.perf_counter()
+    resolved = _resolve(model, n_jobs, context)
+    ranked, failures = _run_model(resolved, queries, k)
+    rows = [(item_id, rank, smiles) for item_id, preds in zip(ids, ranked, strict=True)
+            for rank, smiles in enumerate(preds, start=1)]
+    write_table(pd.DataFrame(rows, columns=["id", "rank", "prediction"]), target)
+    listed = [{"line": index + table.first_line, "item": ids[index], "reason": reason}
+              for index, reason in sorted(failures.items())]
+    return PredictionRun(target, len(ids), len(rows), _model_ref(resolved), listed, time.perf_counter() - started)
+
+
+def train(
+    reactions: PathLike | pd.DataFrame,
+    out: PathLike | None = None,
+    *,
+    maps: str = "auto",
+    n_neighbors: int = 50,
+    template_radius: int = 1,
+    n_jobs: int = 1,
+) -> TemplateKnnModel:
+    """Train the template-kNN baseline on atom-mapped training reactions; save it to ``out``.
+
+    ``reactions`` is a training part (file or table); atom maps come from ``maps`` (``auto``:
+    a ``mapped_rxn_smiles`` column, maps in the reactions, or the shipped Schneider 50k
+    mapping; ``schneider``, ``none`` or a mapping file). Returns the
+    :class:`~chemassay.suites.reaction_ood.template_knn.TemplateKnnModel`, whose
+    ``training_report`` counts reactions without maps or templates. Load it back with the
+    spec ``template-knn:OUT``.
+    """
+    from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
+    from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateKnnModel
+
+    target = _check_writable(out, "model file")
+    table = _read_table(reactions, "training")
+    mapped, source = mapped_reactions_for(table.frame, maps)
+    usable = [m for m in mapped if m is not None]
+    if not usable:
+        raise UserInputError(
+            f"{table.source}: no training reaction has atom maps ({source}); run 'reaction-ood map' first"
+        )
+    config = BaselineConfig(template_radius=template_radius, n_neighbors=n_neighbors)
+    model = TemplateKnnModel.train(usable, config=config, n_jobs=n_jobs)
+    model.training_report["n_without_maps"] = len(mapped) - len(usable)
+    model.training_report["maps"] = source
+    model.n_jobs = n_jobs
+    if target is not None:
+        from chemassay.models.spec import ModelSpec
+
+        model.save(target)
+        model.path = target
+        model.spec = ModelSpec("template-knn", str(target))
+    return model
+
+
+# ------------------------------------------------------------------------------------------
+# Data
+
+
+def load_dataset(name: str = "schneider-50k", part: str | None = None, **options: Any) -> pd.DataFrame:
+    """A registered reaction set (``schneider-50k``, ``schneider-dataseta``) in the standard
+    columns, through the dataset registry (the same as ``chemassay.load_dataset(name)``)."""
+    from chemassay.data.registry import load_dataset as registry_load
+
+    return registry_load(name, part, **options)
+
+
+def clean_reactions(frame: pd.DataFrame, **settings: Any) -> tuple[pd.DataFrame, CleanReport]:
+    """Clean an in-memory reaction table: ``(clean_frame, report)`` (Section S1.1).
+
+    ``settings`` are those of :class:`~chemassay.suites.reaction_ood.clean.CleanConfig`
+    (``max_tokens``, ``dedup``, ``remove_isotopes``...) plus ``n_jobs``.
+    """
+    from chemassay.suites.reaction_ood.clean import CleanConfig
+    from chemassay.suites.reaction_ood.clean import clean_reactions as run
+
+    n_jobs = int(settings.pop("n_jobs", 1))
+    return run(frame, CleanConfig(**settings), n_jobs=n_jobs, show_progress=False)
+
+
+def clean(
+    reactions: PathLike | pd.DataFrame,
+    out: PathLike,
+    *,
+    fmt: str = "auto",
+    max_tokens: int = 800,
+    dedup: str = "paper",
+    keep_isotopes: bool = False,
+    n_jobs: int = 1,
+    scheduler: str | None = None,
+    chunk_rows: int = 100_000,
+    show_progress: bool | None = None,
+) -> Result:
+    """Standardize, filter (the paper's six rules) and deduplicate reactions into ``out``.
+
+    ``reactions`` is a reaction file (CSV/TSV/Parquet table, ``.rsmi``, the Schneider CSV,
+    Pistachio JSON lines), a registered dataset name (``schneider-50k``) or a DataFrame;
+    ``out`` a ``.parquet`` or ``.csv`` file. Files are streamed in chunks of ``chunk_rows``
+    (bounded memory). Returns the cleaning report (task ``clean``): the count per rule,
+    unparsable reactions listed in ``skipped`` with their row and reason.
+    """
+    from chemassay.suites.reaction_ood.clean import (
+        CleanConfig,
+        clean_file,
+        config_dict,
+        write_table,
+    )
+    from chemassay.suites.reaction_ood.clean import clean_reactions as clean_frame
+    from chemassay.suites.reaction_ood.data import reaction_input
+
+    started = time.perf_counter()
+    config = CleanConfig(max_tokens=max_tokens, dedup=dedup, remove_isotopes=not keep_isotopes)
+    target = Path(out)
+    if target.suffix.lower() not in (".parquet", ".csv"):
+        raise UserInputError(f"{target}: the cleaned table must end in .parquet (compact, typed) or .csv")
+    _check_writable(target, "cleaned table")
+    inputs: list[InputRef] = []
+    if isinstance(reactions, pd.DataFrame):
+        cleaned, report = clean_frame(reactions, config, n_jobs=n_jobs, scheduler=scheduler,
+                                      show_progress=show_progress)
+        write_table([cleaned], target)
+    else:
+        path, dataset_fmt = reaction_input(reactions)
+        fmt = dataset_fmt if fmt == "auto" else fmt
+        report = clean_file(path, target, config, fmt=fmt, n_jobs=n_jobs, scheduler=scheduler,
+                            chunk_rows=chunk_rows, show_progress=show_progress)
+        inputs.append(input_ref(path))
+    counts = report.counts()
+    return Result(
+        suite=SUITE, task="clean", metrics=counts, n=counts["rows_out"],
+        skipped=[SkippedItem(line=p["row"], reason=p["reason"]) for p in report.problems],
+        inputs=inputs, config={**config_dict(config), "format": fmt, "n_jobs": n_jobs},
+        elapsed_s=round(time.perf_counter() - started, 3), read_problems=report.read_problems, output=str(target),
+    )
+
+
+def _split_config(config: PathLike | Mapping[str, Any] | None) -> tuple[dict, str | None]:
+    """A split definition from a JSON file, a shipped definition's name, or a dict."""
+    from chemassay.clitools import need_file
+    from chemassay.suites.reaction_ood.splits import split_definition
+
+    if config is None:
+        return {}, None
+    if isinstance(config, Mapping):
+        data = dict(config)
+        return data, data.get("kind")
+    path = Path(config)
+    if not path.exists() and path.suffix == "" and "/" not in str(config):
+        data = split_definition(str(config))
+        return data, data.get("kind")
+    need_file(path, "split config")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise UserInputError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: a split config must be a JSON object")
+    return data, data.get("kind")
+
+
+def _check_split_folder(out: Path, overwrite: bool) -> None:
+    """Fail before any work when the split folder cannot be written (no side effects)."""
+    if out.exists() and not out.is_dir():
+        raise UserInputError(f"{out}: exists and is not a folder")
+    if (out / "manifest.json").exists() and not overwrite:
+        raise UserInputError(f"{out}: already holds a split (manifest.json); pass --overwrite or choose another folder")
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UserInputError(f"cannot write the split folder {out}: {probe} is not writable")
+
+
+def split(
+    cleaned: PathLike | pd.DataFrame,
+    out: PathLike,
+    *,
+    kind: str | None = None,
+    config: PathLike | Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    overwrite: bool = False,
+) -> dict:
+    """Split a cleaned table into ``out`` (one Parquet file per part and ``manifest.json``).
+
+    ``config`` is a split definition (a JSON file, a dict, or the name of a shipped one such
+    as ``schneider_document``; see ``reaction-ood split-defs``); ``kind`` (random, document,
+    author, time, reaction-type, bespoke) defaults to the config's; ``seed`` to the config's,
+    else 0. The same input, config and seed give byte-identical files. Returns the manifest.
+    """
+    from chemassay.clitools import need_file
+    from chemassay.suites.reaction_ood.split_files import split_file, split_frame_to_dir
+
+    data, config_kind = _split_config(config)
+    chosen = kind or config_kind
+    if chosen is None:
+        raise UserInputError("give the split kind with --kind (or a \"kind\" in the config)")
+    if kind and config_kind and kind != config_kind:
+        raise UserInputError(f"--kind {kind} contradicts \"kind\": {config_kind!r} in {config}")
+    if seed is None:
+        seed = data.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise UserInputError(f"{config}: 'seed' must be a whole number, got {seed!r}")
+    target = Path(out)
+    _check_split_folder(target, overwrite)
+    if isinstance(cleaned, pd.DataFrame):
+        return split_frame_to_dir(cleaned, target, chosen, data, seed, overwrite=overwrite)
+    return split_file(need_file(cleaned, "cleaned reaction"), target, chosen, data, seed, overwrite=overwrite)
+
+
+def verify(directory: PathLike) -> Result:
+    """Prove a split folder's guarantees (files match the manifest; no shared reaction,
+    document, author, year or class leak between the parts its kind keeps apart).
+
+    The result (task ``verify``) counts checks, passed and failed; ``checks`` lists each with
+    its violations and examples.
+    """
+    from chemassay.suites.reaction_ood.verify import results_as_dicts, verify_split_dir
+
+    started = time.perf_counter()
+    manifest, results = verify_split_dir(directory)
+    failed = [r for r in results if not r.passed]
+    return Result(
+        suite=SUITE, task="verify",
+        metrics={"checks": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
+        n=len(results), config={"kind": manifest["kind"], "split_config": manifest["config"], "seed": manifest.get("seed")},
+        inputs=[input_ref(Path(directory) / "manifest.json")], elapsed_s=round(time.perf_counter() - started, 3),
+        checks=results_as_dicts(results),
+    )
+
+
+def shift(
+    train: PathLike | pd.DataFrame | Sequence[str],
+    test: Mapping[str, PathLike | pd.DataFrame | Sequence[str]] | PathLike | pd.DataFrame,
+    *,
+    neighbours: int = 5,
+    maps: str = "auto",
+    device: str = "cpu",
+    n_jobs: int = 1,
+    per_item: PathLike | None = None,
+    plot: PathLike | None = None,
+) -> Result:
+    """Distance of test reactions to the training set (Section 2.5, Fig. 6).
+
+    For every test reaction, the mean cosine distance to its ``neighbours`` (5) nearest
+    training reactions in reactant space and in reaction-difference space (Morgan count
+    fingerprints, radius 2, 2048 bits, reagents removed: by atom maps where ``maps`` finds
+    them, else by the element/identity rule). ``test`` maps a name to each test set (or is
+    one set); sets are files, tables or lists of reaction SMILES. ``per_item`` writes every
+    distance, ``plot`` the histograms. Metrics: ``{set}/{space}_median`` and ``_mean``.
+    """
+    import numpy as np
+
+    from chemassay.suites.reaction_ood.shift import (
+        ShiftConfig,
+        distribution_shift,
+        reactions_with_maps,
+        shift_result,
+    )
+    from chemassay.suites.reaction_ood.tables import write_table
+
+    started = time.perf_counter()
+    _check_k(neighbours)
+    _check_writable(per_item, "per-item table")
+    _check_writable(plot, "plot")
+    if not isinstance(test, Mapping):
+        name = Path(test).name.split(".")[0] if _is_path(test) else "test"
+        test = {name: test}
+    if not test:
+        raise UserInputError("shift needs at least one test set")
+
+    def load(value: Any, what: str) -> tuple[list[str], str, _Table | None]:
+        if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and not _is_path(value):
+            return [str(v) for v in value], "as given", None
+        table = _read_table(value, what)
+        reactions, note = reactions_with_maps(table.frame, maps)
+        return reactions, note, table
+
+    train_reactions, train_note, train_table = load(train, "training")
+    notes = {"train": train_note}
+    test_reactions: dict[str, list[str]] = {}
+    tables: dict[str, _Table | None] = {}
+    for name, value in test.items():
+        test_reactions[name], notes[name], tables[name] = load(value, "test")
+    config = ShiftConfig(k=neighbours)
+    outcome = distribution_shift(train_reactions, test_reactions, config=config, n_jobs=n_jobs, device=device)
+    if plot is not None:
+        from chemassay.suites.reaction_ood.plots import plot_shift_histograms
+
+        plot_shift_histograms(outcome.distances, plot, k=neighbours)
+    if per_item is not None:
+        frames = [pd.DataFrame({"split": name, "row": np.arange(len(d["reactant"])),
+                                "reactant_distance": d["reactant"], "difference_distance": d["difference"]})
+                  for name, d in outcome.distances.items()]
+        write_table(pd.concat(frames, ignore_index=True), per_item)
+    inputs = [input_ref(t.path) for t in (train_table, *tables.values()) if t is not None and t.path is not None]
+    dataset = _table_dataset(train_table) if train_table is not None else DatasetRef(name="in-memory training set")
+    return shift_result(
+        outcome, config=config, dataset=dataset, inputs=inputs,
+        extra_config={"maps": maps, "device": device, "reagent_removal": notes},
+        elapsed_s=time.perf_counter() - started,
+        first_lines={name: (t.first_line if t is not None else 1) for name, t in tables.items()},
+        plot=str(plot) if plot is not None else None,
+    )

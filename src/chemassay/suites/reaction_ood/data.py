@@ -1,0 +1,69 @@
+"""The suite's datasets, loaded through the registry (``chemassay.load_dataset``).
+
+``schneider-50k`` (aliases ``schneider50k``, ``schneider``) and ``schneider-dataseta`` are
+registered in :mod:`chemassay.data.catalog` with :func:`load_reactions` as their loader. A
+loaded dataset is a :class:`pandas.DataFrame` in the suite's standard columns (``rxn_smiles``,
+``document_id``, ``authors``, ``year``, ``class_code``, ``assignee``, ``source_row``; see
+:mod:`~chemassay.suites.reaction_ood.io`), ready for ``clean``. Commands that take a reaction
+file also take one of these names (:func:`reaction_input`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from chemassay.errors import UserInputError
+
+#: The file of each registered dataset that holds its reactions, and the reader format.
+REACTION_FILES: dict[str, tuple[str, str]] = {
+    "schneider-50k": ("schneider50k.csv.gz", "schneider"),
+    "schneider-dataseta": ("dataSetA.csv", "table"),
+}
+
+
+def reaction_dataset_file(name: str) -> tuple[Path, str]:
+    """The reaction file of a registered dataset (name or alias) and its reader format."""
+    from chemassay.data.registry import dataset_file, get_spec
+
+    spec = get_spec(name)
+    if spec.name not in REACTION_FILES:
+        known = ", ".join(sorted(REACTION_FILES))
+        raise UserInputError(f"dataset {spec.name!r} is not a reaction set of this suite; use one of {known}")
+    filename, fmt = REACTION_FILES[spec.name]
+    return Path(dataset_file(spec.name, filename)), fmt
+
+
+def load_reactions(name: str, part: str | None = None, **options) -> pd.DataFrame:
+    """Loader of the suite's registered datasets: the reactions in the standard columns.
+
+    ``name`` is a registered name (the registry resolves aliases before calling); these sets
+    have no parts, so ``part`` must be ``None``. ``options`` go to
+    :func:`~chemassay.suites.reaction_ood.io.read_reactions` (``derive_year``). Unreadable
+    cells are listed in ``frame.attrs["read_problems"]``.
+
+    >>> import chemassay
+    >>> frame = chemassay.load_dataset("schneider-dataseta")
+    >>> len(frame), int(frame["document_id"].notna().sum())
+    (683, 683)
+    """
+    from chemassay.suites.reaction_ood.io import read_reactions
+
+    if part is not None:
+        raise UserInputError(f"dataset {name!r} has no parts (asked for {part!r}); split it with 'reaction-ood split'")
+    path, fmt = reaction_dataset_file(name)
+    return read_reactions(path, fmt=fmt, **options)
+
+
+def reaction_input(path: str | os.PathLike) -> tuple[Path, str]:
+    """A reaction file and the format to read it with (``auto``), or, when ``path`` is not a
+    file but a registered dataset name (``schneider-50k``), that dataset's file and format."""
+    from chemassay.clitools import need_file
+    from chemassay.data.registry import is_dataset_name
+
+    text = str(path)
+    if not Path(text).exists() and is_dataset_name(text):
+        return reaction_dataset_file(text)
+    return need_file(path, "reaction"), "auto"
