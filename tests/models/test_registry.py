@@ -138,3 +138,15 @@ def test_openai_needs_a_base_url(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(UserInputError, match="no server URL"):
         load_model("openai:gpt", "reaction-predictor")
+
+
+def test_answer_parsers_accept_bare_and_wrapped_answers_but_not_prose():
+    from chemassay.models.prompts import parse_bag_answer, parse_ranked_smiles, parse_smiles_lines
+
+    assert parse_ranked_smiles("CCO", 3) == ["CCO"]
+    assert parse_ranked_smiles("<think>maybe CCN</think>\n```\n1. CC(=O)O\n2) CCO\n```", 3) == ["CC(=O)O", "CCO"]
+    assert parse_ranked_smiles("The product is CCOC(C)=O.", 1) == ["CCOC(C)=O"]
+    assert parse_ranked_smiles("I do not know.", 3) == []  # not iodine
+    assert parse_bag_answer("Products: {2}O.{1}CCO") == "{2}O.{1}CCO"
+    assert parse_bag_answer("{1}CCO") == "{1}CCO"
+    assert parse_smiles_lines("1. CCO\n2. xyz\n- c1ccccc1") == ["CCO", "xyz", "c1ccccc1"]

@@ -111,6 +111,10 @@ def _as_smiles(candidate: str) -> str | None:
     return token
 
 
+def _looks_like_smiles_word(word: str) -> bool:
+    return len(word) >= 4 or (len(word) >= 2 and not word.isalpha())
+
+
 def parse_ranked_smiles(text: str, k: int) -> list[str]:
     """Up to ``k`` distinct SMILES from an answer, in the order given.
 
@@ -121,7 +125,9 @@ def parse_ranked_smiles(text: str, k: int) -> list[str]:
     for line in _candidate_lines(text):
         candidate = _as_smiles(line)
         if candidate is None:
-            words = [w for w in re.split(r"\s+", line) if w]
+            # A SMILES inside prose: a short purely alphabetic word ("I", "No", "CO") is far
+            # more likely English than an answer, so a word must look like SMILES.
+            words = [w.strip(",;:") for w in re.split(r"\s+", line) if _looks_like_smiles_word(w.strip(",;:"))]
             candidate = next((c for c in (_as_smiles(w) for w in reversed(words)) if c), None)
         if candidate is not None and candidate not in found:
             found.append(candidate)
