@@ -9,7 +9,7 @@ import pytest
 import chemassay
 from chemassay.data import locate
 from chemassay.errors import UserInputError
-from chemassay.suites.generation.data import load_moses, moses_part, smiles_set
+from chemassay.suites.generation.data import load_moses, moses_part, parse_moses_name, smiles_set
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 MOSES_FETCHED = locate("moses", "train.csv.gz") is not None
@@ -42,11 +42,15 @@ def test_lists_pass_through():
 
 
 @pytest.mark.skipif(not MOSES_FETCHED, reason="MOSES not fetched (chemassay data fetch moses)")
-def test_moses_train_split_matches_the_shipped_head():
+def test_moses_splits_through_the_registry():
     head = (DATA / "moses_train_2000.txt").read_text().split()[1:]
     assert load_moses(part="train", limit=2000, download=False) == head
-    assert chemassay.load_dataset("moses", part="train", limit=3) == head[:3]
-    assert chemassay.generation.load_dataset(limit=3) == head[:3]
-    resolved = smiles_set("moses", limit=3)
-    assert resolved.label == "moses:train" and resolved.smiles == head[:3]
-    assert smiles_set("moses:test", limit=1).label == "moses:test"
+    test_head = load_moses(part="test", limit=3)
+    assert load_moses(part="test_scaffolds")[:5] == load_moses(part="test_scaffolds", limit=5)
+    assert chemassay.load_dataset("moses", part="test", limit=3) == test_head
+    assert chemassay.generation.load_dataset(part="test", limit=3) == test_head
+    resolved = smiles_set("moses:test", limit=3)
+    assert resolved.label == "moses:test" and resolved.smiles == test_head
+    assert resolved.sha256 == chemassay.data.get_spec("moses").file("test.csv.gz").sha256
+    assert parse_moses_name("moses") == "" and parse_moses_name("moses:train") == "train"
+    assert parse_moses_name("my_moses.txt") is None

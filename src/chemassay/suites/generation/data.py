@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chemassay.data.readers import read_smiles_file
+from chemassay.data.readers import iter_lines, read_smiles_file
 from chemassay.data.registry import dataset_file, get_spec
 from chemassay.errors import UserInputError
 
@@ -64,8 +64,22 @@ def load_moses(name: str = MOSES, part: str = "train", *, limit: int | None = No
         raise UserInputError(f"load_moses loads the 'moses' dataset, not {name!r}")
     if limit is not None and limit < 1:
         raise UserInputError(f"limit must be at least 1, got {limit}")
-    smiles = read_smiles_file(moses_part_path(part, download=download), column="SMILES").smiles
-    return smiles if limit is None else smiles[:limit]
+    path = moses_part_path(part, download=download)
+    if limit is None:
+        return read_smiles_file(path, column="SMILES").smiles
+    # The verified split files are one SMILES column under a "SMILES" header: the first
+    # ``limit`` rows are read without reading the rest (same strings as the whole-file reader).
+    smiles: list[str] = []
+    for number, line in iter_lines(path):
+        if number == 1:
+            if line.strip() != "SMILES":
+                raise UserInputError(f"{path}: expected a SMILES header, found {line[:40]!r}")
+            continue
+        if line.strip():
+            smiles.append(line.strip())
+            if len(smiles) >= limit:
+                break
+    return smiles
 
 
 @dataclass(frozen=True)

@@ -574,9 +574,13 @@ def evaluate_samples(
             metrics[f"FCD/{label}"] = math.nan
         else:
             metrics[f"FCD/{label}"] = chemnet.frechet_distance(ref.fcd_mu, ref.fcd_sigma, gen_mu, gen_sigma)
-        metrics[f"SNN/{label}"] = nearest_neighbour_similarity(fingerprints, weights, ref.fingerprints)
-        if not math.isnan(metrics[f"SNN/{label}"]):
-            item_scores[f"SNN/{label}"] = per_valid(nearest_neighbour_similarities(fingerprints, ref.fingerprints))
+        # nearest_neighbour_similarity, keeping each molecule's value for the intervals
+        best = nearest_neighbour_similarities(fingerprints, ref.fingerprints)
+        if len(best):
+            metrics[f"SNN/{label}"] = float(np.sum(best * weights) / np.sum(weights))
+            item_scores[f"SNN/{label}"] = per_valid(best)
+        else:
+            metrics[f"SNN/{label}"] = math.nan
         metrics[f"Frag/{label}"] = count_cosine_similarity(ref.fragments, fragments)
         metrics[f"Scaf/{label}"] = count_cosine_similarity(ref.scaffolds, scaffolds)
     timings["snn"] = time.perf_counter() - clock

@@ -29,6 +29,7 @@ OPTIONS = {
 CACHE_NAMESPACE = "generation/models"
 DEFAULT_TRAIN = "moses"
 _LABEL = {"ngram": "n-gram", "combinatorial": "combinatorial"}
+_A_LABEL = {"ngram": "an n-gram", "combinatorial": "a combinatorial"}
 
 
 def check_kind(kind: str) -> str:
@@ -81,7 +82,9 @@ def load_checkpoint(kind: str, path: str | os.PathLike):
         )
     found = checkpoint_kind(target)
     if found is not None and found != kind:
-        raise UserInputError(f"{target}: a {_LABEL[found]} model, not an {_LABEL[kind]} one; use --model {found}:{target}")
+        raise UserInputError(
+            f"{target}: holds {_A_LABEL[found]} model, not {_A_LABEL[kind]} one; use --model {found}:{target}"
+        )
     try:
         if kind == "ngram":
             from chemassay.suites.generation.baselines.ngram import CharNGram
