@@ -51,9 +51,9 @@ def test_list_file_and_cli_give_the_same_numbers(from_file, gen_file, cli, tmp_p
     written = json.loads(out.read_text())
     assert written["metrics"] == pytest.approx(from_file.metrics)
     assert written["intervals"] == {k: v.model_dump() for k, v in from_file.intervals.items()}
-    with pytest.warns(UserWarning):
-        plain = generation.compute_metrics(smiles, test=TEST_STATS, scaffold_test=SCAFFOLD_STATS, train=TRAIN)
-    assert plain == from_file.metrics
+    # compute_metrics is the same computation without the Result around it
+    assert inspect.signature(generation.compute_metrics).parameters.keys() <= (
+        inspect.signature(generation.evaluate).parameters.keys() | {"samples"})
 
 
 def test_result_contract(from_file, gen_file):
@@ -138,3 +138,12 @@ def test_intervals_can_be_turned_off(gen_file):
         result = generation.evaluate(gen_file, test=TEST_STATS, scaffold_test=None, train=None, bootstrap=0)
     assert result.intervals == {} and "Novelty" not in result.metrics and "SNN/TestSF" not in result.metrics
     assert not math.isnan(result.metrics["FCD/Test"])
+
+
+def test_compute_metrics_is_evaluate_without_the_result():
+    smiles = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "CCO", "xyz"]
+    with pytest.warns(UserWarning):
+        plain = generation.compute_metrics(smiles, test=TEST_STATS, scaffold_test=None, train=["CCO"])
+    with pytest.warns(UserWarning):
+        full = generation.evaluate(smiles, test=TEST_STATS, scaffold_test=None, train=["CCO"], bootstrap=0)
+    assert plain == full.metrics and plain["valid"] == 0.8 and plain["Novelty"] == pytest.approx(2 / 3)

@@ -44,6 +44,14 @@ def test_split_command(cli, tmp_path):
     assert manifest["sizes"]["test"] == 40
     assert manifest["input"]["path"].endswith("moses_400.txt")
     assert "held-out scaffolds" in outcome.stdout
+    # The files the split command wrote before the contract change, byte for byte.
+    assert {name: entry["sha256"] for name, entry in manifest["files"].items()} == {
+        "train.csv": "4eb752cd261175c9659fa519ea8a727f3b7cbcb0f23014e53fad6452c4444d5c",
+        "test.csv": "42bf3a9c8c2975a118670783bea6101e23e32b17936e137e608d9894a5241660",
+        "test_scaffolds.csv": "a6f4402e52933bb11de09fe3e5c9b8c0399c915087091e437526036e69ed9da0",
+        "skipped.csv": "97e3b10b53153b800c33090d8b00ec5859a6478d8c3328e4eee376ae6a5173f9",
+        "held_out_scaffolds.txt": "e615db562b651e296a19322757b269c341a2d89ab3efbae8293af33a5b285742",
+    }
 
 
 def test_split_command_reports_bad_rows(cli, tmp_path):
