@@ -193,7 +193,7 @@ def sample_smiles(n: int, seed: int = 0) -> list[str]:
 
 
 def read_gen_file(path: str) -> list[str]:
-    """SMILES from a text/CSV file, read the way ``chemassay generation metrics`` reads them."""
+    """SMILES from a text/CSV file, read the way ``chemassay generation evaluate`` reads them."""
     sys.path.insert(0, str(ROOT / "src"))
     from chemassay.data.readers import read_smiles_file
 

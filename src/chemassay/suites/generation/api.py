@@ -347,15 +347,17 @@ def compute_metrics(
                          device=device, batch_size=batch_size)
 
 
-def _molecules(molecules: SmilesInput, column: str | None) -> tuple[list[str], list[int] | None, Path | None]:
+def _molecules(molecules: SmilesInput, column: str | None
+               ) -> tuple[list[str], list[int] | None, Path | None, str | None]:
+    """SMILES, their line numbers, the file and the column read (files: the one reader)."""
     if isinstance(molecules, (str, os.PathLike)):
         from chemassay.data.readers import read_smiles_file
 
         table = read_smiles_file(molecules, column=column)
-        return table.smiles, table.lines, Path(molecules)
+        return table.smiles, table.lines, Path(molecules), table.column
     if isinstance(molecules, (bytes, bytearray)) or not isinstance(molecules, Sequence):
         raise UserInputError(f"molecules must be a list of SMILES strings or a file path, not {type(molecules).__name__}")
-    return [s if isinstance(s, str) else str(s) for s in molecules], None, None
+    return [s if isinstance(s, str) else str(s) for s in molecules], None, None, None
 
 
 def _dataset_ref(path: Path | None, smiles: Sequence[str]) -> DatasetRef:
@@ -394,7 +396,7 @@ def filter(  # noqa: A001 - the suite's verb; shadows the builtin only inside th
     for target, what in ((out, "output"), (rejected, "rejected-molecules file")):
         if target is not None:
             ensure_writable(target, what)
-    smiles, lines, path = _molecules(molecules, column)
+    smiles, lines, path, column = _molecules(molecules, column)
     summary = filter_molecules(smiles, max_ring_size=max_ring_size, screen=screen, n_jobs=n_jobs,
                                show_progress=show_progress)
 
@@ -472,7 +474,7 @@ def split(
 
     started = time.perf_counter()
     ensure_writable_dir(out_dir, "split folder")
-    smiles, lines, path = _molecules(molecules, column)
+    smiles, lines, path, _ = _molecules(molecules, column)
     if not smiles:
         raise UserInputError(f"{path or 'the list'}: no SMILES to split")
     result = scaffold_split(
