@@ -284,8 +284,13 @@ def _create(kind: str, spec: ModelSpec, context: dict[str, Any]) -> BaselineGene
     sampling = _sampling(kind, spec)
     path = model_file(kind, spec, context)
     model = load_checkpoint(kind, path)
-    return BaselineGenerator(kind, model, path, sampling, n_jobs=int(context.get("n_jobs", 1)),
-                             show_progress=context.get("show_progress"))
+    generator = BaselineGenerator(kind, model, path, sampling, n_jobs=int(context.get("n_jobs", 1)),
+                                  show_progress=context.get("show_progress"))
+    if not spec.arg:  # the cached model: named by what it was trained on, not by its cache file
+        limit = model.info.get("train_limit")
+        trained_on = f"{model.info.get('train', 'its training set')}" + (f", first {limit}" if limit else "")
+        generator.name = f"{kind} (trained on {trained_on})"
+    return generator
 
 
 def create_ngram(spec: ModelSpec, protocol: str, context: dict[str, Any]) -> BaselineGenerator:
