@@ -46,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     from rdkit import Chem, RDLogger
 
     from chemassay.suites.generation.baselines import CharNGram, CombinatorialGenerator
-    from chemassay.suites.generation.dataset import load_moses_split
+    from chemassay.suites.generation.data import load_moses
     from chemassay.suites.generation.filters import filter_molecules
 
     RDLogger.DisableLog("rdApp.*")
-    seconds, train = timed(lambda: load_moses_split("train"))
+    seconds, train = timed(lambda: load_moses(part="train"))
     print(f"load MOSES train ({len(train)} SMILES): {seconds:.1f} s")
 
     ngram_train = train[: args.ngram_train] if args.ngram_train else train
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         valid = sum(Chem.MolFromSmiles(s) is not None for s in samples) / len(samples)
         print(f"combinatorial sample {args.n} (join={join}, {args.n_jobs} processes): {seconds:.1f} s, valid {valid:.4f}")
 
-    molecules = load_moses_split("test", limit=args.n_filter)
+    molecules = load_moses(part="test", limit=args.n_filter)
     for screen in (True, False):
         seconds, _ = timed(lambda screen=screen: filter_molecules(molecules, screen=screen, show_progress=False), args.repeats)
         print(f"filters on {len(molecules)} MOSES test molecules (screen={screen}, 1 process): "

@@ -77,11 +77,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from chemassay.data import dataset_file
     from chemassay.suites.generation.baselines import CharNGram, CombinatorialGenerator
-    from chemassay.suites.generation.dataset import load_moses_split
+    from chemassay.suites.generation.data import load_moses
     from chemassay.suites.generation.filters import passes_filters
 
-    train = load_moses_split("train", limit=args.n_train)
-    test = load_moses_split("test", limit=args.n_filter)
+    train = load_moses(part="train", limit=args.n_train)
+    test = load_moses(part="test", limit=args.n_filter)
     chebi_rows = dataset_file("amore-chebi20", "chebi20_original.tsv").read_text().splitlines()[1:]
     chebi = [row.split("\t")[1].replace("\\\\", "\\") for row in chebi_rows[: args.n_filter]]
 

@@ -193,8 +193,8 @@ def sample_smiles(n: int, seed: int = 0) -> list[str]:
 
 
 def read_gen_file(path: str) -> list[str]:
-    """SMILES from a text/CSV file, read the way ``chemassay generation metrics`` reads them."""
+    """SMILES from a text/CSV file, read the way ``chemassay generation evaluate`` reads them."""
     sys.path.insert(0, str(ROOT / "src"))
-    from chemassay.suites.generation.smiles_files import read_smiles_file
+    from chemassay.data.readers import read_smiles_file
 
     return read_smiles_file(path).smiles

@@ -5,13 +5,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chemassay.data.readers import read_smiles_file
 from chemassay.suites.generation.chemnet import (
     INPUT_LENGTH,
     chemnet_activations,
     chemnet_tokens,
     frechet_distance,
 )
-from chemassay.suites.generation.smiles_files import read_smiles_file
 
 pytest.importorskip("fcd_torch", reason="FCD needs the torch extra")
 

@@ -44,6 +44,14 @@ def test_split_command(cli, tmp_path):
     assert manifest["sizes"]["test"] == 40
     assert manifest["input"]["path"].endswith("moses_400.txt")
     assert "held-out scaffolds" in outcome.stdout
+    # The files the split command wrote before the contract change, byte for byte.
+    assert {name: entry["sha256"] for name, entry in manifest["files"].items()} == {
+        "train.csv": "4eb752cd261175c9659fa519ea8a727f3b7cbcb0f23014e53fad6452c4444d5c",
+        "test.csv": "42bf3a9c8c2975a118670783bea6101e23e32b17936e137e608d9894a5241660",
+        "test_scaffolds.csv": "a6f4402e52933bb11de09fe3e5c9b8c0399c915087091e437526036e69ed9da0",
+        "skipped.csv": "97e3b10b53153b800c33090d8b00ec5859a6478d8c3328e4eee376ae6a5173f9",
+        "held_out_scaffolds.txt": "e615db562b651e296a19322757b269c341a2d89ab3efbae8293af33a5b285742",
+    }
 
 
 def test_split_command_reports_bad_rows(cli, tmp_path):
@@ -53,8 +61,10 @@ def test_split_command_reports_bad_rows(cli, tmp_path):
                   "--scaffold-test-fraction", "0")
     assert outcome.code == 0, outcome.stderr
     rows = list(csv.DictReader((tmp_path / "s" / "skipped.csv").open()))
-    assert [(r["line"], r["reason"].split(":")[0]) for r in rows] == [
-        ("4", "invalid SMILES"), ("6", "duplicate of input 0"), ("3", "empty SMILES cell"),
+    # The one SMILES reader keeps an empty cell as an empty (invalid) SMILES in its place.
+    assert [(r["line"], r["reason"]) for r in rows] == [
+        ("3", "invalid SMILES: empty string"), ("4", "invalid SMILES: SMILES syntax error"),
+        ("6", "duplicate of input 0"),
     ]
     assert (tmp_path / "s" / "train.csv").read_text() == "SMILES\nCCO\nc1ccccc1O\n"
 
@@ -74,7 +84,7 @@ def test_train_and_sample_commands(cli, tmp_path, isolated_home):
     expected = (DATA / "reference_ngram_seed0.txt").read_text().splitlines()
     assert first.read_text().splitlines()[:20] == expected
     manifest = json.loads((tmp_path / "a.txt.manifest.json").read_text())
-    assert manifest["seed"] == 0 and manifest["n"] == 25 and manifest["model"]["info"]["n_train"] == 2000
+    assert manifest["seed"] == 0 and manifest["n"] == 25 and manifest["model"]["parameters"]["n_train"] == 2000
 
 
 def test_sample_trains_a_default_model_once(cli, tmp_path, isolated_home):
@@ -82,13 +92,13 @@ def test_sample_trains_a_default_model_once(cli, tmp_path, isolated_home):
     outcome = cli("generation", "sample", "combinatorial", "--train", DATA / "moses_train_2000.txt",
                   "--limit", "300", "--n", "12", "--seed", "1", "--out", out)
     assert outcome.code == 0, outcome.stderr
-    assert "training it now" in outcome.stderr
+    assert "training the combinatorial baseline" in outcome.stderr
     assert len(out.read_text().splitlines()) == 12
-    models = list((isolated_home / "models" / "generation").iterdir())
-    assert len(models) == 1 and models[0].name.startswith("combinatorial-file")
+    models = list((isolated_home / "cache" / "generation" / "models").glob("*.json.gz"))
+    assert len(models) == 1
     again = cli("generation", "sample", "combinatorial", "--train", DATA / "moses_train_2000.txt",
                 "--limit", "300", "--n", "12", "--seed", "1", "--out", tmp_path / "again.txt")
-    assert "training it now" not in again.stderr
+    assert "training" not in again.stderr
     assert (tmp_path / "again.txt").read_text() == out.read_text()
 
 

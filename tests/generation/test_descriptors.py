@@ -9,9 +9,8 @@ from rdkit.Chem import QED, Crippen, Descriptors
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
 from chemassay.data import dataset_file
-from chemassay.data.readers import read_table
+from chemassay.data.readers import read_smiles_file, read_table
 from chemassay.suites.generation import descriptors as D
-from chemassay.suites.generation.smiles_files import read_smiles_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 

@@ -153,7 +153,7 @@ def test_sorted_strings_membership_is_exact(tmp_path, monkeypatch):
     train_file = tmp_path / "train.txt"
     train_file.write_text("SMILES\nCCO\nCCN\n")
     first = training_set(str(train_file))
-    assert (tmp_path / "home" / "generation" / "train-sets").is_dir()
+    assert (tmp_path / "home" / "cache" / "generation" / "train-sets").is_dir()
     assert first.contains(["CCN", "CCC"]).tolist() == [True, False]
 
 

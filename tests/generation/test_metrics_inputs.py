@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from chemassay.data.readers import read_smiles_file
 from chemassay.errors import UserInputError
-from chemassay.suites.generation.metrics import evaluate
+from chemassay.suites.generation.metrics import evaluate_samples as evaluate
 from chemassay.suites.generation.reference import load_stats
-from chemassay.suites.generation.smiles_files import read_smiles_file
 
 pytest.importorskip("fcd_torch", reason="FCD needs the torch extra")
 
@@ -70,7 +70,7 @@ def test_csv_layout_gzip_and_missing_column(tmp_path):
     assert table.smiles == ["CCO", "", "c1ccccc1"] and table.lines == [2, 3, 4]
     bad = tmp_path / "bad.csv"
     bad.write_text("id,molecule\n1,CCO\n")
-    with pytest.raises(UserInputError, match="no 'SMILES' column"):
+    with pytest.raises(UserInputError, match="no SMILES column"):
         read_smiles_file(bad)
 
 
@@ -97,7 +97,7 @@ def test_cli_custom_reference_smiles_file_is_cached(cli, tmp_path, isolated_home
             "--train", "none", "--no-plot")
     first = cli(*args)
     assert first.code == 0, first.stderr
-    cached = list((isolated_home / "generation" / "reference-stats").glob("*.npz"))
+    cached = list((isolated_home / "cache" / "generation" / "reference-stats").glob("*.npz"))
     assert len(cached) == 1
     result = json.loads(out.read_text())
     assert result["metrics"]["valid"] == 0.75 and "FCD/TestSF" not in result["metrics"]

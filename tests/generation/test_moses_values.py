@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from chemassay.suites.generation.metrics import METRIC_KEYS, evaluate
+from chemassay.data.readers import read_smiles_file
+from chemassay.suites.generation.metrics import METRIC_KEYS
+from chemassay.suites.generation.metrics import evaluate_samples as evaluate
 from chemassay.suites.generation.reference import load_stats
-from chemassay.suites.generation.smiles_files import read_smiles_file
 
 pytest.importorskip("fcd_torch", reason="FCD needs the torch extra")
 
@@ -105,7 +106,7 @@ def test_metrics_cli_on_shipped_data(cli, tmp_path, isolated_home):
     assert outcome.code == 0, outcome.stderr
     assert "unique@1000" in outcome.stderr  # the warning is shown once, not as a traceback
     result = json.loads(out.read_text())
-    assert result["suite"] == "generation" and result["task"] == "metrics"
+    assert result["suite"] == "generation" and result["task"] == "evaluate"  # the verb; "metrics" is its old name
     assert list(result["metrics"]) == list(METRIC_KEYS)
     counts = result["counts"]
     assert counts["input"] == 60 and counts["valid"] + counts["invalid"] == 60

@@ -8,9 +8,9 @@ They are chemassay's own statistics (``compute_stats``) of ``moses_test_300.txt`
 
 from pathlib import Path
 
+from chemassay.data.readers import read_smiles_file
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.generation.reference import compute_stats, save_stats
-from chemassay.suites.generation.smiles_files import read_smiles_file
 
 HERE = Path(__file__).resolve().parent
 

@@ -10,6 +10,7 @@ symbol; unknown symbols map to ``X``), one-hot encoded over 350 positions and di
 
 from __future__ import annotations
 
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 
 import numpy as np
@@ -117,11 +118,30 @@ def _activations_skipping_padding(model, batch, token_lengths: list[int], trajec
     return out[:, -1]
 
 
+SMALL_BATCH = 64
+"""Batches up to this size run on one CPU thread: their matrices are too small for threads
+to pay off, and on a busy machine waiting threads made them many times slower."""
+
+
+@contextmanager
+def _one_thread_if_small(torch, size: int):
+    """Run a small CPU computation on one thread (restoring the setting after)."""
+    threads = torch.get_num_threads()
+    if size > SMALL_BATCH or threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @lru_cache(maxsize=4)
 def _trajectory(device: str):
     torch = require("torch", "torch", "the FCD metric")
     model = chemnet_model(device)
-    with torch.no_grad():
+    with torch.no_grad(), _one_thread_if_small(torch, 1):  # ~90 single-molecule steps
         steps = model[:6](torch.zeros((1, len(CHEMNET_SYMBOLS), INPUT_LENGTH), device=device)).shape[2]
         return _ZeroInputTrajectory(model[8].to("cpu"), steps, torch) if device == "cpu" else None
 
@@ -152,7 +172,8 @@ def chemnet_activations(
     order = np.argsort([len(t) for t in tokens], kind="stable") if trajectory else np.arange(len(tokens))
     out = np.empty((len(smiles), ACTIVATION_SIZE), dtype=np.float32)
     disable = None if show_progress is None else not show_progress
-    with torch.no_grad(), progress_task("ChemNet", len(smiles), disable=disable) as advance:
+    small = _one_thread_if_small(torch, len(smiles)) if device == "cpu" else nullcontext()
+    with torch.no_grad(), small, progress_task("ChemNet", len(smiles), disable=disable) as advance:
         for start in range(0, len(smiles), batch_size):
             rows = order[start:start + batch_size]
             chunk = [tokens[i] for i in rows]

@@ -1,16 +1,259 @@
-"""CLI of the ``generation`` suite: metric commands and dataset/baseline commands live in
-two modules whose commands are merged into one Typer app here."""
+"""CLI of the ``generation`` suite (MOSES): thin callers of :mod:`.api`.
+
+Verbs: ``evaluate`` (score a file of generated SMILES, or ``--model SPEC`` sampled first),
+``predict`` (sample ``--model SPEC`` into a file), ``train`` (train the ``ngram`` /
+``combinatorial`` baselines), ``filter`` and ``split`` (data commands). Old spellings stay
+for one release as hidden aliases: ``metrics`` (= ``evaluate``), ``sample BASELINE
+[--model PATH] [--train SET]`` (= ``predict --model BASELINE:PATH...``) and ``train BASELINE
+[--model PATH]`` (= ``train --model BASELINE:PATH``).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from chemassay.suites.generation import cli_metrics, cli_models
+from chemassay.clitools import JobsOption, OutOption, SeedOption, console, emit, info, writable_out
+from chemassay.errors import UserInputError
+from chemassay.runtime.progress import settings
 
 app = typer.Typer(
     help="Distribution learning of molecular generators: the MOSES benchmark.",
     no_args_is_help=True,
 )
-for _part in (cli_metrics.app, cli_models.app):
-    app.registered_commands.extend(_part.registered_commands)
-    app.registered_groups.extend(_part.registered_groups)
+
+ModelOption = typer.Option(
+    None, "--model", "-m",
+    help="Model spec KIND:ARG[,key=value...]: ngram[:PATH], combinatorial[:PATH], openai:NAME,base_url=URL, "
+         "python:MODULE:FACTORY... (see 'chemassay models list --suite generation').",
+)
+NOption = typer.Option(30000, "--n", help="Samples to draw from --model (MOSES: 30,000).")
+
+
+def _say(text: str) -> None:
+    if not settings.quiet:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _show_progress() -> bool | None:
+    return False if settings.quiet else None
+
+
+def _reference_option(value: str, what: str, allow_none: bool) -> str | None:
+    from chemassay.suites.generation.data import parse_moses_name
+
+    lowered = value.strip().lower()
+    if lowered == "none":
+        if not allow_none:
+            raise UserInputError(f"--{what} none is not allowed; give 'moses' or a SMILES file")
+        return None
+    if parse_moses_name(value) is not None:
+        return value.strip()
+    path = Path(value)
+    if not path.is_file():
+        raise UserInputError(f"{value}: no such {what} file; give 'moses', 'moses:PART' or a SMILES file (text or CSV)")
+    return str(path)
+
+
+def properties_plot_path(out: Path) -> Path:
+    """Where the property-distribution PNG goes: next to ``OUT.json`` as ``OUT.properties.png``."""
+    return out.with_name(out.stem + ".properties.png")
+
+
+@app.command("evaluate")
+def evaluate_command(
+    gen: Path | None = typer.Argument(
+        None, help="Generated SMILES: a text file (one per line) or a CSV with a SMILES column. Or use --model."
+    ),
+    model: str | None = ModelOption,
+    n: int = NOption,
+    seed: int = typer.Option(0, "--seed", help="Seed of the samples drawn from --model and of the bootstrap."),
+    samples: Path | None = typer.Option(None, "--samples", help="With --model: also write the drawn samples here."),
+    out: Path | None = OutOption,
+    test: str = typer.Option(
+        "moses", "--test", help="Test set: 'moses' (published statistics), a SMILES file, or a statistics .npz."
+    ),
+    scaffold_test: str = typer.Option(
+        "moses", "--scaffold-test", help="Scaffold test set: 'moses', a SMILES file, a statistics .npz, or 'none'."
+    ),
+    train: str = typer.Option("moses", "--train", help="Training set for Novelty: 'moses', a SMILES file, or 'none'."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples of the 95% intervals (0: none)."),
+    n_jobs: int = JobsOption,
+    device: str = typer.Option("cpu", "--device", help="Where ChemNet (FCD) runs: cpu or cuda."),
+    batch_size: int = typer.Option(512, "--batch-size", help="ChemNet batch size."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the property-distribution PNG next to OUT."),
+) -> None:
+    """Every MOSES metric of generated SMILES (values as the MOSES reference code computes them)."""
+    import warnings
+
+    from chemassay.suites.generation import api
+
+    writable_out(out)
+    if gen is not None and model is not None:
+        raise UserInputError("give a file of generated SMILES or --model SPEC, not both")
+    if gen is None and model is None:
+        raise UserInputError("give a file of generated SMILES, or --model SPEC to sample one first")
+    if gen is not None:
+        from chemassay.clitools import need_file
+
+        need_file(gen, "SMILES")
+    test_spec = _reference_option(test, "test", allow_none=False)
+    scaffold_spec = _reference_option(scaffold_test, "scaffold-test", allow_none=True)
+    train_spec = _reference_option(train, "train", allow_none=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # each warning is printed below and kept in the result
+        result = api.evaluate(
+            gen, model=model, n=n, seed=seed, test=test_spec, scaffold_test=scaffold_spec, train=train_spec,
+            bootstrap=bootstrap, n_jobs=n_jobs, device=device, batch_size=batch_size,
+            plot=properties_plot_path(out) if out is not None and plot else None, samples_out=samples,
+            show_progress=_show_progress(),
+        )
+    for warning in result.warnings:
+        info(f"warning: {warning}")
+    emit(result, out)
+
+
+app.command("metrics", hidden=True, help="Old name of 'evaluate' (kept for one release).")(evaluate_command)
+
+
+@app.command("predict")
+def predict_command(
+    model: str = typer.Option(..., "--model", "-m", help=ModelOption.help),
+    out: Path = typer.Option(..., "--out", "-o", help="Write the samples here, one per line (and OUT.manifest.json)."),
+    n: int = NOption,
+    seed: int = SeedOption,
+    n_jobs: int = JobsOption,
+) -> None:
+    """Sample --model SPEC with a seed and write the SMILES (reproducible draw for draw)."""
+    import time
+
+    from chemassay.suites.generation import api
+
+    writable_out(out, "samples file")
+    started = time.perf_counter()
+    samples = api.sample(model, n, seed, out=out, n_jobs=n_jobs, show_progress=_show_progress())
+    _say(
+        f"generation / predict {model}: {len(samples)} samples, seed {seed}, {time.perf_counter() - started:.1f} s\n"
+        f"wrote {out} and {out.name}.manifest.json"
+    )
+
+
+def _old_spec(baseline: str, path: Path | None, options: dict[str, object]) -> str:
+    """The spec an old ``BASELINE [--model PATH] [options]`` spelling means."""
+    from chemassay.models.spec import ModelSpec
+    from chemassay.suites.generation.baselines.kinds import OPTIONS, check_kind
+
+    kind = check_kind(baseline)
+    kept = {key: str(value) for key, value in options.items() if value is not None and key in OPTIONS[kind]}
+    return ModelSpec(kind, "" if path is None else str(path), kept).text
+
+
+@app.command("sample", hidden=True, help="Old spelling of 'predict --model BASELINE...' (kept for one release).")
+def sample_command(
+    baseline: str = typer.Argument(..., help="ngram or combinatorial."),
+    n: int = NOption,
+    out: Path = typer.Option(..., "--out", "-o", help="Write the samples here, one per line."),
+    seed: int = SeedOption,
+    model: Path | None = typer.Option(None, "--model", "-m", help="A model file saved by 'train'."),
+    train: str = typer.Option("moses", "--train", help="Training set of the default model."),
+    limit: int | None = typer.Option(None, "--limit", help="Default model trained on the first N molecules only."),
+    context_len: int = typer.Option(10, "--context-len", help="n-gram: context length of the default model."),
+    max_len: int = typer.Option(100, "--max-len", help="n-gram: stop after max-len - 1 characters."),
+    join: str = typer.Option("valid", "--join", help="combinatorial: valid or moses."),
+    n_jobs: int = JobsOption,
+) -> None:
+    """Sample a baseline (old spelling of ``predict``)."""
+    training = {} if model is not None else {"train": train, "limit": limit, "context_len": context_len}
+    spec = _old_spec(baseline, model, {**training, "max_len": max_len, "join": join})
+    predict_command(model=spec, out=out, n=n, seed=seed, n_jobs=n_jobs)
+
+
+@app.command("train")
+def train_command(
+    baseline: str | None = typer.Argument(None, hidden=True, help="Old spelling: ngram or combinatorial."),
+    model: str | None = typer.Option(
+        None, "--model", "-m",
+        help="What to train and where to save it: ngram:PATH[,context_len=10] or combinatorial:PATH "
+             "(without PATH: the cached model that --model ngram uses).",
+    ),
+    train: str = typer.Option("moses", "--train", help="Training SMILES: moses, moses:PART, or a SMILES file."),
+    limit: int | None = typer.Option(None, "--limit", help="Train on the first N molecules only."),
+    context_len: int | None = typer.Option(None, "--context-len", hidden=True, help="Old spelling of context_len=N."),
+    n_jobs: int = JobsOption,
+) -> None:
+    """Train the ngram or combinatorial baseline once and save it, so that sampling does not retrain."""
+    import time
+
+    from chemassay.models.spec import parse_spec
+    from chemassay.suites.generation import api
+
+    if baseline is not None:  # old spelling: train BASELINE [--model PATH] [--context-len N]
+        spec = _old_spec(baseline, None if model is None else Path(model), {"context_len": context_len})
+    elif model is None:
+        raise UserInputError("name the model to train: --model ngram:PATH or --model combinatorial:PATH")
+    else:
+        spec = parse_spec(model).with_options(context_len=context_len).text
+    started = time.perf_counter()
+    generator = api.train(spec, train, limit=limit, n_jobs=n_jobs, show_progress=_show_progress())
+    _say(
+        f"generation / train {generator.kind}: {generator.info.get('n_train')} training SMILES, "
+        f"{time.perf_counter() - started:.1f} s\nwrote {generator.path}\nsample it with --model {generator.spec.text}"
+    )
+
+
+@app.command("filter")
+def filter_command(
+    source: Path = typer.Argument(..., help="SMILES file: one per line, or a CSV/TSV with a SMILES column."),
+    out: Path = typer.Option(..., "--out", "-o", help="Write the molecules that pass every filter here (one SMILES per line)."),
+    report: Path | None = typer.Option(None, "--report", help="Result JSON with the per-filter counts (default: OUT.filter.json)."),
+    rejected: Path | None = typer.Option(None, "--rejected", help="Also write removed molecules as CSV: line, smiles, filter, all failures, alerts."),
+    column: str | None = typer.Option(None, "--column", help="SMILES column of a CSV input (default: SMILES/smiles)."),
+    max_ring_size: int = typer.Option(7, "--max-ring-size", help="Largest ring kept (MOSES code: 7, i.e. rings of 8+ atoms removed)."),
+    no_screen: bool = typer.Option(False, "--no-screen", help="Match every MCF/PAINS pattern without the fingerprint pre-screen (slower, same result)."),
+    n_jobs: int = JobsOption,
+) -> None:
+    """Apply the MOSES dataset filters (atoms, charge, ring size, MCF, PAINS) and count removals."""
+    from chemassay.clitools import need_file
+    from chemassay.suites.generation import api
+
+    report_path = report if report is not None else out.with_name(out.name + ".filter.json")
+    for target in (out, report_path, rejected):
+        writable_out(target)
+    need_file(source, "SMILES")
+    result = api.filter(source, out=out, rejected=rejected, column=column, max_ring_size=max_ring_size,
+                        screen=not no_screen, n_jobs=n_jobs, show_progress=_show_progress())
+    emit(result, report_path)
+
+
+@app.command("split")
+def split_command(
+    source: Path = typer.Argument(..., help="SMILES file: one per line, or a CSV/TSV with a SMILES column."),
+    out_dir: Path = typer.Option(..., "--out-dir", "-o", help="Folder for train.csv, test.csv, test_scaffolds.csv, manifest.json."),
+    test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share of valid molecules in the random test set."),
+    scaffold_test_fraction: float = typer.Option(0.1, "--scaffold-test-fraction", help="Share of valid molecules whose scaffolds are held out."),
+    keep_duplicates: bool = typer.Option(False, "--keep-duplicates", help="Keep repeated molecules (default: keep the first, report the rest)."),
+    column: str | None = typer.Option(None, "--column", help="SMILES column of a CSV input."),
+    result_out: Path | None = typer.Option(None, "--out", help="Also write the split's Result JSON (sizes, skipped rows) here."),
+    seed: int = SeedOption,
+    n_jobs: int = JobsOption,
+) -> None:
+    """MOSES-style split: hold out random Bemis–Murcko scaffolds, then a random test set."""
+    from chemassay.clitools import need_file
+    from chemassay.suites.generation import api
+
+    writable_out(result_out)
+    need_file(source, "SMILES")
+    result = api.split(
+        source, out_dir, test_fraction=test_fraction, scaffold_test_fraction=scaffold_test_fraction, seed=seed,
+        keep_duplicates=keep_duplicates, column=column, n_jobs=n_jobs, show_progress=_show_progress(),
+    )
+    if result_out is not None:
+        result.write(result_out)
+    sizes = result.metrics
+    _say(
+        f"generation / split: train={sizes['n_train']} test={sizes['n_test']} "
+        f"test_scaffolds={sizes['n_test_scaffolds']} skipped={sizes['n_skipped']} "
+        f"held-out scaffolds={sizes['n_held_out_scaffolds']}\nwrote {result.output['manifest']}"
+        + (f" and {result_out}" if result_out is not None else "")
+    )

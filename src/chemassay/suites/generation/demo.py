@@ -1,21 +1,23 @@
 """``chemassay demo --suite generation``: the MOSES n-gram baseline, sampled and scored.
 
-Trains the character n-gram model on the full MOSES training split (once; the model is kept
-under ``$CHEMASSAY_HOME/models/generation``), draws 30,000 SMILES with seed 0 and scores them
-with every MOSES metric through the ``metrics`` command (published statistics of the MOSES
-test and scaffold test sets, Novelty against the full training split).
+Calls the suite's Python API: the ``ngram`` model kind (the character n-gram model trained
+once on the full MOSES training split and kept in chemassay's checked cache) draws 30,000
+SMILES with seed 0, and :func:`chemassay.generation.evaluate` scores them with every MOSES
+metric (published statistics of the MOSES test and scaffold test sets, Novelty against the
+full training split).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from chemassay.report.result import Result, read_result
+from chemassay.report.result import Result
 
 N_SAMPLES = 30_000
 SEED = 0
+MODEL = "ngram"
 
-# MOSES paper, Table 2 (n-gram row, mean over 3 seeds), for comparison in the summary.
+# MOSES paper, Tables 1-4 (n-gram row, mean over 3 seeds), for comparison in the summary.
 PAPER_NGRAM = {
     "valid": 0.2376, "unique@10000": 0.9217, "FCD/Test": 5.5069, "FCD/TestSF": 6.2306,
     "SNN/Test": 0.5209, "Frag/Test": 0.9846, "Scaf/Test": 0.5302, "Scaf/TestSF": 0.0977,
@@ -23,35 +25,29 @@ PAPER_NGRAM = {
 }
 
 DEMO_NOTES = """
-The MOSES **character n-gram** baseline (contexts of up to 10 characters, back-off and
-smoothing 0.01 as in the MOSES reference code) trained on the **full MOSES train split**
-(1,584,663 SMILES), **30,000 samples with seed 0**, scored with every MOSES metric: FCD, SNN,
-Frag and Scaf against the published statistics of the MOSES test and scaffold test sets,
-Novelty against the full train split. For comparison, the MOSES paper's n-gram row (mean of
-3 seeds): valid 0.2376, unique@10k 0.9217, FCD/Test 5.5069, FCD/TestSF 6.2306, SNN/Test
-0.5209, Frag/Test 0.9846, Scaf/Test 0.5302, Scaf/TestSF 0.0977, IntDiv 0.8738, Filters 0.9582,
-Novelty 0.9694. The first run trains the model (20 s on a quiet machine, up to 2 minutes under load); later runs reuse it.
+The MOSES **character n-gram** baseline (`--model ngram`: contexts of up to 10 characters,
+back-off and smoothing 0.01 as in the MOSES reference code) trained on the **full MOSES train
+split** (1,584,663 SMILES), **30,000 samples with seed 0**, scored with every MOSES metric: FCD,
+SNN, Frag and Scaf against the published statistics of the MOSES test and scaffold test sets,
+Novelty against the full train split. For comparison, the MOSES paper's n-gram row (mean of 3
+seeds): valid 0.2376, unique@10k 0.9217, FCD/Test 5.5069, FCD/TestSF 6.2306, SNN/Test 0.5209,
+Frag/Test 0.9846, Scaf/Test 0.5302, Scaf/TestSF 0.0977, IntDiv 0.8738, Filters 0.9582, Novelty
+0.9694. The first run trains the model (20 s on a quiet machine, up to 2 minutes under load);
+later runs reuse it.
 """
 
 
 def run_demo(out_dir: Path) -> list[Result]:
     """Sample the n-gram baseline and score the samples; write JSON, PNG and samples to ``out_dir``."""
-    from chemassay.suites.generation.cli_metrics import metrics_command
-    from chemassay.suites.generation.cli_models import sample_command
+    from chemassay.suites.generation import api
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    samples = out_dir / "ngram_samples.txt"
-    sample_command(
-        baseline="ngram", n=N_SAMPLES, out=samples, seed=SEED, model=None, train="moses",
-        limit=None, context_len=10, max_len=100, join="valid", n_jobs=1,
-    )
     result_path = out_dir / "metrics.json"
-    metrics_command(
-        gen=samples, out=result_path, test="moses", scaffold_test="moses", train="moses",
-        n_jobs=2, device="cpu", batch_size=512, plot=True,
+    result = api.evaluate(
+        model=MODEL, n=N_SAMPLES, seed=SEED, samples_out=out_dir / "ngram_samples.txt",
+        test="moses", scaffold_test="moses", train="moses", n_jobs=2, plot=out_dir / "metrics.properties.png",
     )
-    result = read_result(result_path)
     result.paper_ngram = PAPER_NGRAM
     result.write(result_path)
     return [result]

@@ -32,7 +32,7 @@ from rdkit import Chem, RDConfig
 from rdkit.Chem import QED, Crippen, Descriptors, MolSurf, rdFingerprintGenerator, rdMolDescriptors
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
-from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced
+from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced, safe_mol_from_smiles
 from chemassay.errors import UserInputError
 
 MORGAN_RADIUS = 2
@@ -48,15 +48,17 @@ PATTERN_FP_BITS = 2048
 def moses_mol(smiles: str) -> Chem.Mol | None:
     """Parse like MOSES's ``get_mol``: empty text and unparsable SMILES give ``None``.
 
-    RDKit's ``MolFromSmiles`` (which sanitizes and cleans up stereochemistry), followed by
-    a second sanitization as in the reference; RDKit errors become ``None``.
+    RDKit's ``MolFromSmiles`` (which sanitizes and cleans up stereochemistry) through the
+    core's :func:`~chemassay.chem.safe_mol_from_smiles`, so a SMILES over the core's size
+    limits (characters, heavy atoms) is refused before RDKit works on it; then a second
+    sanitization as in the reference. RDKit errors become ``None``.
     """
     if not smiles:
         return None
+    mol = safe_mol_from_smiles(smiles)
+    if mol is None:
+        return None
     with rdkit_log_silenced():
-        mol = Chem.MolFromSmiles(smiles)
-        if mol is None:
-            return None
         try:
             Chem.SanitizeMol(mol)
         except Exception:  # RDKit raises several exception types from sanitization
@@ -283,8 +285,7 @@ def passes_moses_filters(mol: Chem.Mol, *, screen: bool = True, parses: str | No
         return False
     if parses is not None and smiles == parses:
         return True
-    with rdkit_log_silenced():
-        return Chem.MolFromSmiles(smiles) is not None
+    return safe_mol_from_smiles(smiles) is not None
 
 
 # ---------------------------------------------------------------- fragments and scaffolds

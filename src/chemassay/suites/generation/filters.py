@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from rdkit import Chem, DataStructs
 
-from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_silenced
+from chemassay.chem.molecules import InvalidSmiles, parse_smiles, safe_mol_from_smiles
 from chemassay.runtime.parallel import Failure, parallel_map
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -49,15 +49,13 @@ FILTER_NAMES: tuple[str, ...] = ("parse", "ring_size", "charge", "atoms", "mcf",
 def parse_like_moses(smiles: str) -> Chem.Mol:
     """Parse SMILES exactly as MOSES does (RDKit ``MolFromSmiles``, explicit H removed).
 
-    ``chemassay.chem.parse_smiles`` sanitizes in a second step and keeps explicit hydrogen
-    atoms (``[H]N=C...`` stays ``[H]N=``), which changes canonical SMILES and BRICS
-    fragments of some MOSES molecules; here RDKit's own parse decides, and
-    ``parse_smiles`` only supplies the reason when it fails. Raises
-    :class:`~chemassay.chem.molecules.InvalidSmiles`.
+    RDKit's own parse decides (through the core's
+    :func:`~chemassay.chem.safe_mol_from_smiles`, which refuses SMILES over the size limits
+    before RDKit works on them), and :func:`~chemassay.chem.parse_smiles` only supplies the
+    reason when it fails. Raises :class:`~chemassay.chem.molecules.InvalidSmiles`.
     """
     if isinstance(smiles, str) and smiles.strip() and not any(ch.isspace() for ch in smiles.strip()):
-        with rdkit_log_silenced():
-            mol = Chem.MolFromSmiles(smiles.strip())
+        mol = safe_mol_from_smiles(smiles.strip())
         if mol is not None:
             return mol
     parse_smiles(smiles)
@@ -190,8 +188,7 @@ def survives_roundtrip(mol: Chem.Mol) -> bool:
     text = Chem.MolToSmiles(mol, isomericSmiles=False)
     if not text:
         return False
-    with rdkit_log_silenced():
-        return Chem.MolFromSmiles(text) is not None
+    return safe_mol_from_smiles(text) is not None
 
 
 @dataclass(frozen=True)

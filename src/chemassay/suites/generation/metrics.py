@@ -21,7 +21,8 @@ test set)
 ``logP``, ``SA``, ``QED``, ``weight``
     Wasserstein-1 distance between the generated and the test set's property values.
 ``Novelty``
-    fraction of distinct generated canonical SMILES not in the training set.
+    fraction of distinct generated canonical SMILES not in the training set (the MOSES
+    training split by default, in every entry point; ``train=None`` leaves it out).
 
 Everything after ``valid`` is computed on the valid molecules only, re-read from their
 canonical SMILES as MOSES does; duplicates count as often as they occur.
@@ -40,20 +41,21 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
+from chemassay.report.cards import MetricCard
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.reference import (
     PROPERTY_NAMES,
     ReferenceSpec,
     ReferenceStats,
-    moses_smiles,
     resolve_reference,
 )
 
 DEFAULT_UNIQUE_K = (1000, 10000)
+DEFAULT_TRAIN = "moses"
+"""The training set of ``Novelty`` everywhere (as MOSES's ``get_all_metrics``); ``None`` omits it."""
 METRIC_KEYS = (
     "valid", "unique@1000", "unique@10000",
     "FCD/Test", "SNN/Test", "Frag/Test", "Scaf/Test",
@@ -76,13 +78,19 @@ def fraction_valid(valid_flags: Sequence[bool]) -> float:
 def fraction_unique(canonical: Sequence[str], k: int | None = None) -> tuple[float, str | None]:
     """``unique@k``: distinct entries among the first ``k`` of ``canonical`` over their count.
 
-    Returns the value and a warning when fewer than ``k`` molecules were given (MOSES warns
-    and divides by the number available). An empty input gives NaN.
+    Returns the value and a warning when fewer than ``k`` molecules were given: MOSES then
+    warns and divides by the number available, so the value is ``unique@N`` of all ``N``
+    valid molecules, and the warning says so. An empty input gives NaN.
     """
     warning = None
     if k is not None:
         if len(canonical) < k:
-            warning = f"Can't compute unique@{k}: only {len(canonical)} valid molecules"
+            count = len(canonical)
+            warning = (
+                f"Can't compute unique@{k}: only {count} valid molecules; the value reported as "
+                f"unique@{k} is unique@{count} (distinct molecules among all {count} valid ones, divided by "
+                f"{count}), as MOSES computes it"
+            )
         canonical = canonical[:k]
     if len(canonical) == 0:
         return math.nan, warning
@@ -138,24 +146,35 @@ def _unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return packed[first], counts.astype(np.int64)
 
 
-def nearest_neighbour_similarity(
-    generated: np.ndarray, weights: np.ndarray, reference: np.ndarray
-) -> float:
-    """SNN: weighted mean over generated fingerprints of their highest Tanimoto to ``reference``.
+def nearest_neighbour_similarities(generated: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """For each generated fingerprint, its highest Tanimoto similarity to ``reference``.
 
-    ``generated`` holds distinct packed fingerprints with ``weights`` (multiplicities).
     Reference duplicates are dropped first (they cannot change a maximum). As in MOSES, two
-    empty fingerprints have similarity 1.
+    empty fingerprints have similarity 1. Empty inputs give an empty array.
     """
     from chemassay.chem.fingerprints import popcount
     from chemassay.chem.similarity import max_tanimoto
 
     if len(generated) == 0 or len(reference) == 0:
-        return math.nan
+        return np.zeros(0, dtype=np.float64)
     distinct_reference, _ = _unique_rows(reference)
     best = max_tanimoto(generated, distinct_reference)
     if (popcount(distinct_reference) == 0).any():
         best[popcount(generated) == 0] = 1.0
+    return best
+
+
+def nearest_neighbour_similarity(
+    generated: np.ndarray, weights: np.ndarray, reference: np.ndarray
+) -> float:
+    """SNN: weighted mean over generated fingerprints of their highest Tanimoto to ``reference``.
+
+    ``generated`` holds distinct packed fingerprints with ``weights`` (multiplicities); see
+    :func:`nearest_neighbour_similarities`.
+    """
+    if len(generated) == 0 or len(reference) == 0:
+        return math.nan
+    best = nearest_neighbour_similarities(generated, reference)
     return float(np.sum(best * weights) / np.sum(weights))
 
 
@@ -301,52 +320,64 @@ class SortedStrings:
         return out
 
 
-def _training_cache(digest: str, load_strings) -> SortedStrings:
-    from chemassay.data import chemassay_home
-    from chemassay.runtime.files import atomic_writer
+TRAIN_CACHE_NAMESPACE = "generation/train-sets"
+TRAIN_CACHE_VERSION = 1
 
-    path = chemassay_home() / "generation" / "train-sets" / f"{digest}.npy"
-    if path.is_file():
-        try:
-            return SortedStrings(np.load(path, mmap_mode="r", allow_pickle=False))
-        except (OSError, ValueError):
-            pass  # rebuilt below
-    table = SortedStrings.from_strings(load_strings())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(path, "wb", encoding=None) as handle:
+
+def _save_sorted(table: SortedStrings, path) -> None:
+    with open(path, "wb") as handle:
         np.save(handle, table.values, allow_pickle=False)
-    return table
 
 
-@lru_cache(maxsize=4)
-def _training_file(key: str) -> SortedStrings:
-    from chemassay.runtime.files import sha256_file
-
-    if key == "moses":
-        from chemassay.data import dataset_file, get_spec
-
-        dataset_file("moses", "train.csv.gz")  # fetched and verified
-        digest = get_spec("moses").file("train.csv.gz").sha256
-        return _training_cache(digest, lambda: moses_smiles("train"))
-    from chemassay.suites.generation.smiles_files import read_smiles_file
-
-    return _training_cache(sha256_file(key), lambda: read_smiles_file(key).smiles)
+def _load_sorted(path) -> SortedStrings:
+    values = np.load(path, mmap_mode="r", allow_pickle=False)
+    if values.dtype.kind != "S" or values.ndim != 1:
+        raise ValueError(f"not a sorted string table (dtype {values.dtype}, {values.ndim} dimensions)")
+    return SortedStrings(values)
 
 
-def training_set(train) -> SortedStrings | None:
+def training_set(train, *, limit: int | None = None) -> SortedStrings | None:
     """The training SMILES: ``"moses"``, a file path, a list/set of SMILES, or ``None``.
 
     As in MOSES the strings are compared as given (MOSES's training SMILES are canonical).
-    Files are indexed once and cached under ``$CHEMASSAY_HOME`` by their sha256.
+    A file or MOSES split is indexed once and kept in chemassay's checked cache
+    (``generation/train-sets``), keyed by the source's sha256: a damaged or swapped entry is
+    reported and rebuilt. ``limit`` keeps the first ``limit`` SMILES.
     """
+    from chemassay.runtime.cache import cached
+    from chemassay.suites.generation.data import smiles_set
+
     if train is None:
         return None
     if isinstance(train, SortedStrings):
         return train
-    if isinstance(train, (set, frozenset, list, tuple)):
+    if isinstance(train, (set, frozenset)):
         return SortedStrings.from_strings(train)
-    key = "moses" if isinstance(train, str) and train.lower() == "moses" else str(train)
-    return _training_file(key)
+    if isinstance(train, (list, tuple)):
+        return SortedStrings.from_strings(train if limit is None else train[:limit])
+    def source_sha256() -> str:
+        from chemassay.runtime.files import sha256_file
+        from chemassay.suites.generation.data import (
+            moses_part_path,
+            moses_part_sha256,
+            parse_moses_name,
+        )
+
+        part = parse_moses_name(train)
+        if part is not None:
+            part = part or "train"
+            moses_part_path(part)  # fetched and verified before its checksum is trusted
+            return moses_part_sha256(part)
+        from chemassay.clitools import need_file
+
+        return sha256_file(need_file(train, "training SMILES"))
+
+    def build() -> SortedStrings:
+        return SortedStrings.from_strings(smiles_set(train, limit=limit).smiles)
+
+    key = {"what": "training set (sorted distinct SMILES)", "source_sha256": source_sha256(),
+           "limit": limit, "format": TRAIN_CACHE_VERSION}
+    return cached(TRAIN_CACHE_NAMESPACE, key, build, save=_save_sorted, load=_load_sorted, suffix=".npy")
 
 
 # ---------------------------------------------------------------- the whole set
@@ -363,11 +394,15 @@ class InvalidMolecule:
 
 @dataclass
 class GenerationEvaluation:
-    """Everything :func:`evaluate` computed: the metrics and what is needed to explain them.
+    """Everything :func:`evaluate_samples` computed: the metrics and what explains them.
 
     ``properties`` holds the generated molecules' logP/SA/QED/weight (one value per valid
     molecule, duplicates included) and ``references`` the statistics compared against
-    (``"Test"``, ``"TestSF"``).
+    (``"Test"``, ``"TestSF"``). ``item_scores`` holds, for each metric that is a mean over
+    molecules, one value per input string (``None`` where the metric does not count that
+    string): ``valid`` (every string), ``Filters`` and ``SNN/...`` (every valid molecule),
+    ``Novelty`` (the first occurrence of each distinct valid molecule); each metric is the
+    mean of its non-``None`` values.
     """
 
     metrics: dict[str, float]
@@ -380,6 +415,7 @@ class GenerationEvaluation:
     properties: dict[str, np.ndarray]
     references: dict[str, ReferenceStats]
     timings: dict[str, float] = field(default_factory=dict)
+    item_scores: dict[str, list[float | None]] = field(default_factory=dict)
 
 
 def _canonicalize_chunk(chunk: list[str]) -> list[str | None]:
@@ -408,12 +444,12 @@ def _flatten(results: list, chunks: list[list]) -> list:
     return out
 
 
-def evaluate(
+def evaluate_samples(
     gen_smiles: Sequence[str],
     *,
     test: ReferenceSpec = "moses",
     scaffold_test: ReferenceSpec | None = "moses",
-    train=None,
+    train=DEFAULT_TRAIN,
     unique_k: Sequence[int] = DEFAULT_UNIQUE_K,
     n_jobs: int = 1,
     device: str = "cpu",
@@ -424,8 +460,9 @@ def evaluate(
 
     ``test``/``scaffold_test``: ``"moses"`` (the published statistics), a SMILES file, a
     list of SMILES or :class:`ReferenceStats`; ``scaffold_test=None`` skips the ``/TestSF``
-    metrics. ``train``: ``"moses"``, a file, a list/set of SMILES or ``None`` (no
-    ``Novelty``). ``n_jobs`` worker processes do the RDKit work.
+    metrics. ``train``: ``"moses"`` (the default, as in :func:`compute_metrics` and MOSES's
+    ``get_all_metrics``), a file, a list/set of SMILES, or ``None`` to leave ``Novelty``
+    out. ``n_jobs`` worker processes do the RDKit work.
     """
     from chemassay.suites.generation import chemnet
     from chemassay.suites.generation.descriptors import (
@@ -449,6 +486,7 @@ def evaluate(
         InvalidMolecule(i, s, invalid_reason(s)) for i, (s, c) in enumerate(zip(smiles, canonical, strict=True)) if c is None
     ]
     metrics: dict[str, float] = {"valid": fraction_valid([c is not None for c in canonical])}
+    item_scores: dict[str, list[float | None]] = {"valid": [0.0 if c is None else 1.0 for c in canonical]}
     timings["parse"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -468,7 +506,8 @@ def evaluate(
     for index, text in valid:
         if text in failed:
             dropped.append(InvalidMolecule(index, smiles[index], f"canonical SMILES {text!r} cannot be processed"))
-    gen = [c for _, c in valid if c not in failed]
+    scored = [(i, c) for i, c in valid if c not in failed]
+    gen = [c for _, c in scored]
     timings["describe"] = time.perf_counter() - clock
 
     warnings_out: list[str] = []
@@ -483,6 +522,7 @@ def evaluate(
             warnings.warn(warning, stacklevel=2)
 
     distinct_gen = list(dict.fromkeys(gen))
+    row_of = {c: row for row, c in enumerate(distinct_gen)}
     multiplicity = Counter(gen)
     weights = np.array([multiplicity[c] for c in distinct_gen], dtype=np.float64)
     fingerprints = fingerprint_matrix([records[c].fingerprint for c in distinct_gen])
@@ -522,13 +562,25 @@ def evaluate(
         warnings_out.append(f"FCD needs at least 2 valid molecules ({len(gen)} given)")
     timings["fcd"] = time.perf_counter() - clock
 
+    def per_valid(values_by_row) -> list[float | None]:
+        out: list[float | None] = [None] * len(smiles)
+        for index, c in scored:
+            out[index] = float(values_by_row[row_of[c]])
+        return out
+
     clock = time.perf_counter()
     for label, ref in references.items():
         if gen_mu is None or ref.fcd_mu is None:
             metrics[f"FCD/{label}"] = math.nan
         else:
             metrics[f"FCD/{label}"] = chemnet.frechet_distance(ref.fcd_mu, ref.fcd_sigma, gen_mu, gen_sigma)
-        metrics[f"SNN/{label}"] = nearest_neighbour_similarity(fingerprints, weights, ref.fingerprints)
+        # nearest_neighbour_similarity, keeping each molecule's value for the intervals
+        best = nearest_neighbour_similarities(fingerprints, ref.fingerprints)
+        if len(best):
+            metrics[f"SNN/{label}"] = float(np.sum(best * weights) / np.sum(weights))
+            item_scores[f"SNN/{label}"] = per_valid(best)
+        else:
+            metrics[f"SNN/{label}"] = math.nan
         metrics[f"Frag/{label}"] = count_cosine_similarity(ref.fragments, fragments)
         metrics[f"Scaf/{label}"] = count_cosine_similarity(ref.scaffolds, scaffolds)
     timings["snn"] = time.perf_counter() - clock
@@ -539,11 +591,22 @@ def evaluate(
     metrics["Filters"] = (
         float(np.mean([records[c].passes_filters for c in gen])) if gen else math.nan
     )
+    if gen:
+        item_scores["Filters"] = per_valid([float(records[c].passes_filters) for c in distinct_gen])
     for name in PROPERTY_NAMES:
         metrics[name] = property_distance(references["Test"].properties[name], properties[name])
     train_set = training_set(train)
     if train_set is not None:
         metrics["Novelty"] = novelty(second_canonical, train_set)
+        if second_canonical:
+            first_seen: dict[str, int] = {}
+            for (index, _), text in zip(scored, second_canonical, strict=True):
+                first_seen.setdefault(text, index)
+            known = train_set.contains(list(first_seen))
+            novel: list[float | None] = [None] * len(smiles)
+            for position, index in enumerate(first_seen.values()):
+                novel[index] = 0.0 if bool(known[position]) else 1.0
+            item_scores["Novelty"] = novel
     ordered = {key: metrics[key] for key in METRIC_KEYS if key in metrics}
     ordered.update({key: value for key, value in metrics.items() if key not in ordered})
     return GenerationEvaluation(
@@ -557,6 +620,7 @@ def evaluate(
         properties=properties,
         references=references,
         timings=timings,
+        item_scores=item_scores,
     )
 
 
@@ -565,7 +629,7 @@ def compute_metrics(
     *,
     test: ReferenceSpec = "moses",
     scaffold_test: ReferenceSpec | None = "moses",
-    train="moses",
+    train=DEFAULT_TRAIN,
     unique_k: Sequence[int] = DEFAULT_UNIQUE_K,
     n_jobs: int = 1,
     device: str = "cpu",
@@ -579,9 +643,108 @@ def compute_metrics(
     :class:`~chemassay.suites.generation.reference.ReferenceStats` for others (their
     statistics are cached), and ``scaffold_test=None`` to skip the ``/TestSF`` metrics.
     ``train="moses"`` (default) or a path/list gives ``Novelty``; ``None`` leaves it out.
-    See :func:`evaluate` for the details kept alongside (invalid strings, warnings).
+    See :func:`evaluate_samples` for the details kept alongside (invalid strings, warnings).
     """
-    return evaluate(
+    return evaluate_samples(
         gen_smiles, test=test, scaffold_test=scaffold_test, train=train, unique_k=unique_k,
         n_jobs=n_jobs, device=device, batch_size=batch_size, show_progress=show_progress,
     ).metrics
+
+
+# ---------------------------------------------------------------- metric cards
+
+_SETS = {"Test": "the MOSES test set (or the `test` reference given)",
+         "TestSF": "the MOSES scaffold test set (or the `scaffold_test` reference given)"}
+_W1_NOTE = "a distance between two samples' distributions, not a mean over molecules"
+
+
+def _cards() -> list[MetricCard]:
+    cards = [
+        MetricCard("valid", "generation", "fraction of generated strings that are valid molecules (RDKit parses them)",
+                   "higher", (0.0, 1.0), "Valid", "Table 1", interval="bootstrap"),
+        MetricCard("unique@{k}", "generation",
+                   "distinct canonical SMILES among the first k valid molecules, divided by k (with fewer than k "
+                   "valid molecules: divided by their number, with a warning, as MOSES does)",
+                   "higher", (0.0, 1.0), "Unique@1k / Unique@10k", "Table 1",
+                   interval_note="a count of distinct molecules over a prefix, not a mean over molecules"),
+    ]
+    for label, what in _SETS.items():
+        cards += [
+            MetricCard(f"FCD/{label}", "generation",
+                       f"Fréchet ChemNet Distance between the valid generated molecules and {what}",
+                       "lower", (0.0, None), f"FCD/{label}", "Table 3",
+                       interval_note="a distance between two Gaussian fits of ChemNet activations, not a mean over molecules"),
+            MetricCard(f"SNN/{label}", "generation",
+                       f"mean over valid generated molecules of the highest Tanimoto similarity (Morgan r=2, 1024 "
+                       f"bits) to a molecule of {what}",
+                       "higher", (0.0, 1.0), f"SNN/{label}", "Table 3", interval="bootstrap"),
+            MetricCard(f"Frag/{label}", "generation",
+                       f"cosine similarity of BRICS-fragment counts of the valid generated molecules and {what}",
+                       "higher", (0.0, 1.0), f"Frag/{label}", "Table 4",
+                       interval_note="a cosine of two count vectors over the whole set, not a mean over molecules"),
+            MetricCard(f"Scaf/{label}", "generation",
+                       f"cosine similarity of Bemis-Murcko scaffold counts of the valid generated molecules and {what}",
+                       "higher", (0.0, 1.0), f"Scaf/{label}", "Table 4",
+                       interval_note="a cosine of two count vectors over the whole set, not a mean over molecules"),
+        ]
+    cards += [
+        MetricCard("IntDiv", "generation", "internal diversity: 1 - mean pairwise Tanimoto similarity of the valid "
+                   "generated molecules (self-pairs included)", "higher", (0.0, 1.0), "IntDiv1", "Table 2",
+                   interval_note="a mean over pairs of molecules, not over molecules"),
+        MetricCard("IntDiv2", "generation", "internal diversity with p=2: 1 - mean_i sqrt(mean_j T_ij^2)",
+                   "higher", (0.0, 1.0), "IntDiv2", "Table 2",
+                   interval_note="a mean over pairs of molecules, not over molecules"),
+        MetricCard("Filters", "generation", "fraction of valid generated molecules passing the MOSES filters "
+                   "(MCF, PAINS, allowed atoms, no charges, no rings of 8+ atoms)",
+                   "higher", (0.0, 1.0), "Filters", "Table 2", interval="bootstrap"),
+        MetricCard("logP", "generation", "Wasserstein-1 distance between the Crippen logP of the valid generated "
+                   "molecules and of the test set", "lower", (0.0, None), "logP (W1)", "Figure 4",
+                   interval_note=_W1_NOTE),
+        MetricCard("SA", "generation", "Wasserstein-1 distance between the synthetic accessibility scores of the "
+                   "valid generated molecules and of the test set", "lower", (0.0, 9.0), "SA (W1)", "Figure 4",
+                   interval_note=_W1_NOTE),
+        MetricCard("QED", "generation", "Wasserstein-1 distance between the QED drug-likeness of the valid "
+                   "generated molecules and of the test set", "lower", (0.0, 1.0), "QED (W1)", "Figure 4",
+                   interval_note=_W1_NOTE),
+        MetricCard("weight", "generation", "Wasserstein-1 distance between the molecular weights (Da) of the valid "
+                   "generated molecules and of the test set", "lower", (0.0, None), "weight (W1)", "Figure 4",
+                   interval_note=_W1_NOTE),
+        MetricCard("Novelty", "generation", "fraction of distinct valid generated molecules (canonical SMILES) not "
+                   "in the training set", "higher", (0.0, 1.0), "Novelty", "Table 2", interval="bootstrap"),
+    ]
+    count_note = "a count of molecules, not an estimate"
+    cards += [
+        MetricCard("n_input", "generation", "filter: molecules read from the input", "none", (0.0, None),
+                   interval_note=count_note),
+        MetricCard("n_kept", "generation", "filter: molecules passing every MOSES filter", "none", (0.0, None),
+                   interval_note=count_note),
+        MetricCard("n_removed", "generation", "filter: molecules failing at least one MOSES filter", "none",
+                   (0.0, None), interval_note=count_note),
+        MetricCard("fraction_kept", "generation", "filter: n_kept / n_input", "none", (0.0, 1.0),
+                   interval_note="a fraction of a data set, not an estimate"),
+        MetricCard("removed/{filter}", "generation",
+                   "filter: molecules removed by this filter, their first failing one in the order parse, ring_size, "
+                   "charge, atoms, mcf, pains, roundtrip (the counts add up to n_removed)",
+                   "none", (0.0, None), interval_note=count_note),
+        MetricCard("failing/{filter}", "generation", "filter: molecules failing this filter (first failure or not)",
+                   "none", (0.0, None), interval_note=count_note),
+        MetricCard("n_train", "generation", "split: molecules in the training part", "none", (0.0, None),
+                   interval_note=count_note),
+        MetricCard("n_test", "generation", "split: molecules in the random test part", "none", (0.0, None),
+                   interval_note=count_note),
+        MetricCard("n_test_scaffolds", "generation", "split: molecules in the scaffold test part (held-out scaffolds)",
+                   "none", (0.0, None), interval_note=count_note),
+        MetricCard("n_skipped", "generation", "split: inputs left out (invalid SMILES, repeated molecules)", "none",
+                   (0.0, None), interval_note=count_note),
+        MetricCard("n_scaffolds", "generation", "split: distinct Bemis-Murcko scaffolds of the kept molecules", "none",
+                   (0.0, None), interval_note=count_note),
+        MetricCard("n_held_out_scaffolds", "generation", "split: scaffolds held out for the scaffold test part",
+                   "none", (0.0, None), interval_note=count_note),
+        MetricCard("n_acyclic", "generation", "split: kept molecules without a ring (never held out)", "none",
+                   (0.0, None), interval_note=count_note),
+    ]
+    return cards
+
+
+METRIC_CARDS: list[MetricCard] = _cards()
+"""Every metric key a generation result can carry (``evaluate``, ``filter``, ``split``)."""

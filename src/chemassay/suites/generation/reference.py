@@ -8,9 +8,14 @@ values (Wasserstein distances). Using them keeps our numbers on the published fo
 recomputing them with today's RDKit shifts some values slightly.
 
 For any other reference set (a file or a list of SMILES) the statistics are computed the
-way MOSES computes them, once, and cached under ``$CHEMASSAY_HOME/generation/reference-stats``
-keyed by the sha256 of the file (or of the SMILES list) and the RDKit version. The cache
-format is a plain ``.npz`` (no pickle) holding arrays and one JSON document.
+way MOSES computes them. Both are kept in chemassay's one cache
+(:mod:`chemassay.runtime.cache`, namespace ``generation/reference-stats``): each entry
+records what it was computed from (the sha256 of the published file, of the SMILES file or
+of the SMILES list, the RDKit version and the format version) and a checksum of itself, so a
+truncated, corrupted or swapped entry is reported in one line and rebuilt, never used.
+Lists of fewer than :data:`MIN_CACHED_LIST` SMILES are computed each time (cheaper than a
+cache entry). The payload is a plain ``.npz`` (no pickle) holding arrays and one JSON
+document.
 """
 
 from __future__ import annotations
@@ -24,14 +29,17 @@ from pathlib import Path
 
 import numpy as np
 
-from chemassay.data import chemassay_home, dataset_file
+from chemassay.data import dataset_file, get_spec
 from chemassay.errors import UserInputError
-from chemassay.runtime.files import atomic_writer, sha256_file
+from chemassay.runtime.cache import cached
+from chemassay.runtime.files import atomic_writer
+from chemassay.suites.generation.data import MOSES_STATS_FILES, parse_moses_name, smiles_set
 
 PROPERTY_NAMES = ("logP", "SA", "QED", "weight")
 CACHE_VERSION = 1
-MOSES_SETS = {"test": "test_stats.npz", "test_scaffolds": "test_scaffolds_stats.npz"}
-MOSES_SMILES = {"test": "test.csv.gz", "test_scaffolds": "test_scaffolds.csv.gz", "train": "train.csv.gz"}
+CACHE_NAMESPACE = "generation/reference-stats"
+MIN_CACHED_LIST = 100
+"""In-memory reference lists shorter than this are not cached (computing is as fast)."""
 
 
 @dataclass
@@ -69,18 +77,12 @@ class ReferenceStats:
         }
 
 
-def _cache_dir() -> Path:
-    return chemassay_home() / "generation" / "reference-stats"
+def save_stats(stats: ReferenceStats, path: str | os.PathLike, *, compress: bool = True) -> Path:
+    """Write statistics to an ``.npz`` file (atomically, no pickled objects).
 
-
-def _rdkit_version() -> str:
-    import rdkit
-
-    return rdkit.__version__
-
-
-def save_stats(stats: ReferenceStats, path: str | os.PathLike) -> Path:
-    """Write statistics to an ``.npz`` file (atomically, no pickled objects)."""
+    ``compress=False`` writes an uncompressed archive (the cache's choice: writing the
+    compressed MOSES statistics takes seconds, reading either takes a fraction of one).
+    """
     meta = {
         "version": CACHE_VERSION,
         "name": stats.name,
@@ -103,7 +105,7 @@ def save_stats(stats: ReferenceStats, path: str | os.PathLike) -> Path:
         arrays["fcd_sigma"] = stats.fcd_sigma
     target = Path(path)
     with atomic_writer(target, "wb", encoding=None) as handle:
-        np.savez_compressed(handle, **arrays)
+        (np.savez_compressed if compress else np.savez)(handle, **arrays)
     return target
 
 
@@ -135,24 +137,30 @@ def _pack_dense_fingerprints(dense: np.ndarray) -> np.ndarray:
 
 
 def published_moses_stats(which: str = "test") -> ReferenceStats:
-    """The MOSES authors' statistics of ``test`` or ``test_scaffolds`` (cached as ``.npz``).
+    """The MOSES authors' statistics of ``test`` or ``test_scaffolds`` (kept in the cache).
 
     The published file is a pickled dictionary; it is read once (from the checksum-verified
-    dataset cache) and converted to chemassay's pickle-free format.
+    dataset cache) and converted to chemassay's pickle-free format, a cache entry keyed by
+    the published file's sha256.
     """
-    if which not in MOSES_SETS:
-        raise UserInputError(f"unknown MOSES reference set {which!r}; choose from {sorted(MOSES_SETS)}")
-    source = dataset_file("moses", MOSES_SETS[which])
-    digest = sha256_file(source)
-    cached = _cache_dir() / f"moses-{which}-{digest[:16]}-v{CACHE_VERSION}.npz"
-    if cached.is_file():
-        try:
-            return load_stats(cached)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache entry is rebuilt below
+    if which not in MOSES_STATS_FILES:
+        raise UserInputError(
+            f"MOSES publishes statistics of {' and '.join(sorted(MOSES_STATS_FILES))} only, not {which!r}"
+        )
+    source = dataset_file("moses", MOSES_STATS_FILES[which])  # verified against its registered sha256
+    digest = get_spec("moses").file(MOSES_STATS_FILES[which]).sha256
+    key = {"what": "MOSES published reference statistics", "set": which, "source_sha256": digest,
+           "format": CACHE_VERSION}
+    return cached(
+        CACHE_NAMESPACE, key, lambda: _convert_published(source, which, digest),
+        save=_save_uncompressed, load=lambda path: _load_expected(path, digest), suffix=".npz",
+    )
+
+
+def _convert_published(source: Path, which: str, digest: str) -> ReferenceStats:
     with np.load(source, allow_pickle=True) as data:  # the registry verified its sha256
         raw = data["stats"].item()
-    stats = ReferenceStats(
+    return ReferenceStats(
         name=f"moses/{which}",
         source="published",
         sha256=digest,
@@ -164,8 +172,18 @@ def published_moses_stats(which: str = "test") -> ReferenceStats:
         fcd_mu=np.asarray(raw["FCD"]["mu"]),
         fcd_sigma=np.asarray(raw["FCD"]["sigma"]),
     )
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    save_stats(stats, cached)
+
+
+def _save_uncompressed(stats: ReferenceStats, path: Path) -> None:
+    save_stats(stats, path, compress=False)
+
+
+def _load_expected(path: Path, sha256: str) -> ReferenceStats:
+    """Load a cache entry and check it describes the set it is keyed by (a second guard
+    beside the cache's own checksum)."""
+    stats = load_stats(path)
+    if stats.sha256 != sha256:
+        raise ValueError(f"the entry holds statistics of {stats.sha256}, not of {sha256}")
     return stats
 
 
@@ -242,6 +260,12 @@ def _list_digest(smiles: list[str]) -> str:
     return digest.hexdigest()
 
 
+def _rdkit_version() -> str:
+    import rdkit
+
+    return rdkit.__version__
+
+
 def cached_stats(
     smiles: list[str],
     *,
@@ -252,22 +276,27 @@ def cached_stats(
     batch_size: int = 512,
     show_progress: bool | None = None,
 ) -> ReferenceStats:
-    """:func:`compute_stats` with a cache keyed by ``sha256`` (of the file, or of the list)."""
-    key = sha256 or _list_digest(smiles)
-    path = _cache_dir() / f"{key}-rdkit{_rdkit_version()}-v{CACHE_VERSION}.npz"
-    if path.is_file():
-        try:
-            stats = load_stats(path)
-            stats.name = name
-            return stats
-        except (OSError, ValueError, KeyError):
-            pass  # an unreadable or stale cache file is recomputed and overwritten below
-    stats = compute_stats(
-        smiles, name=name, sha256=key, n_jobs=n_jobs, device=device, batch_size=batch_size,
-        show_progress=show_progress,
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_stats(stats, path)
+    """:func:`compute_stats`, kept in the cache under the sha256 of the SMILES' source.
+
+    ``sha256`` identifies the source (a file's checksum); without it the SMILES list itself
+    is hashed. Lists shorter than :data:`MIN_CACHED_LIST` without a ``sha256`` are computed
+    without a cache entry.
+    """
+    key_sha = sha256 or _list_digest(smiles)
+
+    def build() -> ReferenceStats:
+        return compute_stats(
+            smiles, name=name, sha256=key_sha, n_jobs=n_jobs, device=device, batch_size=batch_size,
+            show_progress=show_progress,
+        )
+
+    if sha256 is None and len(smiles) < MIN_CACHED_LIST:
+        return build()
+    key = {"what": "reference statistics", "smiles_sha256": key_sha, "rdkit": _rdkit_version(),
+           "format": CACHE_VERSION}
+    stats = cached(CACHE_NAMESPACE, key, build, save=_save_uncompressed,
+                   load=lambda path: _load_expected(path, key_sha), suffix=".npz")
+    stats.name = name
     return stats
 
 
@@ -286,19 +315,20 @@ def resolve_reference(
     """Statistics for a reference given as ``"moses"``, a file path, a SMILES list or stats.
 
     ``"moses"`` means the published statistics of ``moses_set`` (``test`` or
-    ``test_scaffolds``); a path ending in ``.npz`` is a statistics file written by
-    :func:`save_stats`; any other path is a SMILES file (text or CSV).
+    ``test_scaffolds``), ``"moses:test"``/``"moses:test_scaffolds"`` those of that set, and
+    ``"moses:train"`` statistics computed from the training split; a path ending in ``.npz``
+    is a statistics file written by :func:`save_stats`; any other path is a SMILES file
+    (text or CSV, read with the one SMILES reader). An empty set is a
+    :class:`~chemassay.errors.UserInputError`.
     """
     if isinstance(spec, ReferenceStats):
         return spec
-    if isinstance(spec, (list, tuple)):
-        return cached_stats(
-            list(spec), name=f"list of {len(spec)} SMILES", n_jobs=n_jobs, device=device,
-            batch_size=batch_size, show_progress=show_progress,
-        )
-    if isinstance(spec, str) and spec.lower() == "moses":
-        return published_moses_stats(moses_set)
-    if str(spec).endswith(".npz"):
+    part = parse_moses_name(spec)
+    if part is not None:
+        part = part or moses_set
+        if part in MOSES_STATS_FILES:
+            return published_moses_stats(part)
+    elif not isinstance(spec, (list, tuple)) and str(spec).endswith(".npz"):
         from chemassay.clitools import need_file
 
         try:
@@ -307,20 +337,11 @@ def resolve_reference(
             raise UserInputError(
                 f"{spec}: not a chemassay reference statistics file ({exc}); give a SMILES file instead"
             ) from None
-    from chemassay.suites.generation.smiles_files import read_smiles_file
-
-    table = read_smiles_file(spec)
+    resolved = smiles_set(spec if part is None else f"moses:{part}")
+    if not resolved.smiles:
+        raise UserInputError(f"reference set {resolved.label}: no SMILES; give a non-empty SMILES file or list")
+    name = str(resolved.path) if resolved.path is not None else resolved.label
     return cached_stats(
-        table.smiles, name=str(table.path), sha256=sha256_file(table.path), n_jobs=n_jobs,
-        device=device, batch_size=batch_size, show_progress=show_progress,
+        resolved.smiles, name=name, sha256=resolved.sha256, n_jobs=n_jobs, device=device,
+        batch_size=batch_size, show_progress=show_progress,
     )
-
-
-def moses_smiles(which: str) -> list[str]:
-    """The SMILES of a MOSES split (``train``, ``test`` or ``test_scaffolds``), as given."""
-    import pandas as pd
-
-    if which not in MOSES_SMILES:
-        raise UserInputError(f"unknown MOSES split {which!r}; choose from {sorted(MOSES_SMILES)}")
-    path = dataset_file("moses", MOSES_SMILES[which])
-    return pd.read_csv(path, usecols=["SMILES"])["SMILES"].astype(str).tolist()

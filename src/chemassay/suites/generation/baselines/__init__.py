@@ -1,59 +1,71 @@
-"""The non-neural MOSES baselines: character n-gram LM and combinatorial BRICS generator.
+"""The non-neural MOSES baselines as model kinds: character n-gram LM and combinatorial BRICS.
 
-Each baseline trains on a SMILES list, saves to / loads from one model file, and samples
-``n`` strings with a seed (the ``MoleculeGenerator`` protocol of ``chemassay.models``).
-Trained models are kept under ``$CHEMASSAY_HOME/models/generation/`` unless a path is given,
-so sampling does not retrain. The MOSES HMM baseline is not provided: see
-``docs/generation.md`` ("Why no HMM").
+Both are *generators* (``sample(n, seed)``) in the one model registry, named by a spec:
+
+``ngram[:MODEL_PATH][,train=SET][,limit=N][,context_len=10][,max_len=100]``
+    the MOSES character n-gram model (:mod:`.ngram`);
+``combinatorial[:MODEL_PATH][,train=SET][,limit=N][,join=valid|moses]``
+    the MOSES combinatorial BRICS-fragment generator (:mod:`.combinatorial`).
+
+``MODEL_PATH`` is a model file written by ``chemassay generation train`` (or
+:func:`chemassay.generation.train`); it is used as it is. When the file does not exist and
+``train=SET`` is given, the model is trained on ``SET`` first and saved there ("train on
+first use"); without ``train=`` a missing file is an error. Without ``MODEL_PATH`` the model
+trained on ``train`` (default ``moses``, the MOSES training split; ``limit``: its first N
+molecules) is kept in chemassay's checked cache and trained once. ``SET`` is ``moses``,
+``moses:PART`` or a SMILES file. ``context_len`` is a training setting of the n-gram model;
+``max_len`` (n-gram) and ``join`` (combinatorial) are sampling settings.
+
+This module only declares the kinds (``MODEL_KINDS``); the code is imported when a model is
+loaded. The MOSES HMM baseline is not provided: see ``docs/generation.md`` ("Why no HMM").
 """
 
 from __future__ import annotations
 
-import os
-import re
-from pathlib import Path
+from chemassay.models.registry import ModelKind
 
-from chemassay.data import chemassay_home
-from chemassay.errors import UserInputError
-from chemassay.suites.generation.baselines.combinatorial import CombinatorialGenerator
-from chemassay.suites.generation.baselines.ngram import CharNGram
+_TRAINING_OPTIONS = {
+    "train": "training set when the model must be trained: moses, moses:PART or a SMILES file (default moses)",
+    "limit": "train on the first N molecules only",
+}
 
-BASELINES: dict[str, type] = {"ngram": CharNGram, "combinatorial": CombinatorialGenerator}
-MODEL_SUFFIX = {"ngram": ".npz", "combinatorial": ".json.gz"}
-
-
-def check_baseline(name: str) -> str:
-    """The baseline's canonical name, or a clear error listing the known ones."""
-    key = name.strip().lower().replace("_", "-")
-    aliases = {"n-gram": "ngram", "char-ngram": "ngram", "brics": "combinatorial"}
-    key = aliases.get(key, key)
-    if key not in BASELINES:
-        if key == "hmm":
-            raise UserInputError(
-                "the HMM baseline is not provided (no maintained HMM library reproduces MOSES' "
-                "pomegranate model; see docs/generation.md); use ngram or combinatorial"
-            )
-        raise UserInputError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
-    return key
-
-
-def default_model_path(name: str, train_label: str, **options: object) -> Path:
-    """Where ``train``/``sample`` keep a model trained on ``train_label`` with ``options``."""
-    parts = [check_baseline(name), re.sub(r"[^A-Za-z0-9._-]+", "_", train_label)]
-    parts += [f"{key}{value}" for key, value in sorted(options.items()) if value is not None]
-    return chemassay_home() / "models" / "generation" / ("-".join(parts) + MODEL_SUFFIX[check_baseline(name)])
-
-
-def load_baseline(name: str, path: str | os.PathLike):
-    """Load a saved model of baseline ``name``."""
-    return BASELINES[check_baseline(name)].load(path)
-
-
-__all__ = [
-    "BASELINES",
-    "CharNGram",
-    "CombinatorialGenerator",
-    "check_baseline",
-    "default_model_path",
-    "load_baseline",
+MODEL_KINDS = [
+    ModelKind(
+        name="ngram", protocols=("generator",),
+        factory="chemassay.suites.generation.baselines.kinds:create_ngram",
+        description="MOSES character n-gram language model (back-off, smoothing 0.01), trained here",
+        arg="MODEL_PATH", arg_required=False,
+        options={**_TRAINING_OPTIONS,
+                 "context_len": "longest context when training (MOSES: 10, i.e. up to 11-grams)",
+                 "max_len": "stop a sample after max_len - 1 characters (MOSES: 100)"},
+        suite="generation",
+        example="ngram:models/ngram.npz,train=moses",
+    ),
+    ModelKind(
+        name="combinatorial", protocols=("generator",),
+        factory="chemassay.suites.generation.baselines.kinds:create_combinatorial",
+        description="MOSES combinatorial generator: random joins of BRICS fragments of the training set",
+        arg="MODEL_PATH", arg_required=False,
+        options={**_TRAINING_OPTIONS,
+                 "join": "valid (join only where the result is a valid molecule, default) or moses (reference)"},
+        suite="generation",
+        example="combinatorial:models/combinatorial.json.gz,train=moses",
+    ),
 ]
+
+_LAZY = {
+    "CharNGram": ("chemassay.suites.generation.baselines.ngram", "CharNGram"),
+    "CombinatorialGenerator": ("chemassay.suites.generation.baselines.combinatorial", "CombinatorialGenerator"),
+    "BaselineGenerator": ("chemassay.suites.generation.baselines.kinds", "BaselineGenerator"),
+}
+
+__all__ = ["MODEL_KINDS", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

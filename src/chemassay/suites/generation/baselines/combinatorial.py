@@ -34,6 +34,7 @@ import gzip
 import json
 import os
 import time
+import zlib
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 from rdkit import Chem
 
-from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced
+from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced, safe_mol_from_smiles
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import atomic_write_bytes
 from chemassay.runtime.parallel import Failure, parallel_map
@@ -216,7 +217,7 @@ class CombinatorialGenerator:
         if not target.is_file():
             raise UserInputError(
                 f"{target}: no such combinatorial model file; train one with "
-                "'chemassay generation train combinatorial'"
+                f"'chemassay generation train --model combinatorial:{target}'"
             )
         try:
             payload = json.loads(gzip.decompress(target.read_bytes()))
@@ -226,8 +227,11 @@ class CombinatorialGenerator:
                 payload["fragments"], payload["fragment_counts"], payload["size_values"],
                 payload["size_counts"], payload.get("info"),
             )
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise UserInputError(f"{target}: not a chemassay combinatorial model ({exc})") from None
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zlib.error) as exc:
+            # A truncated or damaged file, or another file: one line, never a traceback.
+            raise UserInputError(
+                f"{target}: not a chemassay combinatorial model, or a damaged one ({type(exc).__name__}: {exc})"
+            ) from None
 
     # Sampling -------------------------------------------------------------------------
     def _choice_table(self, lowest: int, highest: int) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +250,9 @@ class CombinatorialGenerator:
     def _fragment_mol(self, index: int) -> Chem.Mol:
         mol = self._mols.get(index)
         if mol is None:
-            mol = Chem.MolFromSmiles(self.fragments[index])
+            mol = safe_mol_from_smiles(self.fragments[index])
+            if mol is None:
+                raise UserInputError(f"the model's fragment {self.fragments[index]!r} does not parse; is the model file damaged?")
             if len(self._mols) > 200_000:
                 self._mols.clear()
             self._mols[index] = mol

@@ -28,6 +28,7 @@ import io
 import json
 import os
 import time
+import zipfile
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
@@ -186,7 +187,9 @@ class CharNGram:
         """Read a model written by :meth:`save`; a clear error if it is not one."""
         target = Path(path)
         if not target.is_file():
-            raise UserInputError(f"{target}: no such n-gram model file; train one with 'chemassay generation train ngram'")
+            raise UserInputError(
+                f"{target}: no such n-gram model file; train one with 'chemassay generation train --model ngram:{target}'"
+            )
         try:
             with np.load(target, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
@@ -196,8 +199,9 @@ class CharNGram:
                     meta["chars"], meta["max_context_len"], data["context_codes"], data["offsets"],
                     data["next_ids"], data["counts"], meta.get("info"),
                 )
-        except (OSError, ValueError, KeyError) as exc:
-            raise UserInputError(f"{target}: not a chemassay n-gram model ({exc})") from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            # A truncated or damaged archive, or another file: one line, never a traceback.
+            raise UserInputError(f"{target}: not a chemassay n-gram model, or a damaged one ({type(exc).__name__}: {exc})") from None
 
     # Sampling -------------------------------------------------------------------------
     def _rows(self) -> dict[int, int]:

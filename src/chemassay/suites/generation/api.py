@@ -1,0 +1,517 @@
+"""The generation suite's Python API (MOSES): ``import chemassay.generation``.
+
+* :func:`evaluate` — every MOSES metric of a set of generated SMILES (a list, a file, or a
+  model sampled first), as a :class:`~chemassay.report.result.Result`, the same one
+  ``chemassay generation evaluate --out`` writes;
+* :func:`compute_metrics` — the same metrics as a plain dict, keyed like MOSES's
+  ``get_all_metrics``;
+* :func:`sample` — draw ``n`` SMILES from a generator (a model spec such as
+  ``ngram``, ``combinatorial:model.json.gz`` or ``openai:NAME,base_url=...``, or an object
+  with ``sample(n, seed)``); :func:`train` — train the ``ngram``/``combinatorial`` baselines;
+* :func:`filter` — the MOSES dataset filters; :func:`split` — a MOSES-style scaffold split;
+* :func:`load_dataset` — the MOSES splits through the dataset registry.
+
+Reference sets (``test``, ``scaffold_test``) and the training set (``train``, for Novelty)
+are ``"moses"`` (the default: the MOSES authors' published statistics, the MOSES training
+split), ``"moses:PART"``, a path to a SMILES file, or a list of SMILES; ``scaffold_test=None``
+and ``train=None`` leave out the ``/TestSF`` metrics and ``Novelty``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chemassay.errors import UserInputError
+from chemassay.report.result import DatasetRef, Result, SkippedItem, input_ref
+
+__all__ = ["compute_metrics", "evaluate", "filter", "load_dataset", "sample", "split", "train"]
+
+SUITE = "generation"
+DEFAULT_N = 30_000
+"""Samples drawn from a model by default (the MOSES protocol)."""
+
+SmilesInput = Sequence[str] | str | os.PathLike
+ReferenceInput = str | os.PathLike | Sequence[str] | None
+
+
+def _check_device(device: str) -> None:
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise UserInputError(f"--device {device}: choose cpu or cuda")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserInputError(f"--device {device}: no CUDA device here; use --device cpu")
+
+
+def _check_n(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise UserInputError(f"--n must be a whole number of at least 1, got {n!r}")
+    return n
+
+
+def _describe_set(spec: Any) -> str | None:
+    """How a reference/training set is named in a result's config."""
+    if spec is None:
+        return None
+    if isinstance(spec, (list, tuple)):
+        return f"list of {len(spec)} SMILES"
+    from chemassay.suites.generation.reference import ReferenceStats
+
+    if isinstance(spec, ReferenceStats):
+        return spec.name
+    return str(spec)
+
+
+def _is_path(spec: Any) -> bool:
+    from chemassay.suites.generation.data import parse_moses_name
+
+    return isinstance(spec, (str, os.PathLike)) and parse_moses_name(spec) is None
+
+
+def _write_lines(path: str | os.PathLike, lines: Sequence[str]) -> None:
+    from chemassay.runtime.files import atomic_write_text
+
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines))
+
+
+def _generator(model: Any, n_jobs: int, show_progress: bool | None) -> Any:
+    from chemassay.models import resolve_model
+    from chemassay.models.spec import ModelSpec, parse_spec
+
+    if isinstance(model, (str, ModelSpec)):
+        from chemassay.suites.generation.baselines.kinds import check_kind
+
+        kind = parse_spec(model).kind
+        if kind == "hmm":
+            check_kind(kind)  # explains why there is no HMM baseline
+    return resolve_model(model, "generator", {"n_jobs": n_jobs, "show_progress": show_progress})
+
+
+def _draw(generator: Any, n: int, seed: int) -> list[str]:
+    samples = generator.sample(n, seed)
+    if not isinstance(samples, list) or len(samples) != n or not all(isinstance(s, str) for s in samples):
+        got = f"{len(samples)} items" if isinstance(samples, list) else type(samples).__name__
+        raise UserInputError(f"the generator returned {got} for sample({n}, {seed}); expected a list of {n} strings")
+    return samples
+
+
+def sample(
+    model: Any,
+    n: int = DEFAULT_N,
+    seed: int = 0,
+    *,
+    out: str | os.PathLike | None = None,
+    n_jobs: int = 1,
+    show_progress: bool | None = None,
+) -> list[str]:
+    """Draw ``n`` SMILES strings (valid or not) from a generator with ``seed``.
+
+    ``model`` is a spec (``ngram``, ``ngram:PATH``, ``combinatorial:PATH,join=moses``,
+    ``openai:NAME,base_url=URL``, ``python:module:factory``...) or an object with
+    ``sample(n, seed)``. With ``out`` the samples are written there, one per line, beside
+    ``OUT.manifest.json`` (the model, ``n``, ``seed``, the file's sha256). ``n_jobs`` worker
+    processes sample the combinatorial baseline.
+    """
+    from chemassay.models import model_ref
+    from chemassay.runtime.files import ensure_writable
+
+    n = _check_n(n)
+    if out is not None:
+        ensure_writable(out, "samples file")
+    generator = _generator(model, n_jobs, show_progress)
+    started = time.perf_counter()
+    samples = _draw(generator, n, seed)
+    seconds = time.perf_counter() - started
+    if out is not None:
+        from chemassay.report.result import current_versions
+        from chemassay.runtime.files import atomic_write_text, sha256_file
+
+        target = Path(out)
+        _write_lines(target, samples)
+        failures = getattr(generator, "failures", None) or {}
+        manifest = {
+            "kind": "chemassay generation samples",
+            "model": model_ref(generator).model_dump(),
+            "n": n,
+            "seed": seed,
+            "n_empty": sum(1 for s in samples if not s),
+            "failed_requests": len(failures),
+            "files": {target.name: {"rows": len(samples), "sha256": sha256_file(target)}},
+            "sample_seconds": round(seconds, 3),
+            "versions": current_versions(),
+        }
+        atomic_write_text(target.with_name(target.name + ".manifest.json"), json.dumps(manifest, indent=2) + "\n")
+    return samples
+
+
+def train(
+    model: str,
+    train: str | os.PathLike | Sequence[str] | None = None,
+    *,
+    limit: int | None = None,
+    n_jobs: int = 1,
+    show_progress: bool | None = None,
+) -> Any:
+    """Train a built-in baseline and return it as a generator (``.sample(n, seed)``).
+
+    ``model`` is ``ngram:PATH[,context_len=10]`` or ``combinatorial:PATH``: the model is
+    trained and saved at ``PATH`` (replacing a file there); without ``PATH`` the cached model
+    that ``--model ngram`` uses is retrained. ``train`` is the training set (``moses``, the
+    default, ``moses:PART``, a SMILES file or a list), ``limit`` keeps its first molecules.
+    The returned generator's ``spec`` names the saved file.
+    """
+    from chemassay.suites.generation.baselines.kinds import train_spec
+
+    return train_spec(model, train, limit=limit, n_jobs=n_jobs, show_progress=show_progress)
+
+
+def evaluate(
+    samples: SmilesInput | None = None,
+    *,
+    model: Any = None,
+    n: int = DEFAULT_N,
+    seed: int = 0,
+    test: ReferenceInput = "moses",
+    scaffold_test: ReferenceInput = "moses",
+    train: ReferenceInput = "moses",
+    bootstrap: int = 1000,
+    n_jobs: int = 1,
+    device: str = "cpu",
+    batch_size: int = 512,
+    plot: str | os.PathLike | None = None,
+    samples_out: str | os.PathLike | None = None,
+    show_progress: bool | None = None,
+) -> Result:
+    """Every MOSES metric of generated molecules, as ``moses.get_all_metrics`` computes them.
+
+    Give ``samples`` (a list of SMILES or a SMILES file: one per line, or a CSV with a
+    ``SMILES`` column) or ``model`` (a spec or a generator object: ``n`` samples are drawn
+    with ``seed`` first, and written to ``samples_out`` if given). ``test``/``scaffold_test``
+    are compared against (the published MOSES statistics by default) and ``train`` gives
+    Novelty (the MOSES training split by default); each also takes ``"moses:PART"``, a file or
+    a list, and ``None`` leaves its metrics out. Invalid strings are counted (``valid``) and
+    listed in ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty``
+    get 95 % bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none).
+    ``plot`` writes the property-distribution PNG there.
+
+    >>> import chemassay.generation as generation
+    >>> reference = ["CCOc1ccccc1", "CC(=O)Nc1ccc(O)cc1", "c1ccc2ccccc2c1", "OC(=O)c1ccccc1O",
+    ...              "CC(C)Cc1ccc(cc1)C(C)C(=O)O", "CN1CCC[C@H]1c1cccnc1"]
+    >>> result = generation.evaluate(["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "C1CC"],
+    ...                              test=reference, scaffold_test=None, train=reference, bootstrap=200)
+    >>> result.metrics["valid"], round(result.metrics["Novelty"], 4), result.n
+    (0.75, 0.6667, 3)
+    >>> result.skipped[0].item, result.skipped[0].reason
+    ('C1CC', 'invalid SMILES: SMILES syntax error')
+    >>> sorted(result.intervals)
+    ['Filters', 'Novelty', 'SNN/Test', 'valid']
+    """
+    from chemassay.models import in_memory_ref, model_ref, predictions_ref
+    from chemassay.report.intervals import attach_intervals
+    from chemassay.runtime.files import ensure_writable
+    from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K, evaluate_samples
+
+    started = time.perf_counter()
+    _check_device(device)
+    if (samples is None) == (model is None):
+        raise UserInputError("give the generated SMILES (a list or a file) or model=SPEC, not both and not neither")
+    for target, what in ((plot, "plot"), (samples_out, "samples file")):
+        if target is not None:
+            ensure_writable(target, what)
+    lines: list[int] | None = None
+    inputs = []
+    warnings_out: list[str] = []
+    config: dict[str, Any] = {}
+    if model is not None:
+        n = _check_n(n)
+        generator = _generator(model, n_jobs, show_progress)
+        smiles = _draw(generator, n, seed)
+        model_field = model_ref(generator)
+        config.update({"n": n, "seed": seed})
+        failures = getattr(generator, "failures", None) or {}
+        if failures:
+            first = next(iter(failures.values()))
+            warnings_out.append(
+                f"{len(failures)} requests to the model failed (first: {first}); the samples they should have "
+                "given are empty strings, counted invalid"
+            )
+        if samples_out is not None:
+            _write_lines(samples_out, smiles)
+            inputs.append(input_ref(samples_out))
+    elif isinstance(samples, (str, os.PathLike)):
+        from chemassay.data.readers import read_smiles_file
+
+        table = read_smiles_file(samples)
+        if not table.smiles:
+            raise UserInputError(f"{samples}: no SMILES in the file; give one SMILES per line or a CSV with a SMILES column")
+        smiles, lines = table.smiles, table.lines
+        model_field = predictions_ref(samples, name=Path(samples).name)
+        inputs.append(input_ref(samples))
+    else:
+        if isinstance(samples, (bytes, bytearray)) or not isinstance(samples, Sequence):
+            raise UserInputError(f"samples must be a list of SMILES strings or a file path, not {type(samples).__name__}")
+        smiles = [s if isinstance(s, str) else str(s) for s in samples]
+        if not smiles:
+            raise UserInputError("no SMILES to evaluate: the list is empty")
+        model_field = in_memory_ref(smiles, name="in-memory samples")
+    for spec in (test, scaffold_test, train):
+        if spec is not None and _is_path(spec) and not str(spec).endswith(".npz"):
+            from chemassay.clitools import need_file
+
+            need_file(spec, "reference SMILES")
+
+    evaluation = evaluate_samples(
+        smiles, test=test, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs, device=device,
+        batch_size=batch_size, show_progress=show_progress,
+    )
+
+    def line_of(index: int) -> int | None:
+        return lines[index] if lines is not None else None
+
+    skipped = [
+        SkippedItem(line=line_of(bad.index), item=bad.smiles, reason=f"invalid SMILES: {bad.reason}", index=bad.index)
+        for bad in evaluation.invalid
+    ] + [
+        SkippedItem(line=line_of(bad.index), item=bad.smiles, reason=bad.reason, index=bad.index)
+        for bad in evaluation.dropped
+    ]
+    for spec in (test, scaffold_test, train):
+        if spec is not None and _is_path(spec):
+            inputs.append(input_ref(spec))
+    test_stats = evaluation.references["Test"]
+    dataset = DatasetRef(name="moses" if test == "moses" else test_stats.name, sha256=test_stats.sha256)
+    config.update({
+        "test": _describe_set(test), "scaffold_test": _describe_set(scaffold_test), "train": _describe_set(train),
+        "n_jobs": n_jobs, "device": device, "batch_size": batch_size, "unique_k": list(DEFAULT_UNIQUE_K),
+        "fingerprint": "Morgan radius 2, 1024 bits", "bootstrap": bootstrap,
+    })
+    result = Result(
+        suite=SUITE,
+        task="evaluate",
+        model=model_field,
+        metrics=evaluation.metrics,
+        n=evaluation.n_valid - len(evaluation.dropped),
+        item_ids=[str(i) for i in range(evaluation.n_input)],
+        item_scores=evaluation.item_scores,
+        skipped=skipped,
+        dataset=dataset,
+        inputs=inputs,
+        config=config,
+        counts={
+            "input": evaluation.n_input,
+            "valid": evaluation.n_valid,
+            "invalid": len(evaluation.invalid),
+            "unique_valid": evaluation.n_unique_valid,
+        },
+        warnings=warnings_out + evaluation.warnings,
+        references={label: stats.describe() for label, stats in evaluation.references.items()},
+        timings_s=evaluation.timings,
+    )
+    attach_intervals(result, resamples=bootstrap, seed=seed)
+    if plot is not None:
+        from chemassay.suites.generation.metrics import PROPERTY_NAMES
+        from chemassay.suites.generation.plots import plot_property_distributions
+
+        png = plot_property_distributions(
+            evaluation.properties, test_stats.properties, plot,
+            distances={name: evaluation.metrics.get(name, float("nan")) for name in PROPERTY_NAMES},
+            reference_label=test_stats.name,
+        )
+        result.plot = str(png)
+    result.elapsed_s = time.perf_counter() - started
+    return result
+
+
+def compute_metrics(
+    samples: Sequence[str],
+    *,
+    test: ReferenceInput = "moses",
+    scaffold_test: ReferenceInput = "moses",
+    train: ReferenceInput = "moses",
+    n_jobs: int = 1,
+    device: str = "cpu",
+    batch_size: int = 512,
+) -> dict[str, float]:
+    """The MOSES metrics of ``samples`` as a plain dict, keyed and valued like MOSES's
+    ``get_all_metrics`` (same defaults as :func:`evaluate`, no intervals or details)."""
+    from chemassay.suites.generation.metrics import compute_metrics as moses_metrics
+
+    _check_device(device)
+    return moses_metrics(list(samples), test=test, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs,
+                         device=device, batch_size=batch_size)
+
+
+def _molecules(molecules: SmilesInput, column: str | None
+               ) -> tuple[list[str], list[int] | None, Path | None, str | None]:
+    """SMILES, their line numbers, the file and the column read (files: the one reader)."""
+    if isinstance(molecules, (str, os.PathLike)):
+        from chemassay.data.readers import read_smiles_file
+
+        table = read_smiles_file(molecules, column=column)
+        return table.smiles, table.lines, Path(molecules), table.column
+    if isinstance(molecules, (bytes, bytearray)) or not isinstance(molecules, Sequence):
+        raise UserInputError(f"molecules must be a list of SMILES strings or a file path, not {type(molecules).__name__}")
+    return [s if isinstance(s, str) else str(s) for s in molecules], None, None, None
+
+
+def _dataset_ref(path: Path | None, smiles: Sequence[str]) -> DatasetRef:
+    from chemassay.runtime.files import sha256_file
+    from chemassay.suites.generation.reference import _list_digest
+
+    if path is not None:
+        return DatasetRef(name=str(path), sha256=sha256_file(path))
+    return DatasetRef(name=f"list of {len(smiles)} SMILES", sha256=_list_digest(list(smiles)))
+
+
+def filter(  # noqa: A001 - the suite's verb; shadows the builtin only inside this module's namespace
+    molecules: SmilesInput,
+    *,
+    out: str | os.PathLike | None = None,
+    rejected: str | os.PathLike | None = None,
+    column: str | None = None,
+    max_ring_size: int = 7,
+    screen: bool = True,
+    n_jobs: int = 1,
+    show_progress: bool | None = None,
+) -> Result:
+    """Apply the MOSES dataset filters and count what each removes (a ``filter`` Result).
+
+    ``molecules`` is a list of SMILES or a SMILES file (an empty table cell is an invalid,
+    empty SMILES that fails ``parse``). The filters run in MOSES's order (parse, ring size,
+    charge, atoms, MCF, PAINS, roundtrip); ``removed/NAME`` counts molecules by their first
+    failing filter, ``failing/NAME`` every molecule failing it. With ``out`` the kept SMILES
+    are written there, with ``rejected`` a CSV of the removed ones (line, smiles, filter,
+    failures, alerts). ``screen=False`` matches every alert without the fingerprint screen.
+    """
+    from chemassay.runtime.files import atomic_write_text, ensure_writable, sha256_file
+    from chemassay.suites.generation.filters import FILTER_NAMES, filter_molecules
+
+    started = time.perf_counter()
+    for target, what in ((out, "output"), (rejected, "rejected-molecules file")):
+        if target is not None:
+            ensure_writable(target, what)
+    smiles, lines, path, column = _molecules(molecules, column)
+    summary = filter_molecules(smiles, max_ring_size=max_ring_size, screen=screen, n_jobs=n_jobs,
+                               show_progress=show_progress)
+
+    def line_of(index: int) -> int:
+        return lines[index] if lines is not None else index + 1
+
+    output: dict[str, Any] = {}
+    if out is not None:
+        _write_lines(out, [smiles[i] for i in summary.kept])
+        output.update({"kept": str(out), "sha256": sha256_file(out)})
+    if rejected is not None:
+        import csv
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["line", "smiles", "filter", "failures", "alerts"])
+        for index, verdict in enumerate(summary.verdicts):
+            if not verdict.passed:
+                writer.writerow([line_of(index), smiles[index], verdict.first_failure, ";".join(verdict.failures),
+                                 ";".join(verdict.alerts) or verdict.reason])
+        atomic_write_text(rejected, buffer.getvalue())
+        output["rejected"] = str(rejected)
+    skipped = [
+        SkippedItem(line=line_of(i), item=smiles[i], reason=f"unparseable SMILES: {v.reason}")
+        for i, v in enumerate(summary.verdicts) if v.first_failure == "parse"
+    ]
+    metrics: dict[str, float | int] = {
+        "n_input": summary.n_input,
+        "n_kept": len(summary.kept),
+        "n_removed": summary.n_removed,
+        "fraction_kept": len(summary.kept) / summary.n_input if summary.n_input else 0.0,
+    }
+    metrics.update({f"removed/{name}": summary.removed_by[name] for name in FILTER_NAMES})
+    metrics.update({f"failing/{name}": summary.failing[name] for name in FILTER_NAMES})
+    return Result(
+        suite=SUITE,
+        task="filter",
+        metrics=metrics,
+        n=summary.n_input,
+        skipped=skipped,
+        dataset=_dataset_ref(path, smiles),
+        inputs=[input_ref(path)] if path is not None else [],
+        config={"max_ring_size": max_ring_size, "screen": screen, "column": column,
+                "allowed_atoms": "C N S O F Cl Br H", "order": list(FILTER_NAMES)},
+        elapsed_s=round(time.perf_counter() - started, 3),
+        output=output,
+        alert_hits=summary.alert_hits,
+    )
+
+
+def split(
+    molecules: SmilesInput,
+    out_dir: str | os.PathLike,
+    *,
+    test_fraction: float = 0.1,
+    scaffold_test_fraction: float = 0.1,
+    seed: int = 0,
+    keep_duplicates: bool = False,
+    column: str | None = None,
+    n_jobs: int = 1,
+    show_progress: bool | None = None,
+) -> Result:
+    """A MOSES-style split written to ``out_dir`` (a ``split`` Result with the part sizes).
+
+    Random Bemis-Murcko scaffolds are held out as the scaffold test set, then a random
+    ``test_fraction`` of the valid molecules is the test set and the rest the training set
+    (repeats of a molecule are dropped unless ``keep_duplicates``). ``out_dir`` receives
+    ``train.csv``, ``test.csv``, ``test_scaffolds.csv``, ``skipped.csv`` (invalid and
+    repeated inputs, with their line and reason), ``held_out_scaffolds.txt`` and a
+    ``manifest.json`` with every file's sha256, so the split reproduces byte for byte.
+    """
+    from chemassay.runtime.files import ensure_writable_dir
+    from chemassay.suites.generation.split import scaffold_split, write_split
+
+    started = time.perf_counter()
+    ensure_writable_dir(out_dir, "split folder")
+    smiles, lines, path, _ = _molecules(molecules, column)
+    if not smiles:
+        raise UserInputError(f"{path or 'the list'}: no SMILES to split")
+    result = scaffold_split(
+        smiles, test_fraction=test_fraction, scaffold_test_fraction=scaffold_test_fraction, seed=seed,
+        deduplicate=not keep_duplicates, n_jobs=n_jobs, show_progress=show_progress,
+    )
+    manifest_path = write_split(result, smiles, out_dir, lines=lines, input_path=path)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+
+    def line_of(index: int) -> int:
+        return lines[index] if lines is not None else index + 1
+
+    return Result(
+        suite=SUITE,
+        task="split",
+        metrics={
+            "n_input": len(smiles), "n_train": len(result.train), "n_test": len(result.test),
+            "n_test_scaffolds": len(result.test_scaffolds), "n_skipped": len(result.skipped),
+            "n_scaffolds": manifest["n_scaffolds"], "n_held_out_scaffolds": len(result.held_out_scaffolds),
+            "n_acyclic": manifest["n_acyclic"],
+        },
+        n=len(smiles),
+        skipped=[SkippedItem(line=line_of(s["index"]), item=s["smiles"], reason=s["reason"]) for s in result.skipped],
+        dataset=_dataset_ref(path, smiles),
+        inputs=[input_ref(path)] if path is not None else [],
+        config=result.config,
+        elapsed_s=round(time.perf_counter() - started, 3),
+        output={"folder": str(out_dir), "manifest": str(manifest_path)},
+    )
+
+
+def load_dataset(name: str = "moses", part: str | None = None, **options: Any) -> Any:
+    """A dataset through the registry; for MOSES (the default) the SMILES of one split.
+
+    ``part`` is ``train`` (default), ``test`` or ``test_scaffolds``; ``limit=N`` keeps the
+    first N SMILES. Same as ``chemassay.load_dataset("moses", part=...)``.
+    """
+    from chemassay.data.registry import load_dataset as registry_load
+
+    return registry_load(name, part=part, **options)
