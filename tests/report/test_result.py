@@ -12,7 +12,7 @@ def test_result_round_trip_and_contract_fields(tmp_path):
     data.write_text("CCO\n")
     result = Result(
         suite="generation", task="metrics",
-        metrics={"valid": np.float64(0.5), "FCD/Test": float("nan"), "count": np.int64(3)},
+        metrics={"valid": np.float64(0.5), "FCD/Test": float("nan"), "n_input": np.int64(3)},
         n=2, skipped=[SkippedItem(line=4, reason="invalid SMILES")],
         inputs=[input_ref(data)], config={"seed": 0}, elapsed_s=0.25,
         per_item=[{"smiles": "CCO", "ok": True}],
@@ -21,7 +21,7 @@ def test_result_round_trip_and_contract_fields(tmp_path):
     raw = json.loads(path.read_text())
     for key in ("suite", "task", "metrics", "n", "skipped", "dataset", "inputs", "config", "versions", "elapsed_s"):
         assert key in raw
-    assert raw["metrics"] == {"valid": 0.5, "FCD/Test": None, "count": 3}
+    assert raw["metrics"] == {"valid": 0.5, "FCD/Test": None, "n_input": 3}
     assert set(raw["versions"]) >= {"chemassay", "rdkit", "python"}
     assert raw["per_item"][0]["smiles"] == "CCO"
     again = read_result(path)
