@@ -286,8 +286,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=args, standalone_mode=False)
         if isinstance(code, int) and code:
+            if code == 130:  # typer turns Ctrl-C into a silent exit code 130
+                err_console.print("interrupted", highlight=False, markup=False)
             sys.exit(code)
     except typer.Exit as exc:
+        if exc.exit_code == 130:
+            err_console.print("interrupted", highlight=False, markup=False)
         sys.exit(exc.exit_code)
     except typer.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt) or isinstance(exc.__context__, KeyboardInterrupt):
