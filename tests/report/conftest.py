@@ -175,7 +175,8 @@ class Browser:
                 continue
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.exceptionThrown":
-                errors.append(str(params.get("exceptionDetails", {}).get("text")))
+                details = params.get("exceptionDetails", {})
+                errors.append(f"{details.get('text')} {details.get('exception', {}).get('description', '')}".strip())
             elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
                 errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", [])))
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
