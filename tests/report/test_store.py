@@ -168,7 +168,7 @@ def test_corrupted_or_foreign_database_is_reported_and_never_overwritten(tmp_pat
 def test_a_tampered_row_is_reported_not_returned(store_home):
     with ResultStore() as store:
         run = store.add(_result(0.1))
-        store.connection().execute("UPDATE results SET body = ? WHERE id = ?", (b"xx", run))
+        store.connection().execute("UPDATE bodies SET body = ? WHERE id = ?", (b"xx", run))
         with pytest.raises(StoreError, match=f"stored result {run} does not match its checksum"):
             store.get(run)
         assert any("does not match its checksum" in problem for problem in store.check())

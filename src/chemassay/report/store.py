@@ -67,7 +67,10 @@ CREATE TABLE IF NOT EXISTS results (
     headline TEXT NOT NULL,
     chemassay_version TEXT,
     source TEXT,
-    latest INTEGER NOT NULL DEFAULT 1,
+    latest INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS bodies (
+    id INTEGER PRIMARY KEY REFERENCES results (id) ON DELETE CASCADE,
     body BLOB NOT NULL,
     body_sha256 TEXT NOT NULL
 );
@@ -160,7 +163,7 @@ def model_label(result: Result) -> str:
     return Path(source).stem if source else result.task
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StoredRun:
     """One row of a listing (the result itself is read with :meth:`ResultStore.get`)."""
 
@@ -365,7 +368,13 @@ class ResultStore:
     def add(self, result: Result, source: str | os.PathLike | None = None) -> int:
         """Record a result; returns its run id. The older run of the same key stops being
         ``latest`` in the same transaction."""
-        body_text = result.to_json(indent=0)
+        with self._guard():
+            connection = self.connection()
+            with self._transaction(connection):
+                return self._insert(connection, result, source)
+
+    def _insert(self, connection: sqlite3.Connection, result: Result, source: str | os.PathLike | None) -> int:
+        body_text = result.to_json(indent=None)
         body = zlib.compress(body_text.encode("utf-8"), 6)
         key = result_key(result)
         row = (
@@ -374,18 +383,32 @@ class ResultStore:
             model_label(result), result.model.spec if result.model else None,
             result.model.checksum if result.model else None, _digest(identity_config(result.config)),
             int(result.n), headline(result), (result.versions or {}).get("chemassay"),
-            str(source) if source is not None else None, body, hashlib.sha256(body).hexdigest(),
+            str(source) if source is not None else None,
         )
+        # "+latest" keeps SQLite on the key index: with the (latest, id) index it would scan
+        # every latest row for each insert (quadratic in the size of the store)
+        connection.execute("UPDATE results SET latest = 0 WHERE key = ? AND +latest = 1", (key,))
+        cursor = connection.execute(
+            "INSERT INTO results (key, created_at, suite, task, dataset, dataset_sha256, model, model_spec,"
+            " model_checksum, config_sha256, n, headline, chemassay_version, source, latest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)", row,
+        )
+        run_id = int(cursor.lastrowid)
+        # the result itself lives in its own table, so listings read only the small rows
+        connection.execute("INSERT INTO bodies (id, body, body_sha256) VALUES (?, ?, ?)",
+                           (run_id, body, hashlib.sha256(body).hexdigest()))
+        return run_id
+
+    def add_many(self, results: list[tuple[Result, str | os.PathLike | None]]) -> list[int]:
+        """Record many ``(result, source)`` pairs in one transaction (an import or a
+        benchmark); all are recorded or none."""
+        ids = []
         with self._guard():
             connection = self.connection()
             with self._transaction(connection):
-                connection.execute("UPDATE results SET latest = 0 WHERE key = ? AND latest = 1", (key,))
-                cursor = connection.execute(
-                    "INSERT INTO results (key, created_at, suite, task, dataset, dataset_sha256, model, model_spec,"
-                    " model_checksum, config_sha256, n, headline, chemassay_version, source, body, body_sha256, latest)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)", row,
-                )
-                return int(cursor.lastrowid)
+                for result, source in results:
+                    ids.append(self._insert(connection, result, source))
+        return ids
 
     def remove(self, filters: Filters) -> int:
         """Delete the selected runs; a key whose latest run goes has its newest remaining run
@@ -395,11 +418,12 @@ class ResultStore:
             connection = self.connection()
             with self._transaction(connection):
                 keys = [row[0] for row in connection.execute(f"SELECT DISTINCT key FROM results{where}", params)]
+                connection.execute(f"DELETE FROM bodies WHERE id IN (SELECT id FROM results{where})", params)
                 deleted = connection.execute(f"DELETE FROM results{where}", params).rowcount
                 for key in keys:
                     connection.execute(
                         "UPDATE results SET latest = 1 WHERE id = (SELECT max(id) FROM results WHERE key = ?)"
-                        " AND NOT EXISTS (SELECT 1 FROM results WHERE key = ? AND latest = 1)", (key, key))
+                        " AND NOT EXISTS (SELECT 1 FROM results WHERE key = ? AND +latest = 1)", (key, key))
         return int(deleted)
 
     # -- reading ------------------------------------------------------------------------------
@@ -424,7 +448,9 @@ class ResultStore:
     def get(self, run_id: int) -> Result:
         """The result of one run (checked against its stored sha256)."""
         with self._guard():
-            row = self.connection().execute("SELECT body, body_sha256 FROM results WHERE id = ?", (int(run_id),)).fetchone()
+            row = self.connection().execute("SELECT body, body_sha256 FROM bodies WHERE id = ?", (int(run_id),)).fetchone()
+            if row is None and self.connection().execute("SELECT 1 FROM results WHERE id = ?", (int(run_id),)).fetchone():
+                raise self._fail(f"stored result {run_id} has lost its body")
         if row is None:
             from chemassay.errors import UserInputError
 
@@ -451,7 +477,9 @@ class ResultStore:
             for (message,) in connection.execute("PRAGMA integrity_check"):
                 if message != "ok":
                     problems.append(f"integrity: {message}")
-            for run_id, body, digest in connection.execute("SELECT id, body, body_sha256 FROM results"):
+            for (run_id,) in connection.execute("SELECT id FROM results WHERE id NOT IN (SELECT id FROM bodies)"):
+                problems.append(f"{self.path}: stored result {run_id} has lost its body")
+            for run_id, body, digest in connection.execute("SELECT id, body, body_sha256 FROM bodies"):
                 try:
                     self._decode(run_id, body, digest)
                 except StoreError as exc:
