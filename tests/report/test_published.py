@@ -55,7 +55,7 @@ def test_values_in_chemassay_units_with_std_and_bounds():
     assert _record("stoichiometry", "Table 10", "Transformer (ChemAlgebra baseline)", variant="formula_t1_x1",
                    split="test_out").metrics["mol_F1"].value == pytest.approx(0.3579)
     balance = _record("stoichiometry", "Table 1", "USPTO-MIT, authors' re-balancing", split="test")
-    assert balance.metrics["total"].value == 40000 and balance.metrics["usable_pct"].value == 44.45  # stays in percent
+    assert balance.metrics["reactions"].value == 40000 and balance.metrics["usable_pct"].value == 44.45  # stays in percent
     assert [v.label for v in balance.unmapped] == ["USPTO-BAL"]
     # Bradshaw's fractions stay fractions; the setting names our split and part
     document = _record("reaction-ood", "Table S2.2", "Molecular Transformer (Bradshaw et al.)", split="document")

@@ -1,10 +1,11 @@
 """The results store: identity and latest runs, filters, concurrent writers, interrupted writers,
 corrupted files, the emit hook and the ``results`` commands."""
 
-import multiprocessing
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
@@ -72,51 +73,55 @@ def test_parse_since():
         parse_since("yesterday")
 
 
-def _writer(path: str, count: int, tag: int) -> None:
-    store = ResultStore(path)
-    for i in range(count):
-        store.add(_result(i / count, model_file=f"writer-{tag}-{i}.txt"))
-    store.close()
+# Writers run as separate Python processes (a subprocess, not multiprocessing: the test
+# module itself need not be importable in the child).
+WRITER = """
+import sys
+from chemassay.report.result import DatasetRef, InputRef, Result
+from chemassay.report.store import ResultStore
+
+path, count, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+store = ResultStore(path)
+i = 0
+while count < 0 or i < count:
+    name = f"writer-{tag}-{i}.txt"
+    store.add(Result(suite="stoichiometry", task="score", metrics={"EM": 0.5, "JAC": 0.5}, n=10,
+                     dataset=DatasetRef(name="uspto-15k/smiles_t2_x1", sha256="d" * 64),
+                     inputs=[InputRef(path=name, sha256=name.encode().hex().ljust(64, "0")[:64])]))
+    i += 1
+store.close()
+"""
+
+
+def _start_writer(path: str, count: int, tag: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", WRITER, path, str(count), tag], env=dict(os.environ))
 
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     path = str(tmp_path / "results.sqlite")
     ResultStore(path).connection()  # create it first; both writers then race on inserts
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_writer, args=(path, 60, tag)) for tag in (1, 2)]
+    workers = [_start_writer(path, 60, tag) for tag in ("a", "b")]
     for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(120)
-        assert worker.exitcode == 0
+        assert worker.wait(120) == 0
     with ResultStore(path) as store:
         runs = store.list(Filters(all_runs=True))
         assert len(runs) == 120 and len({r.key for r in runs}) == 120
         assert store.check() == []
 
 
-def _endless_writer(path: str) -> None:
-    store = ResultStore(path)
-    i = 0
-    while True:
-        store.add(_result(0.5, model_file=f"endless-{i}.txt"))
-        i += 1
-
-
 def test_a_killed_writer_leaves_no_half_written_row(tmp_path):
     path = str(tmp_path / "results.sqlite")
     ResultStore(path).connection()
-    context = multiprocessing.get_context("spawn")
-    for _round in range(3):
-        worker = context.Process(target=_endless_writer, args=(path,))
-        worker.start()
+    for round_ in range(3):
+        worker = _start_writer(path, -1, f"endless{round_}")
         deadline = time.monotonic() + 60
         with ResultStore(path) as store:
             start = store.count(Filters(all_runs=True))
             while store.count(Filters(all_runs=True)) < start + 20 and time.monotonic() < deadline:
+                assert worker.poll() is None, "the writer died on its own"
                 time.sleep(0.05)
         os.kill(worker.pid, signal.SIGKILL)  # mid-transaction, most likely
-        worker.join(30)
+        worker.wait(30)
     with ResultStore(path) as store:
         assert store.check() == []  # integrity check passes and every stored body matches its sha256
         runs = store.list(Filters(all_runs=True))

@@ -38,7 +38,7 @@ CHEMALGEBRA_KEYS = {
     "EM": "EM", "JAC": "JAC", "F1": "F1",
     "molecule-only JAC": "mol_JAC", "molecule-only F1": "mol_F1",
     # Table 1 (`stoichiometry balance`); USPTO-BAL's count has no metric key (it is per split only)
-    "total": "total", "balanced": "balanced", "re-balanced": "rebalanced",
+    "total": "reactions", "balanced": "balanced", "re-balanced": "rebalanced",
     "balanced %": "balanced_pct", "re-balanced %": "rebalanced_pct", "USPTO-BAL %": "usable_pct",
 }
 
