@@ -10,8 +10,9 @@ data results carry.
   - every leaderboard: its metric columns with a 0–1 range, per row, with intervals;
   - reaction-ood ``breakdowns.year`` (``[{"group": year, "top1_accuracy": …}]``): accuracy
     by year;
-  - robustness ``{augmentation}/o2a_acc@1`` keys: Acc@1 per augmentation; and
-    ``by_layer`` (``[{"layer": 0, "<metric key>": value, ...}]``): the layer-wise curve;
+  - robustness ``{augmentation}/o2a_acc@1`` keys: Acc@1 per augmentation; and the
+    layer-wise curves, from ``[{augmentation}/]layer{n}/o2a_acc@1`` keys or a ``by_layer``
+    field (``[{"layer": 0, "<metric key>": value, ...}]``);
   - mechanism ``by_level`` (``{"easy": {"S_total": …}}``) and ``by_type``
     (``{"addition": {"match_rate": …}}``): oMeS by difficulty and step match by type.
 """
@@ -190,6 +191,25 @@ def _num(value: Any) -> bool:
 
 
 _AMORE_ACC1 = re.compile(r"^([^/]+)/o2a_acc@1$")
+_LAYER_ACC1 = re.compile(r"^(?:([^/]+)/)?layer(\d+)/o2a_acc@1$")
+
+
+def _layer_curves(result: Result) -> dict[str, list[tuple[float, float]]]:
+    """Acc@1 per layer, per augmentation, from ``by_layer`` or from ``[augmentation/]layerN/o2a_acc@1`` keys."""
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for key, value in result.metrics.items():
+        match = _LAYER_ACC1.match(key)
+        if match and _num(value):
+            curves.setdefault(match.group(1) or "o2a_acc@1", []).append((float(match.group(2)), float(value)))
+    layers = (result.model_extra or {}).get("by_layer")
+    if isinstance(layers, list) and layers and isinstance(layers[0], dict):
+        keys = [k for k in layers[0] if k != "layer" and _num(layers[0].get(k))][:MAX_CHART_ROWS]
+        for k in keys:
+            points = [(float(e["layer"]), float(e[k])) for e in layers
+                      if isinstance(e, dict) and _num(e.get("layer")) and _num(e.get(k))]
+            if points:
+                curves[k] = points
+    return curves
 
 
 def robustness_charts(results: list[Result]) -> list[Figure]:
@@ -219,17 +239,12 @@ def robustness_charts(results: list[Result]) -> list[Figure]:
         figures.append(Figure("Acc@1 per augmentation", "svg", svg, "AMORE retrieval: higher is more robust.",
                               "acc1-per-augmentation.svg"))
     for result in results:
-        layers = (result.model_extra or {}).get("by_layer")
-        if not isinstance(layers, list) or not layers:
-            continue
-        keys = [k for k in layers[0] if k != "layer" and _num(layers[0].get(k))][:MAX_CHART_ROWS]
-        curves = {k: [(float(e["layer"]), float(e[k])) for e in layers if _num(e.get("layer")) and _num(e.get(k))]
-                  for k in keys}
-        curves = {k: v for k, v in curves.items() if v}
+        curves = _layer_curves(result)
         if curves:
-            svg = line_chart(curves, title=f"Layer-wise retrieval: {_label(result)}", x_label="layer",
-                             y_label="value", y_range=(0.0, 1.0), integer_x=True)
-            figures.append(Figure(f"Layer-wise: {_label(result)}", "svg", svg, "From the result's by_layer.",
+            svg = line_chart(dict(list(curves.items())[:MAX_CHART_ROWS]), title=f"Layer-wise retrieval Acc@1: {_label(result)}",
+                             x_label="layer", y_label="Acc@1", y_range=(0.0, 1.0), integer_x=True)
+            figures.append(Figure(f"Layer-wise: {_label(result)}", "svg", svg,
+                                  "Retrieval from each layer's embeddings (original → augmented).",
                                   _slug("layers " + _label(result)) + ".svg"))
     return figures
 
