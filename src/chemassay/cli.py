@@ -259,6 +259,9 @@ def models_train_seq2seq(
     max_epochs: int = typer.Option(None, "--max-epochs", help="Override the config's epochs."),
     steps_per_epoch: int = typer.Option(None, "--steps-per-epoch", help="Override the config's steps per epoch."),
     batch_size: int = typer.Option(None, "--batch-size", help="Override the config's batch size (pairs)."),
+    lr: float = typer.Option(None, "--lr", help="Override the config's peak learning rate."),
+    architecture: str = typer.Option(None, "--architecture", help="Override the config's architecture: bart "
+                                     "(post-norm, Bradshaw et al.) or mbart (pre-norm, as the Molecular Transformer)."),
     limit: int = typer.Option(None, "--limit", help="Use the first N training pairs."),
     valid_limit: int = typer.Option(2000, "--valid-limit", help="Use the first N validation pairs (0: all)."),
     tokenizer: str = typer.Option(None, "--tokenizer", help="smiles, bag, formula or char (default: from the task)."),
@@ -272,6 +275,7 @@ def models_train_seq2seq(
         tokenizer=tokenizer, config=config, seed=seed, augment=augment, max_minutes=max_minutes, device=device,
         precision=precision, threads=threads, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
         batch_size=batch_size, stop_after_epochs=stop_after_epochs,
+        overrides={k: v for k, v in (("lr", lr), ("architecture", architecture)) if v is not None},
     )
     state = "finished" if report.finished else "not finished: run the same command again to continue"
     rate = f", {report.tokens_per_s:,.0f} tokens/s" if report.tokens_per_s else ""

@@ -221,3 +221,18 @@ def test_the_gpu_settings_run_on_cpu(reactions, tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(UserInputError, match="CUDA is not available"):
             _train(reactions, tmp_path / "cuda", device="cuda", max_epochs=1)
+
+
+def test_the_pre_norm_architecture_trains_and_loads(reactions, tmp_path):
+    report = _train(reactions, tmp_path / "mbart", max_epochs=1, steps_per_epoch=3, overrides={"architecture": "mbart"})
+    assert report.finished
+    model = load_seq2seq(tmp_path / "mbart")
+    assert type(model.model).__name__ == "MBartForConditionalGeneration" and model.config.architecture == "mbart"
+    assert model.generate([reactions[0][0]], max_new_tokens=5)[0].texts
+    record = json.loads((tmp_path / "mbart" / MODEL_JSON).read_text())
+    del record["config"]["architecture"]  # a record written before the setting existed reads as bart
+    (tmp_path / "mbart" / MODEL_JSON).write_text(json.dumps(record))
+    with pytest.raises(UserInputError, match="incompatible with seq2seq.json"):
+        load_seq2seq(tmp_path / "mbart")
+    with pytest.raises(UserInputError, match="unknown seq2seq architecture"):
+        _train(reactions, tmp_path / "other", max_epochs=1, overrides={"architecture": "t5"})

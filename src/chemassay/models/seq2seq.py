@@ -84,6 +84,10 @@ class Seq2SeqConfig:
     steps_per_epoch: int = 500
     max_epochs: int = 20
     patience: int | None = 5
+    architecture: str = "bart"
+    """``bart`` (Hugging Face BART: layer norm after each residual block, as Bradshaw et al.'s
+    model) or ``mbart`` (the same encoder-decoder with layer norm before each block and at the
+    end of each stack, as the Molecular Transformer's OpenNMT layers; trains faster early)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -129,9 +133,15 @@ def get_config(config: str | Seq2SeqConfig, **overrides: Any) -> Seq2SeqConfig:
     return replace(config, **changes) if changes else config
 
 
+ARCHITECTURES = ("bart", "mbart")
+
+
 def _bart_config(config: Seq2SeqConfig, vocab: Vocabulary):
     transformers = require("transformers", "hf", "the seq2seq model")
-    return transformers.BartConfig(
+    if config.architecture not in ARCHITECTURES:
+        raise UserInputError(f"unknown seq2seq architecture {config.architecture!r}; use {' or '.join(ARCHITECTURES)}")
+    kind = transformers.BartConfig if config.architecture == "bart" else transformers.MBartConfig
+    return kind(
         vocab_size=len(vocab), d_model=config.d_model, encoder_layers=config.encoder_layers,
         decoder_layers=config.decoder_layers, encoder_attention_heads=config.attention_heads,
         decoder_attention_heads=config.attention_heads, encoder_ffn_dim=config.ffn_dim,
@@ -146,7 +156,10 @@ def build_bart(config: Seq2SeqConfig, vocab: Vocabulary):
     """A freshly initialised ``BartForConditionalGeneration`` for ``config`` and ``vocab``
     (seeded by the caller's torch seed)."""
     transformers = require("transformers", "hf", "the seq2seq model")
-    return transformers.BartForConditionalGeneration(_bart_config(config, vocab))
+    settings = _bart_config(config, vocab)
+    if config.architecture == "mbart":
+        return transformers.MBartForConditionalGeneration(settings)
+    return transformers.BartForConditionalGeneration(settings)
 
 
 def count_parameters(model) -> int:
@@ -407,6 +420,7 @@ def train_seq2seq(
     max_epochs: int | None = None,
     steps_per_epoch: int | None = None,
     batch_size: int | None = None,
+    overrides: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Seq2SeqTrainReport:
     """Train (or resume training) a seq2seq model on ``(source, target)`` pairs into ``out``.
@@ -418,12 +432,14 @@ def train_seq2seq(
     the plateau schedule; symbols unseen in training become ``<unk>`` there). Calling again
     with the same arguments resumes an unfinished run (``max_minutes`` per piece); the
     model folder (``seq2seq.json`` + ``model.safetensors``) is written after every piece.
+    ``overrides`` change other config settings (``{"lr": 5e-4, "architecture": "mbart"}``);
     ``metadata`` (task, data names...) is recorded in ``seq2seq.json``.
     """
     from chemassay.models.seq2seq_data import augment_pairs
     from chemassay.models.training import CHECKPOINT, TrainSettings, fit, load_module_state
 
-    chosen = get_config(config, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size)
+    chosen = get_config(config, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size,
+                        **dict(overrides or {}))
     target = Path(out)
     if target.exists() and not target.is_dir():
         raise UserInputError(f"{target}: exists and is not a folder")
@@ -439,6 +455,11 @@ def train_seq2seq(
             before = json.loads(run_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             raise UserInputError(f"{run_file}: unreadable; train into another folder") from None
+        try:
+            before_config = Seq2SeqConfig.from_dict(before.get("config") or {}).as_dict()
+        except (TypeError, ValueError):
+            before_config = before.get("config")
+        before = {**before, "config": before_config}
         mismatched = [key for key, value in (("train_sha256", data_hash), ("config", chosen.as_dict()),
                                              ("tokenizer", tokenizer), ("augment", augment), ("seed", seed))
                       if before.get(key) != value]

@@ -296,6 +296,9 @@ def breakdown(per_item: pd.DataFrame, column: str, k_values: Sequence[int]) -> l
         for k, acc in topk_accuracy(ranks, k_values).items():
             entry[f"top{k}_accuracy"] = acc
         entry["top1_accuracy_stereo_agnostic"] = topk_accuracy(flat, [1])[1]
+        if "rank_regio_agnostic" in group.columns:
+            regio = [None if pd.isna(r) else int(r) for r in group["rank_regio_agnostic"]]
+            entry["top1_accuracy_regio_agnostic"] = topk_accuracy(regio, [1])[1]
         rows.append(entry)
     return sorted(rows, key=lambda entry: _natural_key(entry["group"]))
 
@@ -351,15 +354,16 @@ def evaluate_predictions(
             "top1_prediction": (preds or [""])[0] if preds else "",
             "n_predictions": score.n_predictions, "missing": not preds,
             "rank": score.rank, "rank_stereo_agnostic": score.rank_stereo_agnostic,
-            "n_invalid": score.n_invalid, "top1_invalid": score.top1_invalid,
+            "rank_regio_agnostic": score.rank_regio_agnostic, "n_invalid": score.n_invalid, "top1_invalid": score.top1_invalid,
         })
     per_item = pd.DataFrame.from_records(
         records,
         columns=["id", "row", "products", "top1_prediction", "n_predictions", "missing", "rank",
-                 "rank_stereo_agnostic", "n_invalid", "top1_invalid"],
+                 "rank_stereo_agnostic", "rank_regio_agnostic", "n_invalid", "top1_invalid"],
     )
     per_item["rank"] = per_item["rank"].astype("Int64")
     per_item["rank_stereo_agnostic"] = per_item["rank_stereo_agnostic"].astype("Int64")
+    per_item["rank_regio_agnostic"] = per_item["rank_regio_agnostic"].astype("Int64")
     rows = per_item["row"].to_numpy()
     if "year" in test_columns:
         per_item["year"] = pd.to_numeric(test["year"].iloc[rows], errors="coerce").astype("Int64").to_numpy()
@@ -378,6 +382,9 @@ def evaluate_predictions(
         metrics[f"top{k}_accuracy"] = acc
     for k, acc in topk_accuracy(flat, k_values).items():
         metrics[f"top{k}_accuracy_stereo_agnostic"] = acc
+    regio = [None if pd.isna(r) else int(r) for r in per_item["rank_regio_agnostic"]]
+    for k, acc in topk_accuracy(regio, k_values).items():
+        metrics[f"top{k}_accuracy_regio_agnostic"] = acc
     n = len(per_item)
     given = per_item[~per_item["missing"]]
     metrics["top1_invalid_rate"] = float(given["top1_invalid"].mean()) if len(given) else math.nan
@@ -403,7 +410,8 @@ def evaluate_predictions(
 def item_scores(evaluation: Evaluation) -> dict[str, list[float | None]]:
     """Per scored test reaction, the value each mean-over-items metric averages.
 
-    ``top{k}_accuracy`` and ``top{k}_accuracy_stereo_agnostic``: 1.0 when a correct prediction
+    ``top{k}_accuracy``, ``top{k}_accuracy_stereo_agnostic`` and
+    ``top{k}_accuracy_regio_agnostic``: 1.0 when a correct prediction
     is within the first k (the shared :func:`chemassay.report.ranking.hits_at_k`), else 0.0;
     ``top1_invalid_rate``: 1.0 when the first prediction is unreadable, ``None`` for a reaction
     without predictions (that metric leaves it out). Aligned with ``per_item`` rows.
@@ -416,6 +424,10 @@ def item_scores(evaluation: Evaluation) -> dict[str, list[float | None]]:
         scores[f"top{k}_accuracy"] = topk_hits(ranks, k)
     for k in evaluation.k_values:
         scores[f"top{k}_accuracy_stereo_agnostic"] = topk_hits(flat, k)
+    if "rank_regio_agnostic" in per_item.columns:
+        regio = [None if pd.isna(r) else int(r) for r in per_item["rank_regio_agnostic"]]
+        for k in evaluation.k_values:
+            scores[f"top{k}_accuracy_regio_agnostic"] = topk_hits(regio, k)
     scores["top1_invalid_rate"] = [
         None if missing else float(bool(invalid))
         for missing, invalid in zip(per_item["missing"], per_item["top1_invalid"], strict=True)

@@ -1,0 +1,266 @@
+"""ChemAlgebra's Transformer findings with chemassay's learned seq2seq model, on USPTO-15K.
+
+The paper trains Transformers on USPTO-MIT (409k reactions); USPTO-15K (bundled, 10,500 /
+1,500 / 3,000 reactions) stands in for it here. Two reproductions:
+
+* **Table 2 (and Tables 6–9)**: a model trained on plain USPTO-15K reactions (reactants and
+  reagents → products) is scored, greedy top-1, on the plain test set and on its BAL (re-balanced:
+  by-products added), T1 (every molecule doubled) and T2 (one reactant copied to both sides)
+  versions: ACC, ALO, and the mass balance of its predictions (VAL, BAL, DEF, EXC).
+* **Tables 4 and 10**: a model trained on each ChemAlgebra variant (``train``; ``train_cross``
+  for the cross-distribution test, which has its own training set) scored, greedy, on
+  ``test_in``, ``test_cross`` and ``test_out``: EM, JAC, F1 and the molecule-only JAC, F1.
+
+Stages (each resumable; training runs in pieces with ``--max-minutes``)::
+
+    python benchmarks/stoichiometry_seq2seq.py prepare --out reports/stoich-s2s
+    python benchmarks/stoichiometry_seq2seq.py train uspto15k_plain --out reports/stoich-s2s
+    python benchmarks/stoichiometry_seq2seq.py train formula_t1_x1 --out reports/stoich-s2s
+    python benchmarks/stoichiometry_seq2seq.py train formula_t1_x1_cross --out reports/stoich-s2s
+    python benchmarks/stoichiometry_seq2seq.py evaluate --out reports/stoich-s2s
+    python benchmarks/stoichiometry_seq2seq.py table --out reports/stoich-s2s
+    python benchmarks/stoichiometry_seq2seq.py plan --out reports/stoich-s2s   # every command, what is done
+
+``train NAME`` runs ``chemassay models train seq2seq`` (the command is printed); ``--config
+paper --device cuda`` trains the paper-size model (ChemAlgebra App. D) on a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import sys
+import time
+from pathlib import Path
+
+DATA = "uspto-15k (bundled), a public stand-in for USPTO-MIT"
+VARIANTS = [f"{enc}_{task}_{aug}" for enc in ("formula", "smiles") for task in ("t1", "t2") for aug in ("x1", "x5")]
+TABLE2_TESTS = ("plain", "bal", "t1", "t2")
+PAPER_TABLE2 = {  # Table 2 and Tables 6-9, Molecular Transformer (%)
+    "plain": {"ACC": 90.4, "VAL": 100.0, "BAL": 9.06, "DEF": 90.86, "EXC": 0.28},
+    "bal": {"ACC": 1.39, "VAL": 99.85, "BAL": 1.50, "DEF": 98.48, "EXC": 0.30},
+    "t1": {"ACC": 0.04, "ALO": 56.66, "VAL": 99.03, "BAL": 0.18, "DEF": 99.76, "EXC": 1.41},
+    "t2": {"ACC": 0.03, "ALO": 28.32, "VAL": 99.03, "BAL": 0.38, "DEF": 99.08, "EXC": 5.76},
+}
+PAPER_TABLE4 = {  # EM / JAC / F1 (%): in, cross, out
+    "formula_t1_x1": ((29.99, 63.03, 72.42), (37.81, 67.40, 75.72), (0.36, 3.89, 6.48)),
+    "formula_t1_x5": ((28.87, 62.10, 71.69), (25.85, 60.64, 70.59), (0.38, 7.30, 12.15)),
+    "formula_t2_x1": ((1.10, 39.87, 53.53), (0.03, 31.43, 44.84), (0.00, 13.71, 23.05)),
+    "formula_t2_x5": ((1.30, 41.01, 54.71), (0.06, 32.57, 45.97), (0.00, 13.29, 22.37)),
+    "smiles_t1_x1": ((4.17, 44.43, 57.49), (5.96, 45.74, 58.55), (0.04, 1.88, 3.18)),
+    "smiles_t1_x5": ((2.62, 41.86, 54.99), (2.77, 42.01, 55.18), (0.08, 1.87, 3.38)),
+    "smiles_t2_x1": ((0.03, 23.37, 35.37), (0.0, 22.73, 34.57), (0.00, 8.90, 15.61)),
+    "smiles_t2_x5": ((0.04, 24.00, 36.18), (0.0, 22.73, 34.67), (0.00, 7.44, 13.08)),
+}
+PAPER_TABLE10 = {  # molecule-only JAC / F1 (%): in, cross, out
+    "formula_t1_x1": ((63.03, 72.43), (67.39, 75.71), (23.96, 35.79)),
+    "formula_t1_x5": ((62.09, 71.69), (60.64, 70.59), (26.03, 38.11)),
+    "formula_t2_x1": ((48.89, 61.48), (35.10, 48.44), (26.35, 39.27)),
+    "formula_t2_x5": ((50.33, 62.80), (36.29, 49.54), (27.25, 40.26)),
+    "smiles_t1_x1": ((44.43, 57.49), (45.74, 58.54), (24.44, 36.52)),
+    "smiles_t1_x5": ((41.85, 54.99), (42.00, 55.17), (24.50, 36.28)),
+    "smiles_t2_x1": ((27.63, 40.57), (24.64, 36.97), (18.03, 28.45)),
+    "smiles_t2_x5": ((28.47, 41.54), (24.56, 36.98), (14.59, 23.50)),
+}
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def experiments() -> dict[str, dict]:
+    """Model name → what it trains on and what it is tested on."""
+    found = {"uspto15k_plain": {"train": "uspto-15k", "task": "reactions", "split": "train", "epochs": 10,
+                                "tests": [f"table2/{t}" for t in TABLE2_TESTS]}}
+    for variant in VARIANTS:
+        found[variant] = {"train": f"chemalgebra/{variant}", "task": "bags", "split": "train", "epochs": 6,
+                          "tests": [f"chemalgebra/{variant}:test_in", f"chemalgebra/{variant}:test_out"]}
+        found[f"{variant}_cross"] = {"train": f"chemalgebra/{variant}", "task": "bags", "split": "train_cross",
+                                     "epochs": 6, "tests": [f"chemalgebra/{variant}:test_cross"]}
+    return found
+
+
+def prepare(args) -> None:
+    import chemassay
+    from chemassay import stoichiometry
+    from chemassay.models.seq2seq_data import reaction_pair
+    from chemassay.runtime.files import atomic_write_text
+
+    out = args.out
+    if not (out / "chemalgebra" / VARIANTS[-1] / "manifest.json").is_file():
+        stoichiometry.build_all("uspto-15k", out / "chemalgebra", seed=0, n_jobs=args.n_jobs)
+        log("built the eight ChemAlgebra variants")
+    table2 = out / "table2"
+    plain = [reaction_pair(line) for line in chemassay.load_dataset("uspto-15k", part="test")]
+    plain = [p for p in plain if p is not None]
+    (table2 / "plain").mkdir(parents=True, exist_ok=True)
+    atomic_write_text(table2 / "plain" / "src-test.txt", "".join(s + "\n" for s, _ in plain))
+    atomic_write_text(table2 / "plain" / "tgt-test.txt", "".join(t + "\n" for _, t in plain))
+    for kind in ("t1", "t2"):
+        stoichiometry.build_uspto_t("uspto-15k", table2 / kind, kind=kind, seed=0, n_jobs=args.n_jobs)
+    balanced = out / "balanced"
+    stoichiometry.balance("uspto-15k", splits=["test"], balanced_out=balanced, n_jobs=args.n_jobs)
+    pairs = [reaction_pair(line) for line in (balanced / "test.txt").read_text().splitlines() if line.strip()]
+    pairs = [p for p in pairs if p is not None]
+    (table2 / "bal").mkdir(parents=True, exist_ok=True)
+    atomic_write_text(table2 / "bal" / "src-test.txt", "".join(s + "\n" for s, _ in pairs))
+    atomic_write_text(table2 / "bal" / "tgt-test.txt", "".join(t + "\n" for _, t in pairs))
+    log(f"Table 2 test sets: plain {len(plain)}, bal {len(pairs)} reactions, t1/t2 built")
+
+
+def train(args) -> None:
+    from chemassay.models.seq2seq import train_from_source
+
+    spec = experiments()[args.name]
+    source = spec["train"] if spec["train"] == "uspto-15k" else str(args.out / spec["train"])
+    target = args.out / "models" / args.name
+    epochs = args.epochs or spec["epochs"]
+    command = (f"chemassay models train seq2seq --train {source} --task {spec['task']} --split {spec['split']} "
+               f"--config {args.config} --max-epochs {epochs} --threads {args.threads} --device {args.device} "
+               f"--seed 0 --out {target}")
+    log(f"training {args.name}: {command}")
+    started, cpu = time.perf_counter(), time.process_time()
+    report = train_from_source(source, target, task=spec["task"], split=spec["split"], config=args.config,
+                               max_epochs=epochs, threads=args.threads, device=args.device, seed=0,
+                               max_minutes=args.max_minutes, progress=False)
+    record = {"name": args.name, "command": command, "finished": report.finished, "epochs": report.epochs_done,
+              "steps": report.global_step, "best_val_loss": report.best_val_loss, "train_pairs": report.train_pairs,
+              "tokens_per_s": report.tokens_per_s, "wall_s": time.perf_counter() - started,
+              "cpu_s": time.process_time() - cpu, "parameters": report.parameters}
+    (args.out / "models").mkdir(parents=True, exist_ok=True)
+    with open(args.out / "models" / "train_times.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    log(f"{args.name}: {record}")
+
+
+def _test_files(out: Path, test: str) -> tuple[Path, Path]:
+    if ":" in test:
+        folder, split = test.split(":")
+        return out / folder / f"src-{split}.txt", out / folder / f"tgt-{split}.txt"
+    return out / test / "src-test.txt", out / test / "tgt-test.txt"
+
+
+def evaluate(args) -> None:
+    from chemassay import stoichiometry
+    from chemassay.models import parse_spec
+    from chemassay.models.seq2seq import Seq2SeqPredictor, load_seq2seq
+
+    found = experiments()
+    names = args.names or [n for n in found if (args.out / "models" / n / "seq2seq.json").is_file()]
+    results = args.out / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        spec = found[name]
+        folder = args.out / "models" / name
+        model = load_seq2seq(folder, threads=args.threads)
+        predictor = Seq2SeqPredictor(model, batch_size=64)
+        predictor.spec = parse_spec(f"seq2seq:{folder}")
+        for test in spec["tests"]:
+            path = results / f"{name}__{test.replace('/', '_').replace(':', '_')}.json"
+            if path.is_file() and not args.force:
+                continue
+            sources, targets = _test_files(args.out, test)
+            lines = sources.read_text().splitlines()
+            gold = targets.read_text().splitlines()
+            if args.max_test and len(lines) > args.max_test:
+                lines, gold = lines[:args.max_test], gold[:args.max_test]
+            started, cpu = time.perf_counter(), time.process_time()
+            result = stoichiometry.evaluate(model=predictor, sources=lines, targets=gold,
+                                            encoding="formula" if name.startswith("formula") else "smiles",
+                                            rows=False)
+            seconds = time.perf_counter() - started
+            result.config.update({"experiment": name, "test": test, "data": DATA, "decode": "greedy",
+                                  "decode_wall_s": seconds, "decode_cpu_s": time.process_time() - cpu})
+            result.write(path)
+            m = result.metrics
+            log(f"{name} {test}: n={result.n} EM {100 * m['EM']:.2f} JAC {100 * m['JAC']:.1f} ACC {100 * m['ACC']:.2f} "
+                f"ALO {100 * m['ALO']:.1f} ({seconds:.0f} s, {result.n / max(seconds, 1e-9):.1f} lines/s)")
+
+
+def _cell(result: dict | None, key: str, scale: float = 100.0) -> str:
+    if result is None:
+        return "not run"
+    value = result["metrics"].get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    interval = result.get("intervals", {}).get(key)
+    if interval and interval.get("low") is not None:
+        return f"{scale * value:.1f} [{scale * interval['low']:.1f}, {scale * interval['high']:.1f}]"
+    return f"{scale * value:.1f}"
+
+
+def table(args) -> None:
+    results = {path.stem: json.loads(path.read_text()) for path in (args.out / "results").glob("*.json")}
+    print("Table 2 / Tables 6-9: trained on plain USPTO-15K, greedy top-1 (ours [95 % bootstrap interval]; paper: "
+          "Molecular Transformer on USPTO-MIT)\n")
+    print("| test set | n | ACC | paper ACC | ALO | paper ALO | VAL | BAL | paper BAL | DEF | paper DEF | EXC | paper EXC |")
+    print("| --- " * 13 + "|")
+    for test in TABLE2_TESTS:
+        result = results.get(f"uspto15k_plain__table2_{test}")
+        paper = PAPER_TABLE2[test]
+        n = result["n"] if result else "-"
+        print(f"| {test} | {n} | {_cell(result, 'ACC')} | {paper['ACC']} | {_cell(result, 'ALO')} | "
+              f"{paper.get('ALO', '-')} | {_cell(result, 'VAL')} | {_cell(result, 'BAL')} | {paper['BAL']} | "
+              f"{_cell(result, 'DEF')} | {paper['DEF']} | {_cell(result, 'EXC')} | {paper['EXC']} |")
+    print("\nTable 4: EM / JAC / F1 (ours [95 % interval], paper)\n")
+    print("| variant | split | n | EM | paper EM | JAC | paper JAC | F1 | paper F1 | mol_JAC | paper | mol_F1 | paper |")
+    print("| --- " * 13 + "|")
+    for variant in VARIANTS:
+        for index, (label, key) in enumerate((("in", f"{variant}__chemalgebra_{variant}_test_in"),
+                                              ("cross", f"{variant}_cross__chemalgebra_{variant}_test_cross"),
+                                              ("out", f"{variant}__chemalgebra_{variant}_test_out"))):
+            result = results.get(key)
+            if result is None:
+                continue
+            em, jac, f1 = PAPER_TABLE4[variant][index]
+            mjac, mf1 = PAPER_TABLE10[variant][index]
+            print(f"| {variant} | {label} | {result['n']} | {_cell(result, 'EM')} | {em} | {_cell(result, 'JAC')} | "
+                  f"{jac} | {_cell(result, 'F1')} | {f1} | {_cell(result, 'mol_JAC')} | {mjac} | "
+                  f"{_cell(result, 'mol_F1')} | {mf1} |")
+    times = args.out / "models" / "train_times.jsonl"
+    if times.is_file():
+        print("\n| model | pairs | steps | best val loss | tokens/s | wall min | CPU min |\n" + "| --- " * 7 + "|")
+        for line in times.read_text().splitlines():
+            r = json.loads(line)
+            print(f"| {r['name']} | {r['train_pairs']} | {r['steps']} | {r['best_val_loss']:.3f} | "
+                  f"{r['tokens_per_s'] or 0:.0f} | {r['wall_s'] / 60:.1f} | {r['cpu_s'] / 60:.1f} |")
+
+
+def plan(args) -> None:
+    for name in experiments():
+        record_file = args.out / "models" / name / "seq2seq.json"
+        finished = json.loads(record_file.read_text()).get("training", {}).get("finished") if record_file.is_file() else None
+        state = "trained" if finished else ("partly trained" if record_file.is_file() else "not trained")
+        print(f"{name:24s} {state:15s} python benchmarks/stoichiometry_seq2seq.py train {name} --out {args.out} "
+              f"&& python benchmarks/stoichiometry_seq2seq.py evaluate {name} --out {args.out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="stage", required=True)
+    for stage in ("prepare", "train", "evaluate", "table", "plan"):
+        p = sub.add_parser(stage)
+        p.add_argument("--out", type=Path, default=Path("reports/stoich-s2s"))
+        p.add_argument("--n-jobs", type=int, default=1)
+        p.add_argument("--threads", type=int, default=1)
+        if stage == "train":
+            p.add_argument("name", choices=sorted(experiments()))
+            p.add_argument("--config", default="small")
+            p.add_argument("--epochs", type=int, default=None, help="Epochs of 250 steps (default per model).")
+            p.add_argument("--device", default="cpu")
+            p.add_argument("--max-minutes", type=float, default=None)
+        if stage == "evaluate":
+            p.add_argument("names", nargs="*", help="Models to evaluate (default: every trained one).")
+            p.add_argument("--max-test", type=int, default=None, help="The first N lines of each test file.")
+            p.add_argument("--force", action="store_true")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan}[args.stage](args)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"# {args.stage}: {time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
