@@ -10,7 +10,8 @@ offline. Both are registered model kinds (``MODEL_KINDS``) implementing the
 
 ``nearest-neighbour[:pool=NAME|PATH,allow_same_family=false]``
     Reasoning by analogy only: for each query, the most DRFP-similar reaction of a pool
-    (oMe-Template by default, never the query's own family) lends its sequence of step
+    (oMe-Template by default, never the query's own family; with ``allow_same_family`` the
+    paper's App. G rule: only the identical reaction is left out) lends its sequence of step
     labels; every predicted intermediate is the query's own first product. It measures how
     far "this looks like that named reaction" goes without any chemistry of the
     intermediates.
@@ -44,7 +45,8 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
         description=("borrows the step labels of the most DRFP-similar pool reaction of another family; every "
                      "intermediate is the query's product (the analogy-only floor)"),
         options={"pool": "reactions to borrow from: template (default), gold or a file",
-                 "allow_same_family": "let a query retrieve pool reactions of its own family (leaky; default false)"},
+                 "allow_same_family": "the paper's App. G rule: only the identical reaction (same id or same "
+                                      "canonical reaction) is left out, not the query's family (leaky; default false)"},
         extra="drfp", suite="mechanism", example="nearest-neighbour:pool=template",
     ),
 )
@@ -173,6 +175,15 @@ class NearestNeighbour:
         self.drfp_bits = DRFP_BITS
         self.details: list[dict[str, Any]] = []
         """Per record of the last call: the neighbour borrowed from (id, DRFP Tanimoto)."""
+
+    @property
+    def domain_pool(self) -> list[Reaction]:
+        """The reactions it borrows from: in-domain means a family among them (Table 16)."""
+        return list(self.index.pool)
+
+    @property
+    def domain_pool_name(self) -> str:
+        return f"nearest-neighbour pool {self.source}"
 
     def describe(self) -> dict[str, Any]:
         return {"pool": self.source, "pool_sha256": self.source_sha256, "pool_size": len(self.index),
