@@ -16,7 +16,9 @@ structural / formalization (``group: structural``)
                              from nowhere)
     ``unparsed_answer``      an answer from which no step list could be read (empty,
                              truncated beyond repair, not in the expected format): the
-                             reaction scores 0, as in the paper
+                             reaction scores 0, as in the paper; ``unparsed_reasons``
+                             counts them by kind (empty / truncated answer, not a step
+                             list, answer too long)
     ``repaired_answer``      an answer read only after repairing its JSON (cut off, missing
                              or trailing commas, comments, Python literals; lenient parsing
                              only — ``--strict`` scores such answers 0, counted above)
@@ -185,12 +187,41 @@ def _pairs(tags: Sequence[str]) -> list[tuple[str, int | None, int | None]]:
     return out
 
 
-def _unparsed_kind(reason: str) -> str:
+def answer_shape(text: object) -> str | None:
+    """What a raw answer looks like before parsing: ``empty`` (nothing but white space),
+    ``truncated`` (a ``[`` or ``{`` left open outside strings: the answer was cut off), or
+    ``None`` (text of any other shape, or no raw text)."""
+    if not isinstance(text, str):
+        return None
+    if not text.strip():
+        return "empty"
+    depth = 0
+    in_string = escaped = False
+    for char in text[-200_000:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return "truncated" if depth > 0 or in_string else None
+
+
+def _unparsed_kind(reason: str, shape: str | None) -> str:
     text = (reason or "").lower()
     if text.startswith("no response") or "request failed" in text:
         return "request failed"
-    if "empty" in text:
+    if shape == "empty" or "empty" in text:
         return "empty answer"
+    if shape == "truncated":
+        return "truncated answer"
     if "over" in text and "characters" in text:
         return "answer too long"
     return "not a step list"
@@ -206,7 +237,7 @@ def tally_reaction(tally: ErrorTally, result: Any, parsed: Any, known_labels: fr
         tally.add("no_answer", rid, reason="no prediction for this reaction")
         return
     if result.status == "unparsed":
-        kind = _unparsed_kind(result.reason or "")
+        kind = _unparsed_kind(result.reason or "", getattr(result, "answer_shape", None))
         if kind == "request failed":
             tally.add("no_answer", rid, reason=result.reason)
         else:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.suites.mechanism.error_analysis import ErrorTally, tally_reaction
+from chemassay.suites.mechanism.error_analysis import ErrorTally, answer_shape, tally_reaction
 from chemassay.suites.mechanism.oms import (
     FP_BITS,
     FP_RADIUS,
@@ -172,6 +172,8 @@ class ReactionResult:
     """The prediction as parsed (``None``: no prediction), for the error taxonomy."""
     domain: str | None = None
     """``in_domain`` / ``out_of_domain`` for the domain pool of the run (Table 16), if any."""
+    answer_shape: str | None = None
+    """``empty`` / ``truncated`` raw answer (:func:`~.error_analysis.answer_shape`), for the taxonomy."""
 
     def row(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -401,6 +403,7 @@ def score_all(
             results.append(score_reaction(reaction, None, cache, config))
             continue
         results.append(score_reaction(reaction, parsed_rows[reaction.reaction_id], cache, config, line=row.line))
+        results[-1].answer_shape = answer_shape(row.data.get("response"))
     if domain_pool is not None:
         mark_domains(results, domain_pool)
     return ScoreReport(results, aggregate(results), predictions.skipped, gold_rejected or [], config)
