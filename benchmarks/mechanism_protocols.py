@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import chemassay.mechanism as mechanism
+from chemassay.report.intervals import percentile_interval
 
 
 def cell(result, key: str) -> str:
@@ -68,6 +69,15 @@ def main() -> None:
         for metric in metrics:
             print(f"  {metric:<10} {cell(result, metric):>26} {cell(result, 'in_domain/' + metric):>26} "
                   f"{cell(result, 'out_of_domain/' + metric):>26}")
+    first = rows[0][2]
+    print(f"\npaired differences to the first row (same 196 reactions; {args.bootstrap} resamples)")
+    for label, rule, result, _ in rows[1:]:
+        parts = []
+        for metric in metrics:
+            diff = [a - b for a, b in zip(result.item_scores[metric], first.item_scores[metric], strict=True)]
+            low, high = percentile_interval(diff, resamples=args.bootstrap, seed=0)
+            parts.append(f"{metric} {sum(diff) / len(diff):+.3f} [{low:+.3f}, {high:+.3f}]")
+        print(f"  {label}, {rule}: " + "; ".join(parts))
 
 
 if __name__ == "__main__":
