@@ -13,10 +13,15 @@ import pytest
 import chemassay.mechanism as mechanism
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.error_analysis import CATEGORIES, answer_shape, smiles_problem
-from chemassay.suites.mechanism.records import Reaction, Step
+from chemassay.suites.mechanism.records import Step
 from chemassay.suites.mechanism.retrieval import FamilyIndex, same_family
 from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
-from chemassay.suites.mechanism.weights import paper_raw_weight, paper_weights, resolve_weights, scheme_weights
+from chemassay.suites.mechanism.weights import (
+    paper_raw_weight,
+    paper_weights,
+    resolve_weights,
+    scheme_weights,
+)
 
 needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
                                 reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")

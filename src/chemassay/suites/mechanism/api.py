@@ -9,6 +9,7 @@ scorer, mechanism predictors (chat models, local checkpoints, the built-in basel
   (``default``, ``cot``, ``kshot``); optional resumable JSON Lines output.
 * :func:`verify` (alias :func:`validate`) — check an oMeBench file record by record.
 * :func:`expand` — R-group expansion of templates (oMe-Silver style).
+* :func:`train` — the learned mechanism model (``mechanism-seq2seq:DIR``) on an expansion.
 * :func:`load_reactions` / :func:`load_dataset` — the bundled oMe-Gold and oMe-Template.
 * :func:`parse_response` — one raw model answer into predicted steps.
 
@@ -31,11 +32,11 @@ from chemassay.suites.mechanism.oms import TAU
 from chemassay.suites.mechanism.parse import parse_response
 from chemassay.suites.mechanism.records import Reaction
 from chemassay.suites.mechanism.runners import PredictionRun
-from chemassay.suites.mechanism.scoring import METRICS, ScoreConfig, ScoreReport
+from chemassay.suites.mechanism.scoring import ScoreConfig, ScoreReport
 
 __all__ = [
     "PredictionRun", "Reaction", "ScoreConfig", "evaluate", "expand", "load_dataset", "load_reactions",
-    "parse_response", "predict", "validate", "verify",
+    "parse_response", "predict", "train", "validate", "verify",
 ]
 
 Source = str | os.PathLike
@@ -482,3 +483,31 @@ def expand(
     result.manifest = manifest
     result.manifest_path = manifest_path
     return result
+
+
+# ------------------------------------------------------------------------------ train
+
+
+def train(
+    reactions: Source | Sequence[Reaction],
+    out: Source,
+    *,
+    config: str = "small",
+    seed: int = 0,
+    valid_fraction: float = 0.05,
+    max_minutes: float | None = None,
+    device: str = "auto",
+    threads: int | None = None,
+    progress: bool | None = None,
+    **options: Any,
+):
+    """Train the learned mechanism model (:mod:`~chemassay.suites.mechanism.learned`) on
+    ``reactions`` — the silver expansion written by :func:`expand` — into the folder
+    ``out``; ``config`` is the shared seq2seq's ``tiny``, ``small`` or ``paper``. Resumable:
+    the same call continues an unfinished run (``max_minutes`` per piece). The folder is
+    then a model: ``evaluate(model="mechanism-seq2seq:OUT")``. Returns the
+    :class:`~chemassay.suites.mechanism.learned.MechanismTrainReport`."""
+    from chemassay.suites.mechanism.learned import train_mechanism_model
+
+    return train_mechanism_model(reactions, out, config=config, seed=seed, valid_fraction=valid_fraction,
+                                 max_minutes=max_minutes, device=device, threads=threads, progress=progress, **options)

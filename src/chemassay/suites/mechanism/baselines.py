@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemassay.models.registry import ModelKind
+from chemassay.suites.mechanism.learned import MODEL_KIND as LEARNED_KIND
 from chemassay.suites.mechanism.records import Reaction
 
 BASELINES = ("nearest-neighbour", "gold-oracle")
@@ -49,6 +50,7 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
                                       "canonical reaction) is left out, not the query's family (leaky; default false)"},
         extra="drfp", suite="mechanism", example="nearest-neighbour:pool=template",
     ),
+    LEARNED_KIND,
 )
 
 

@@ -2,8 +2,9 @@
 :mod:`chemassay.suites.mechanism.api`.
 
 Verbs: ``evaluate`` (score predictions, or ``--model SPEC`` then score), ``predict`` (run
-``--model SPEC`` into a predictions file), ``verify`` (check an oMeBench file), and the
-data-side ``expand`` and ``taxonomy``. The spellings of the previous release stay as hidden
+``--model SPEC`` into a predictions file), ``train`` (the learned mechanism model on an
+expansion), ``verify`` (check an oMeBench file), and the data-side ``expand`` and
+``taxonomy``. The spellings of the previous release stay as hidden
 aliases: ``score`` (= evaluate), ``run`` and ``baseline`` (= predict), ``validate`` (= verify).
 
 Where a command takes a reaction file, a registered dataset name (``gold``, ``template``,
@@ -365,3 +366,38 @@ def expand(
             highlight=False, markup=False,
         )
         console.print(f"wrote {out} and {result.manifest_path}", highlight=False, markup=False)
+
+
+@app.command()
+def train(
+    reactions: str = typer.Argument(..., help="Training reactions: an expansion written by 'expand' (JSONL), or any "
+                                              "oMeBench file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model folder (resumable: run again to continue)."),
+    config: str = typer.Option("small", "--config", help="tiny (tests), small (CPU) or paper (GPU)."),
+    seed: int = SeedOption,
+    valid_fraction: float = typer.Option(0.05, "--valid-fraction", help="Share of the reactions held out for the "
+                                         "validation loss (early stopping)."),
+    max_minutes: float = typer.Option(None, "--max-minutes", help="Stop this piece after M minutes (resume later)."),
+    device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
+    threads: int = typer.Option(None, "--threads", help="CPU threads for torch."),
+    max_epochs: int = typer.Option(None, "--max-epochs", help="Override the config's epochs."),
+    steps_per_epoch: int = typer.Option(None, "--steps-per-epoch", help="Override the config's steps per epoch."),
+    batch_size: int = typer.Option(None, "--batch-size", help="Override the config's batch size."),
+) -> None:
+    """Train the learned mechanism model (mechanism-seq2seq:DIR): reaction -> step types and intermediates."""
+    from chemassay.suites.mechanism.api import train as train_api
+
+    report = train_api(reactions, out, config=config, seed=seed, valid_fraction=valid_fraction,
+                       max_minutes=max_minutes, device=device, threads=threads, progress=None if not settings.quiet
+                       else False, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size)
+    if not settings.quiet:
+        state = "finished" if report.finished else "piece done (run again to continue)"
+        console.print(
+            f"{state}: {report.epochs_done} epochs, {report.global_step} steps, best val loss "
+            f"{report.best_val_loss if report.best_val_loss is None else round(report.best_val_loss, 4)}; "
+            f"{report.train_pairs} training / {report.valid_pairs} validation reactions"
+            + (f", dropped {report.dropped}" if report.dropped else "")
+            + (f", {len(report.left_out)} left out (labels outside the taxonomy)" if report.left_out else ""),
+            highlight=False, markup=False,
+        )
+        console.print(f"model: {out}  (use --model mechanism-seq2seq:{out})", highlight=False, markup=False)

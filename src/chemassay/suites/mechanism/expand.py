@@ -254,7 +254,7 @@ def step_balance(record: Mapping[str, Any]) -> list[str | None]:
     a reagent joins or a by-product leaves, which the intermediates do not show)."""
     states = _states(record)
     out: list[str | None] = []
-    for before, after in zip(states, states[1:]):
+    for before, after in zip(states, states[1:], strict=False):
         level = None
         for name, hydrogens in (("full", True), ("heavy", False)):
             first, second = formula_counts(before, hydrogens=hydrogens), formula_counts(after, hydrogens=hydrogens)
@@ -269,7 +269,7 @@ def check_balance(record: Mapping[str, Any], required: Sequence[str | None]) -> 
     """Raise :class:`ExpansionError` (``step not atom balanced``) when a step balanced in the
     template at level ``required[k]`` is not balanced at that level in ``record``."""
     states = _states(record)
-    for number, (level, before, after) in enumerate(zip(required, states, states[1:]), start=1):
+    for number, (level, before, after) in enumerate(zip(required, states, states[1:], strict=False), start=1):
         if level is None:
             continue
         hydrogens = level == "full"
