@@ -1,5 +1,6 @@
 """Built-in mechanism predictors that need no language model, so the suite runs end to end
-offline. Both are registered model kinds (``MODEL_KINDS``) implementing the
+offline. Both are registered model kinds (``MODEL_KINDS``, which also lists the learned
+model of :mod:`.learned`, ``mechanism-seq2seq:DIR``) implementing the
 ``mechanism-predictor`` protocol, usable wherever a ``--model SPEC`` / ``model=`` is taken:
 
 ``gold-oracle[:gold=NAME|PATH]``
