@@ -165,6 +165,9 @@ def test_strict_parsing_counts_the_truncated_answer_as_unparsed(cli, tmp_path):
     assert done.code == 0, done.stderr
     written = read_result(tmp_path / "r.json")
     assert written.metrics["error/unparsed_answer"] == 3 and written.metrics["error/no_answer"] == 191
+    assert written.metrics["n_in_domain"] == 159 and written.config["domain_pool"]["source"] == "template"
+    done = cli("mechanism", "evaluate", pred, "--domain-pool", "none", "--out", tmp_path / "s.json", "--bootstrap", "0")
+    assert done.code == 0 and "n_in_domain" not in read_result(tmp_path / "s.json").metrics
     assert any(e["reason"].startswith("no response") for e in written.error_taxonomy["examples"]["no_answer"])
 
 
