@@ -178,3 +178,6 @@ def test_train_cli(cli, tmp_path, silver):
     assert result.code == 0, result.stderr
     assert "finished: 1 epochs, 2 steps" in result.stdout and (tmp_path / "m" / "model.safetensors").is_file()
     assert cli("mechanism", "train", data, "--out", tmp_path / "n", "--valid-fraction", "0.7").code == 2
+    if not torch.cuda.is_available():  # the GPU command of the docs, on a machine without one: one line, exit 2
+        gpu = cli("mechanism", "train", data, "--out", tmp_path / "g", "--config", "tiny", "--device", "cuda")
+        assert gpu.code == 2 and "CUDA is not available" in gpu.stderr and len(gpu.stderr.strip().splitlines()) == 1
