@@ -1,4 +1,5 @@
-"""The ``chemassay`` command: global options, ``doctor``, ``data``, ``demo`` and the suites.
+"""The ``chemassay`` command: global options, ``doctor``, ``data``, ``models``, ``metrics``,
+``reference``, ``results``, ``compare``, ``report``, ``demo`` and the suites.
 
 Each suite lives in ``chemassay.suites.<name>`` and exposes a Typer app in its ``cli``
 module; every suite package present is mounted under its CLI name.
@@ -41,10 +42,15 @@ def root(
     ),
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summaries."),
+    no_store: bool = typer.Option(False, "--no-store", help="Do not record results in the results store "
+                                  "(also: CHEMASSAY_NO_STORE=1)."),
 ) -> None:
     """chemassay: does this model understand chemistry, or does it pattern-match?"""
+    from chemassay.report.store import set_recording
+
     settings.debug = debug
     settings.quiet = quiet
+    set_recording(not no_store)
 
 
 def available_suites() -> list[tuple[str, str]]:
@@ -311,6 +317,14 @@ def metrics_list(
         cells = (card.suite, card.key, card.direction, span, paper or "-", card.interval, card.description)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
+
+
+from chemassay.report.cli import compare_command, reference_app, report_command, results_app  # noqa: E402
+
+app.add_typer(reference_app, name="reference")
+app.add_typer(results_app, name="results")
+app.command("compare")(compare_command)
+app.command("report")(report_command)
 
 
 @app.command()
