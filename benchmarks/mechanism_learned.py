@@ -109,8 +109,8 @@ def main() -> None:
               f"{result.metrics.get('n_out_of_domain')}, unparsed {result.metrics['n_unparsed']}")
         print(f"  {'metric':<10} {'overall':>22} {'in-domain':>22} {'out-of-domain':>22}")
         for metric in METRICS:
-            print(f"  {metric:<10} {cell(result, metric):>22} {cell(result, 'in_domain/' + metric):>22} "
-                  f"{cell(result, 'out_of_domain/' + metric):>22}")
+            print(f"  {metric:<10} {cell(result, metric):>22} {cell(result, 'in-domain/' + metric):>22} "
+                  f"{cell(result, 'out-of-domain/' + metric):>22}")
     taxonomy = learned.error_taxonomy
     print("\nerror taxonomy of the learned model's answers (share of all error events):")
     for name, count in sorted(taxonomy["counts"].items(), key=lambda item: -item[1]):

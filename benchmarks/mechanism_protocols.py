@@ -67,8 +67,8 @@ def main() -> None:
         print(f"\npool {label}, exclusion {rule} ({elapsed:.1f} s); in-domain {n_in}, out-of-domain {n_out}")
         print(f"  {'metric':<10} {'overall':>26} {'in-domain':>26} {'out-of-domain':>26}")
         for metric in metrics:
-            print(f"  {metric:<10} {cell(result, metric):>26} {cell(result, 'in_domain/' + metric):>26} "
-                  f"{cell(result, 'out_of_domain/' + metric):>26}")
+            print(f"  {metric:<10} {cell(result, metric):>26} {cell(result, 'in-domain/' + metric):>26} "
+                  f"{cell(result, 'out-of-domain/' + metric):>26}")
     first = rows[0][2]
     print(f"\npaired differences to the first row (same 196 reactions; {args.bootstrap} resamples)")
     for label, rule, result, _ in rows[1:]:

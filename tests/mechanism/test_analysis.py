@@ -205,15 +205,15 @@ def test_domain_split_of_a_result(tmp_path, gold_reactions):
     assert result.config["domain_pool"] == {"source": "template", "origin": "default", "size": 166}
     assert result.metrics["n_in_domain"] == 159 and result.metrics["n_out_of_domain"] == 37
     domains = [row["domain"] for row in result.reactions]
-    inside = [v for v, d in zip(result.item_scores["S_total"], domains, strict=True) if d == "in_domain"]
-    assert result.metrics["in_domain/S_total"] == pytest.approx(sum(inside) / len(inside))
-    assert result.item_scores["out_of_domain/L"].count(None) == 159
-    assert result.by_domain["in_domain"]["n"] == 159
-    interval = result.intervals["in_domain/S_total"]
-    assert interval.low <= result.metrics["in_domain/S_total"] <= interval.high
+    inside = [v for v, d in zip(result.item_scores["S_total"], domains, strict=True) if d == "in-domain"]
+    assert result.metrics["in-domain/S_total"] == pytest.approx(sum(inside) / len(inside))
+    assert result.item_scores["out-of-domain/L"].count(None) == 159
+    assert result.by_domain["in-domain"]["n"] == 159
+    interval = result.intervals["in-domain/S_total"]
+    assert interval.low <= result.metrics["in-domain/S_total"] <= interval.high
     # a pool of two families: only their reactions are in-domain
     pool = [r for r in gold_reactions if r.reaction_id in ("NR-001", "NR-002")]
     narrow = mechanism.evaluate(answers, domain_pool=pool, bootstrap=0)
-    assert narrow.metrics["n_in_domain"] == 2 and narrow.metrics["in_domain/S_total"] == 1.0
+    assert narrow.metrics["n_in_domain"] == 2 and narrow.metrics["in-domain/S_total"] == 1.0
     off = mechanism.evaluate(answers, domain_pool="none", bootstrap=0)
     assert "n_in_domain" not in off.metrics and not off.by_domain and "domain" not in off.reactions[0]

@@ -285,7 +285,7 @@ def evaluate(
     ``paper`` (the paper's Table 6 formula for every reaction) or ``fitted``. Metrics:
     S_total, S_partial, V, L (with ``bootstrap`` resamples for 95 % intervals, seeded by
     ``seed``; 0 turns them off), counts, the same four for the in-domain and out-of-domain
-    reactions (``in_domain/S_total``...: Table 16; the domain is the family of a reaction
+    reactions (``in-domain/S_total``...: Table 16; the domain is the family of a reaction
     seen or not in ``domain_pool`` — by default the model's training or exemplar pool, else
     oMe-Template; ``"none"`` turns it off) and the error taxonomy of Fig. 6
     (``error/<category>``; ``result.error_taxonomy`` has shares and examples);

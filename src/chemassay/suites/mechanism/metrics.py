@@ -64,8 +64,8 @@ METRIC_CARDS: list[MetricCard] = [
             "higher", (0.0, 1.0), paper_name=f"{paper} ({title})", paper_table="Table 16", interval="bootstrap",
             short=f"{metric} {title}",
         )
-        for domain, label, seen, title in (("in_domain", "in-domain", "seen in", "in-domain"),
-                                           ("out_of_domain", "out-of-domain", "not seen in", "out-of-domain"))
+        for domain, label, seen, title in (("in-domain", "in-domain", "seen in", "in-domain"),
+                                           ("out-of-domain", "out-of-domain", "not seen in", "out-of-domain"))
         for metric, paper in (("S_total", "S_tot (%)"), ("S_partial", "S_part (%)"), ("V", "V (%)"), ("L", "L (%)"))
     ],
     *[

@@ -42,12 +42,12 @@ from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
 from chemassay.suites.mechanism.weights import resolve_weights
 
 METRICS = ("S_total", "S_partial", "V", "L")
-DOMAINS = ("in_domain", "out_of_domain")
+DOMAINS = ("in-domain", "out-of-domain")
 
 
 def mark_domains(results: Sequence[ReactionResult], pool: Sequence[Reaction]) -> int:
-    """Set each result's ``domain``: ``in_domain`` when ``pool`` (the training set or the
-    exemplar pool) holds a reaction of its family, else ``out_of_domain`` (the paper's Table
+    """Set each result's ``domain``: ``in-domain`` when ``pool`` (the training set or the
+    exemplar pool) holds a reaction of its family, else ``out-of-domain`` (the paper's Table
     16 split; the family relation is :func:`~.retrieval.same_family`). Returns how many are
     in-domain."""
     from chemassay.suites.mechanism.retrieval import FamilyIndex
@@ -171,7 +171,7 @@ class ReactionResult:
     parsed: ParsedMechanism | None = field(default=None, repr=False)
     """The prediction as parsed (``None``: no prediction), for the error taxonomy."""
     domain: str | None = None
-    """``in_domain`` / ``out_of_domain`` for the domain pool of the run (Table 16), if any."""
+    """``in-domain`` / ``out-of-domain`` for the domain pool of the run (Table 16), if any."""
     answer_shape: str | None = None
     """``empty`` / ``truncated`` raw answer (:func:`~.error_analysis.answer_shape`), for the taxonomy."""
 
@@ -319,7 +319,7 @@ class ScoreReport:
         if by_domain:
             for domain in DOMAINS:
                 group = by_domain[domain]
-                metrics[f"n_{domain}"] = group["n"]
+                metrics["n_" + domain.replace("-", "_")] = group["n"]
                 for metric in METRICS:
                     metrics[f"{domain}/{metric}"] = group[metric] if group["n"] else None
         metrics.update(self.error_taxonomy().metrics())
