@@ -26,6 +26,8 @@ BENCHMARKS: list[tuple[str, list[str], list[str], bool]] = [
     ("chem_similarity.py", [], ["--queries", "500", "--refs", "5000", "--repeats", "1"], False),
     ("mechanism_score.py", [], [], False),
     ("mechanism_weights.py", [], [], False),
+    ("mechanism_serving.py", [], ["--concurrency", "1,8", "--repeats", "1"], False),
+    ("mechanism_protocols.py", [], ["--bootstrap", "200"], False),
     ("stoichiometry_build.py", [], ["--repeat", "2"], False),
     ("stoichiometry_baselines.py", [], [], False),
     ("robustness_augment.py", [], [], False),

@@ -90,6 +90,8 @@ class FakeOpenAI:
         script = self.script
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body in one packet: no 40 ms delayed-ACK stalls
+
             def log_message(self, *args):  # keep test output clean
                 return
 

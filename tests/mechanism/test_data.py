@@ -161,7 +161,7 @@ def test_scheme_used_without_weights_and_normalized():
     reaction = Reaction("x", "hard", None, ("CC=O",), ("CCO",), "", _steps(
         "acid_base_proton_transfer", "nucleophilic_addition", "sigmatropic_rearrangement", "acid_base_proton_transfer"))
     resolved = resolve_weights(reaction)
-    assert resolved.source == "scheme"
+    assert resolved.source == "fitted"
     assert sum(resolved.weights) == pytest.approx(1.0)
     # hand-computed: base x modifier x position x difficulty (hard 1.37), clipped, normalized
     raw = [0.95 * 1.0 * 1.0 * 1.37, 2.3 * 1.0 * 1.07 * 1.37, 5.0 * 1.1 * 1.0 * 1.37, 0.95 * 0.83 * 1.37]
@@ -173,7 +173,7 @@ def test_scheme_used_without_weights_and_normalized():
 def test_placeholder_zero_weights_fall_back_to_the_scheme():
     steps = tuple(Step(i, "addition", "nucleophilic_addition", "CC", 0.0) for i in (1, 2))
     reaction = Reaction("t", "easy", None, (), (), "", steps)
-    assert resolve_weights(reaction).source == "scheme"
+    assert resolve_weights(reaction).source == "fitted"
 
 
 def test_position_and_stereo_modifiers():

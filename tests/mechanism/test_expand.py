@@ -11,11 +11,16 @@ from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.expand import (
+    LABEL_ALIASES,
     ExpansionError,
+    Substituent,
+    check_balance,
     default_substituents_path,
     expand_templates,
+    has_ring,
     instantiate,
     load_substituents,
+    step_balance,
     substitute,
     template_labels,
 )
@@ -30,7 +35,7 @@ def canon(smiles: str) -> str:
 
 def test_default_substituents_are_valid_r_groups():
     groups = load_substituents(default_substituents_path())
-    assert len(groups) >= 20
+    assert len(groups) == 43 and "hydrogen" not in GROUPS
     assert all(Chem.MolFromSmiles(g.smiles) is not None and g.smiles.count("*") == 1 for g in groups)
     assert GROUPS["phenyl"].core == "c1ccccc1"
 
@@ -40,7 +45,8 @@ def test_substitute_by_hand():
     assert substitute("C([*:1])([*:2])C=O", assignment) == canon("CC(c1ccccc1)C=O")
     # every occurrence of a placeholder gets the same group (aldol product of NR-001)
     assert substitute("C([*:1])([*:2])C(O)C([*:1])([*:2])C=O", assignment) == canon("CC(c1ccccc1)C(O)C(C)(c1ccccc1)C=O")
-    assert substitute("C([*:1])([*:2])=C[O-]", {1: GROUPS["hydrogen"], 2: GROUPS["hydrogen"]}) == canon("C=C[O-]")
+    hydrogen = Substituent("hydrogen", "*[H]")  # not in the default list (the paper's prompt asks for none)
+    assert substitute("C([*:1])([*:2])=C[O-]", {1: hydrogen, 2: hydrogen}) == canon("C=C[O-]")
     assert substitute("c1ccccc1[*:1]", {1: GROUPS["trifluoromethyl"]}) == canon("FC(F)(F)c1ccccc1")
     assert substitute("CCO", {}) == "CCO"
 
@@ -115,3 +121,69 @@ def test_cli_expand_bad_substituents(cli, tmp_path):
     assert result.code == 2 and "exactly one '*'" in result.stderr
     with pytest.raises(UserInputError):
         load_substituents(tmp_path / "nope.json")
+
+
+def _template(rid):
+    return next(r.data for r in read_records(bundled_path("template")).records if r.data["reaction_id"] == rid)
+
+
+def test_step_balance_of_a_template_and_its_check():
+    template = _template("NR-001")  # aldol addition: deprotonation, addition, protonation
+    levels = step_balance(template)
+    assert len(levels) == len(template["mechanism"])
+    record = instantiate(template, {1: GROUPS["methyl"], 2: GROUPS["phenyl"]}, balance=levels)
+    assert record["provenance"]["balance_checked"] == [level or "none" for level in levels]
+    # step 2 joins the enolate and the second aldehyde: balanced only with both reactants
+    made_up = {"reactants_smiles": ["CC=O"], "mechanism": [{"intermediate_smiles": "CCC=O"}]}
+    assert step_balance(made_up) == [None]
+    same = {"reactants_smiles": ["CC=O"], "mechanism": [{"intermediate_smiles": "C=CO"}]}
+    assert step_balance(same) == ["full"]
+    broken = {"reactants_smiles": ["CC=O"], "mechanism": [{"intermediate_smiles": "C=C[O-]"}]}
+    assert step_balance(broken) == ["heavy"]  # a proton left: heavy atoms balanced, H and charge not
+    with pytest.raises(ExpansionError, match="step not atom balanced") as info:
+        check_balance(broken, ["full"])
+    assert info.value.category == "step not atom balanced"
+    check_balance(broken, ["heavy"])  # no error
+    # placeholders count as pseudo-elements: one R group lost is an imbalance
+    assert step_balance({"reactants_smiles": ["C([*:1])C=O"], "mechanism": [{"intermediate_smiles": "CC=O"}]}) == [None]
+
+
+def test_template_labels_are_mapped_onto_the_taxonomy_or_rejected():
+    template = _template("NR-046")  # has a lewis_acid_base_coordination step
+    assert any(step["subtype"] in LABEL_ALIASES for step in template["mechanism"])
+    result = expand_templates([template], list(GROUPS.values()), per_template=2, seed=0)
+    assert result.records and result.label_repairs == len(result.records)
+    for record in result.records:
+        assert all(step["subtype"] not in LABEL_ALIASES for step in record["mechanism"])
+        assert any("coordination/coordination" in repair for repair in record["provenance"]["label_repairs"])
+    refused = expand_templates([_template("NR-227")], list(GROUPS.values()), per_template=2, seed=0)
+    assert not refused.records and refused.rejected == {"step label outside the taxonomy": 1}
+    assert "dehydration" in refused.templates_rejected["NR-227"]
+
+
+def test_ring_rule_keeps_ring_groups_out_of_ring_templates():
+    ring_templates = [r.data for r in read_records(bundled_path("template")).records[:40] if has_ring(r.data)]
+    assert ring_templates
+    result = expand_templates(ring_templates, list(GROUPS.values()), per_template=3, seed=1)
+    assert result.records
+    for record in result.records:
+        assert all(not GROUPS[s["name"]].has_ring for s in record["provenance"]["substituents"].values())
+    free = expand_templates(ring_templates, list(GROUPS.values()), per_template=3, seed=1, ring_rule=False)
+    assert any(GROUPS[s["name"]].has_ring for r in free.records for s in r["provenance"]["substituents"].values())
+
+
+@pytest.mark.slow
+def test_silver_scale_expansion_counts_what_it_rejects():
+    from chemassay.mechanism import expand
+
+    result = expand("template", seed=0)  # per_template 18: oMe-Silver's scale
+    assert 2400 <= len(result.records) <= 2600
+    assert len({r["reaction_id"] for r in result.records}) == len(result.records)
+    assert result.rejected["template SMILES does not parse"] == 17
+    assert result.rejected["step label outside the taxonomy"] >= 1
+    assert "step not atom balanced" not in result.rejected  # every balanced template step stays balanced
+    assert result.balance_checks["full"] > 1000 and result.balance_checks["heavy"] > 1000
+    assert set(result.templates_without_instance) == set(result.templates_rejected)
+    for record in result.records:
+        smiles = record["reactants_smiles"] + record["products_smiles"] + [s["intermediate_smiles"] for s in record["mechanism"]]
+        assert all(Chem.MolFromSmiles(s) is not None for s in smiles)

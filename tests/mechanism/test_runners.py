@@ -14,7 +14,9 @@ pytest.importorskip("httpx")
 
 from chemassay.models.openai_chat import ChatError, OpenAIChatClient, chat_url
 from chemassay.report.result import read_result
+from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.prompts import build_prompt
+from chemassay.suites.mechanism.records import load_reactions
 from chemassay.suites.mechanism.retrieval import reaction_family
 from chemassay.suites.mechanism.runners import prepare_jobs, read_answered
 
@@ -147,8 +149,29 @@ def test_kshot_prompts_use_similar_reactions_but_never_the_query(gold_reactions,
         assert job.prompt.count("#### Example ") == 3
         assert job.prompt.endswith("**output**:")
         assert json.dumps(list(job.reaction.reactants)) in job.prompt
+    # The paper's rule (App. G) leaves out only the identical reaction: with oMe-Template, whose
+    # ids are oMe-Gold's, the same id is that reaction's template and is left out too ...
     leaky = prepare_jobs(queries, "kshot", k=3, pool_index=template_index, exclude_family=False)
-    assert any(reaction_family(e) == reaction_family(j.reaction.reaction_id) for j in leaky for e in j.exemplars)
+    assert all(e != j.reaction.reaction_id for j in leaky for e in j.exemplars)
+    # ... while instances of the query's family in an expanded pool (the paper's oMe-Silver) stay
+    from chemassay.suites.mechanism.expand import expand_templates, load_substituents
+    from chemassay.suites.mechanism.records import to_reaction
+    from chemassay.suites.mechanism.retrieval import ReactionIndex
+
+    templates = load_reactions(bundled_path("template")).reactions[:10]
+    records = expand_templates([_raw(t.reaction_id) for t in templates], load_substituents(), per_template=2, seed=0)
+    expanded = ReactionIndex([to_reaction(r) for r in records.records])
+    strict = prepare_jobs(queries, "kshot", k=3, pool_index=expanded)
+    assert all(reaction_family(e) != reaction_family(j.reaction.reaction_id) for j in strict for e in j.exemplars)
+    paper = prepare_jobs(queries, "kshot", k=3, pool_index=expanded, exclude_family=False)
+    same = [j for j in paper if any(reaction_family(e) == reaction_family(j.reaction.reaction_id) for e in j.exemplars)]
+    assert len(same) >= 5
+
+
+def _raw(reaction_id):
+    from chemassay.suites.mechanism.records import read_records
+
+    return next(r.data for r in read_records(bundled_path("template")).records if r.data["reaction_id"] == reaction_id)
 
 
 def test_prompts_are_filled_like_the_published_script(gold_reactions):

@@ -9,6 +9,7 @@ scorer, mechanism predictors (chat models, local checkpoints, the built-in basel
   (``default``, ``cot``, ``kshot``); optional resumable JSON Lines output.
 * :func:`verify` (alias :func:`validate`) — check an oMeBench file record by record.
 * :func:`expand` — R-group expansion of templates (oMe-Silver style).
+* :func:`train` — the learned mechanism model (``mechanism-seq2seq:DIR``) on an expansion.
 * :func:`load_reactions` / :func:`load_dataset` — the bundled oMe-Gold and oMe-Template.
 * :func:`parse_response` — one raw model answer into predicted steps.
 
@@ -31,11 +32,11 @@ from chemassay.suites.mechanism.oms import TAU
 from chemassay.suites.mechanism.parse import parse_response
 from chemassay.suites.mechanism.records import Reaction
 from chemassay.suites.mechanism.runners import PredictionRun
-from chemassay.suites.mechanism.scoring import METRICS, ScoreConfig, ScoreReport
+from chemassay.suites.mechanism.scoring import ScoreConfig, ScoreReport
 
 __all__ = [
     "PredictionRun", "Reaction", "ScoreConfig", "evaluate", "expand", "load_dataset", "load_reactions",
-    "parse_response", "predict", "validate", "verify",
+    "parse_response", "predict", "train", "validate", "verify",
 ]
 
 Source = str | os.PathLike
@@ -168,6 +169,33 @@ def _model_ref_of_items(items: Any):
     return in_memory_ref(items)
 
 
+def _domain_pool(domain_pool: Any, model_object: Any, prompt: str, pool: Any) -> tuple[list[Reaction] | None, dict]:
+    """The reactions defining in-domain (Table 16) and how the result names them.
+
+    ``domain_pool`` given: that (a dataset name, a file, reactions; ``"none"``: no split).
+    Otherwise the model's own pool when it has one (``domain_pool`` attribute: the
+    nearest-neighbour pool, a learned model's training set), the k-shot exemplars (the
+    usable ones of ``pool``), else oMe-Template (the family list oMe-Silver is expanded from).
+    """
+    if isinstance(domain_pool, str) and domain_pool == "none":
+        return None, {}
+    source = domain_pool
+    origin = "domain_pool"
+    if source is None and model_object is not None and getattr(model_object, "domain_pool", None) is not None:
+        source, origin = model_object.domain_pool, "model"
+    if source is None and prompt == "kshot":
+        from chemassay.suites.mechanism.retrieval import usable_exemplars
+
+        reactions = usable_exemplars(load_reactions(pool))
+        label = str(pool) if isinstance(pool, (str, os.PathLike)) else "given"
+        return reactions, {"source": f"k-shot exemplar pool {label} (usable exemplars)", "origin": "kshot", "size": len(reactions)}
+    if source is None:
+        source, origin = "template", "default"
+    reactions = load_reactions(source)
+    label = str(source) if isinstance(source, (str, os.PathLike)) else getattr(model_object, "domain_pool_name", "given")
+    return reactions, {"source": label, "origin": origin, "size": len(reactions)}
+
+
 def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_ref, config: dict[str, Any],
             started: float, bootstrap: int, seed: int) -> Result:
     from chemassay.report.intervals import attach_intervals
@@ -184,7 +212,7 @@ def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_r
         metrics=report.metrics,
         n=len(report.results),
         item_ids=[r.reaction.reaction_id for r in report.results],
-        item_scores={metric: [r.values[metric] for r in report.results] for metric in METRICS},
+        item_scores=report.item_scores(),
         skipped=skipped,
         dataset=DatasetRef(**dataset_ref(gold_path)),
         inputs=[input_ref(path) for path in inputs],
@@ -192,6 +220,8 @@ def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_r
         elapsed_s=time.perf_counter() - started,
         warnings=report.warnings(),
         by_level=report.summary["by_level"],
+        by_domain=report.summary["by_domain"],
+        error_taxonomy=report.error_taxonomy().as_dict(),
         by_type=report.summary["by_type"],
         by_subtype=report.summary["by_subtype"],
         by_length=report.summary["by_length"],
@@ -230,6 +260,8 @@ def evaluate(
     tau: float = TAU,
     round_to: int | None = None,
     strict: bool = False,
+    weights: str = "data",
+    domain_pool: Source | Sequence[Reaction] | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
     use_cache: bool = True,
@@ -248,10 +280,16 @@ def evaluate(
     limited model run: those asked); one without prediction counts as an empty mechanism
     and is named in ``result.warnings``. ``tau`` is the Tanimoto threshold of partial
     credit, ``round_to`` rounds per-reaction values as the published tool (2), ``strict``
-    parses answers exactly as the published pipeline. Metrics: S_total, S_partial, V, L
-    (with ``bootstrap`` resamples for 95 % intervals, seeded by ``seed``; 0 turns them off),
-    counts; ``item_scores`` holds the per-reaction values, ``reactions`` the per-reaction
-    rows.
+    parses answers exactly as the published pipeline. ``weights`` picks the gold step
+    weights: ``data`` (the shipped ones, the fitted scheme where a file has none),
+    ``paper`` (the paper's Table 6 formula for every reaction) or ``fitted``. Metrics:
+    S_total, S_partial, V, L (with ``bootstrap`` resamples for 95 % intervals, seeded by
+    ``seed``; 0 turns them off), counts, the same four for the in-domain and out-of-domain
+    reactions (``in-domain/S_total``...: Table 16; the domain is the family of a reaction
+    seen or not in ``domain_pool`` — by default the model's training or exemplar pool, else
+    oMe-Template; ``"none"`` turns it off) and the error taxonomy of Fig. 6
+    (``error/<category>``; ``result.error_taxonomy`` has shares and examples);
+    ``item_scores`` holds the per-reaction values, ``reactions`` the per-reaction rows.
 
     >>> import chemassay.mechanism as mechanism
     >>> oracle = mechanism.evaluate(model="gold-oracle", gold="gold", bootstrap=0)
@@ -281,7 +319,12 @@ def evaluate(
         raise UserInputError("--round must be a non-negative number of decimals")
     if (predictions is None) == (model is None):
         raise UserInputError("evaluate: give predictions (a file, a dict or a list) or model=SPEC, not both or neither")
-    config = ScoreConfig(tau, round_to, strict)
+    from chemassay.suites.mechanism.weights import WEIGHT_MODES
+
+    if weights not in WEIGHT_MODES:
+        raise UserInputError(f"--weights {weights!r}: choose from {', '.join(WEIGHT_MODES)}")
+    config = ScoreConfig(tau, round_to, strict, weights)
+    model_object = None
     gold_path = reactions_path(gold)
     inputs = [gold_path]
     extra: dict[str, Any] = {}
@@ -293,6 +336,7 @@ def evaluate(
         from chemassay.models.identity import model_ref
 
         ref = model_ref(run.model_object)
+        model_object = run.model_object
         extra = {"prompt": run.prompt_style, "limit": limit, "run": run.as_dict()}
         if prompt == "kshot":
             extra["pool"] = pool if isinstance(pool, (str, os.PathLike)) else "given"
@@ -315,8 +359,12 @@ def evaluate(
             attributed = predictions_from_items(predictions, known)
             _nothing_attributable(attributed, "predictions")
             ref = _model_ref_of_items(predictions)
+    pool_reactions, pool_info = _domain_pool(domain_pool, model_object, prompt if model is not None else "default", pool)
+    if pool_info:
+        extra["domain_pool"] = pool_info
     cache = gold_cache(gold_path, gold_set.reactions, enabled=use_cache)
-    report = score_all(reactions, attributed, config, gold_rejected=gold_set.rejected, cache=cache)
+    report = score_all(reactions, attributed, config, gold_rejected=gold_set.rejected, cache=cache,
+                       domain_pool=pool_reactions)
     return _result(report, gold_path=gold_path, inputs=inputs, model_ref=ref, config=extra, started=started,
                    bootstrap=bootstrap, seed=seed)
 
@@ -365,20 +413,26 @@ def expand(
     templates: Source = "template",
     *,
     substituents: Source | None = None,
-    per_template: int = 10,
+    per_template: int = 18,
     attempts: int = 5,
     seed: int = 0,
+    ring_rule: bool = True,
+    check_atom_balance: bool = True,
     out: Source | None = None,
 ):
     """Expand the R-group placeholders ``[*:i]`` of templates into concrete reactions (how
-    oMe-Silver was made, without an LLM): each placeholder number gets one substituent
-    everywhere in the reaction and its mechanism; an instance is kept only when every
-    SMILES sanitizes. Up to ``per_template`` instances per template, ``attempts`` ×
-    ``per_template`` assignments tried, drawn with ``seed``. With ``out`` the reactions are
-    written as JSON Lines and a manifest (``OUT.manifest.json``: sizes, seed, checksums,
-    rejections) beside them. Returns the
+    oMe-Silver was made, with a fixed substituent list instead of an LLM): each placeholder
+    number gets one substituent everywhere in the reaction and its mechanism; an instance is
+    kept only when every SMILES sanitizes and every step balanced in the template stays
+    atom balanced; step labels are mapped onto the taxonomy. Up to ``per_template``
+    instances per template (the default 18 gives 2,502 reactions from oMe-Template,
+    oMe-Silver's scale), ``attempts`` × ``per_template`` assignments tried, drawn with
+    ``seed``; ``ring_rule`` keeps ring substituents out of templates with a ring (the
+    paper's R-group prompt). With ``out`` the reactions are written as JSON Lines and a
+    manifest (``OUT.manifest.json``: sizes, seed, checksums, rejections by reason, the
+    templates rejected and why, the balance checks) beside them. Returns the
     :class:`~chemassay.suites.mechanism.expand.ExpansionResult` (``records``, ``rejected``,
-    ``templates_without_instance``; ``manifest`` when written)."""
+    ``templates_rejected``, ``templates_without_instance``; ``manifest`` when written)."""
     from chemassay.runtime.files import atomic_write_text, ensure_writable, sha256_file
     from chemassay.suites.mechanism.data import reactions_path
     from chemassay.suites.mechanism.expand import (
@@ -397,7 +451,7 @@ def expand(
     found = read_records(path)
     started = time.perf_counter()
     result = expand_templates([r.data for r in found.records], groups, per_template=per_template,
-                              attempts=attempts, seed=seed)
+                              attempts=attempts, seed=seed, ring_rule=ring_rule, check_atom_balance=check_atom_balance)
     result.templates_read = len(found.records)
     if target is None:
         return result
@@ -410,12 +464,17 @@ def expand(
         "inputs": {"templates": {"path": str(path), "sha256": sha256_file(path)},
                    "substituents": {"path": str(sub_path), "sha256": sha256_file(sub_path)}},
         "seed": seed,
-        "config": {"per_template": per_template, "attempts": attempts, "substituents": len(groups)},
+        "config": {"per_template": per_template, "attempts": attempts, "substituents": len(groups),
+                   "ring_rule": ring_rule, "check_atom_balance": check_atom_balance},
         "templates": len(found.records),
+        "templates_with_instances": len(found.records) - len(result.templates_without_instance),
         "malformed_template_records": [{"line": m.line, "reason": m.reason} for m in found.malformed],
         "templates_without_instance": result.templates_without_instance,
+        "templates_rejected": result.templates_rejected,
         "rejected": dict(result.rejected),
         "rejected_examples": result.examples,
+        "balance_checked_steps": dict(result.balance_checks),
+        "instances_with_label_repairs": result.label_repairs,
         "elapsed_s": round(time.perf_counter() - started, 3),
         "chemassay": __version__,
     }
@@ -424,3 +483,31 @@ def expand(
     result.manifest = manifest
     result.manifest_path = manifest_path
     return result
+
+
+# ------------------------------------------------------------------------------ train
+
+
+def train(
+    reactions: Source | Sequence[Reaction],
+    out: Source,
+    *,
+    config: str = "small",
+    seed: int = 0,
+    valid_fraction: float = 0.05,
+    max_minutes: float | None = None,
+    device: str = "auto",
+    threads: int | None = None,
+    progress: bool | None = None,
+    **options: Any,
+):
+    """Train the learned mechanism model (:mod:`~chemassay.suites.mechanism.learned`) on
+    ``reactions`` — the silver expansion written by :func:`expand` — into the folder
+    ``out``; ``config`` is the shared seq2seq's ``tiny``, ``small`` or ``paper``. Resumable:
+    the same call continues an unfinished run (``max_minutes`` per piece). The folder is
+    then a model: ``evaluate(model="mechanism-seq2seq:OUT")``. Returns the
+    :class:`~chemassay.suites.mechanism.learned.MechanismTrainReport`."""
+    from chemassay.suites.mechanism.learned import train_mechanism_model
+
+    return train_mechanism_model(reactions, out, config=config, seed=seed, valid_fraction=valid_fraction,
+                                 max_minutes=max_minutes, device=device, threads=threads, progress=progress, **options)

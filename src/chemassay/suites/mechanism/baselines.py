@@ -1,5 +1,6 @@
 """Built-in mechanism predictors that need no language model, so the suite runs end to end
-offline. Both are registered model kinds (``MODEL_KINDS``) implementing the
+offline. Both are registered model kinds (``MODEL_KINDS``, which also lists the learned
+model of :mod:`.learned`, ``mechanism-seq2seq:DIR``) implementing the
 ``mechanism-predictor`` protocol, usable wherever a ``--model SPEC`` / ``model=`` is taken:
 
 ``gold-oracle[:gold=NAME|PATH]``
@@ -10,7 +11,8 @@ offline. Both are registered model kinds (``MODEL_KINDS``) implementing the
 
 ``nearest-neighbour[:pool=NAME|PATH,allow_same_family=false]``
     Reasoning by analogy only: for each query, the most DRFP-similar reaction of a pool
-    (oMe-Template by default, never the query's own family) lends its sequence of step
+    (oMe-Template by default, never the query's own family; with ``allow_same_family`` the
+    paper's App. G rule: only the identical reaction is left out) lends its sequence of step
     labels; every predicted intermediate is the query's own first product. It measures how
     far "this looks like that named reaction" goes without any chemistry of the
     intermediates.
@@ -25,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemassay.models.registry import ModelKind
+from chemassay.suites.mechanism.learned import MODEL_KIND as LEARNED_KIND
 from chemassay.suites.mechanism.records import Reaction
 
 BASELINES = ("nearest-neighbour", "gold-oracle")
@@ -44,9 +47,11 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
         description=("borrows the step labels of the most DRFP-similar pool reaction of another family; every "
                      "intermediate is the query's product (the analogy-only floor)"),
         options={"pool": "reactions to borrow from: template (default), gold or a file",
-                 "allow_same_family": "let a query retrieve pool reactions of its own family (leaky; default false)"},
+                 "allow_same_family": "the paper's App. G rule: only the identical reaction (same id or same "
+                                      "canonical reaction) is left out, not the query's family (leaky; default false)"},
         extra="drfp", suite="mechanism", example="nearest-neighbour:pool=template",
     ),
+    LEARNED_KIND,
 )
 
 
@@ -173,6 +178,15 @@ class NearestNeighbour:
         self.drfp_bits = DRFP_BITS
         self.details: list[dict[str, Any]] = []
         """Per record of the last call: the neighbour borrowed from (id, DRFP Tanimoto)."""
+
+    @property
+    def domain_pool(self) -> list[Reaction]:
+        """The reactions it borrows from: in-domain means a family among them (Table 16)."""
+        return list(self.index.pool)
+
+    @property
+    def domain_pool_name(self) -> str:
+        return f"nearest-neighbour pool {self.source}"
 
     def describe(self) -> dict[str, Any]:
         return {"pool": self.source, "pool_sha256": self.source_sha256, "pool_size": len(self.index),

@@ -2,8 +2,9 @@
 :mod:`chemassay.suites.mechanism.api`.
 
 Verbs: ``evaluate`` (score predictions, or ``--model SPEC`` then score), ``predict`` (run
-``--model SPEC`` into a predictions file), ``verify`` (check an oMeBench file), and the
-data-side ``expand`` and ``taxonomy``. The spellings of the previous release stay as hidden
+``--model SPEC`` into a predictions file), ``train`` (the learned mechanism model on an
+expansion), ``verify`` (check an oMeBench file), and the data-side ``expand`` and
+``taxonomy``. The spellings of the previous release stay as hidden
 aliases: ``score`` (= evaluate), ``run`` and ``baseline`` (= predict), ``validate`` (= verify).
 
 Where a command takes a reaction file, a registered dataset name (``gold``, ``template``,
@@ -32,7 +33,12 @@ ModelOption = typer.Option(None, "--model", "-m", help="Model spec KIND:ARG[,key
 PromptOption = typer.Option("default", "--prompt", help="default (the paper's one-shot), cot, or kshot.")
 KOption = typer.Option(3, "--k", help="Exemplars for --prompt kshot.")
 PoolOption = typer.Option("template", "--pool", help="Exemplar pool for --prompt kshot ('template', 'gold' or a file).")
-SameFamilyOption = typer.Option(False, "--allow-same-family", help="Let exemplars come from the query's own family (leaky).")
+SameFamilyOption = typer.Option(False, "--allow-same-family", help="The paper's App. G protocol: leave out only the "
+                                "identical reaction (same id or SMILES), not the query's family (leaky).")
+WeightsOption = typer.Option("data", "--weights", help="Gold step weights: data (shipped; the fitted scheme where "
+                             "missing), paper (the paper's Table 6 formula) or fitted (chemassay's fitted scheme).")
+DomainPoolOption = typer.Option(None, "--domain-pool", help="Reactions that define in-domain (Table 16): a training or "
+                                "exemplar file, 'template', or 'none'. Default: the model's pool, else 'template'.")
 LimitOption = typer.Option(None, "--limit", help="Only the first N reactions.")
 BaseUrlOption = typer.Option(None, "--base-url", help="Server URL for openai:... models (else base_url= in the spec or $OPENAI_BASE_URL).")
 OverwriteOption = typer.Option(False, "--overwrite", help="Start the predictions file again instead of resuming it.")
@@ -121,6 +127,8 @@ def evaluate(
     strict: bool = StrictOption,
     plots: Path = PlotsOption,
     no_cache: bool = NoCacheOption,
+    weights: str = WeightsOption,
+    domain_pool: str = DomainPoolOption,
     bootstrap: int = BootstrapOption,
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resampling."),
     prompt: str = PromptOption,
@@ -144,7 +152,7 @@ def evaluate(
     if model is None and (predictions_out is not None or limit is not None):
         raise UserInputError("--predictions-out and --limit go with --model")
     options = {"tau": tau, "round_to": round_to, "strict": strict, "use_cache": not no_cache,
-               "bootstrap": bootstrap, "seed": seed}
+               "bootstrap": bootstrap, "seed": seed, "weights": weights, "domain_pool": domain_pool}
     if model is not None:
         options.update(model=model, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
                        predictions_out=predictions_out, overwrite=overwrite, context=_context(base_url))
@@ -337,16 +345,19 @@ def expand(
     templates: str = typer.Argument(..., help="Template file (oMeBench JSON / JSONL), or 'template' (bundled)."),
     out: Path = typer.Option(..., "--out", "-o", help="Expanded reactions (JSON Lines); a manifest goes next to it."),
     substituents: Path = typer.Option(None, "--substituents", help="Substituent list JSON (default: the shipped one)."),
-    per_template: int = typer.Option(10, "--per-template", help="Instances to keep per template."),
+    per_template: int = typer.Option(18, "--per-template", help="Instances to keep per template (18: oMe-Silver's "
+                                     "scale, about 2,500 reactions from oMe-Template)."),
     attempts: int = typer.Option(5, "--attempts", help="Assignments tried per kept instance before giving up."),
     seed: int = SeedOption,
+    no_ring_rule: bool = typer.Option(False, "--no-ring-rule", help="Also use ring substituents in templates that hold a ring."),
+    no_balance_check: bool = typer.Option(False, "--no-balance-check", help="Do not check the atom balance of steps."),
 ) -> None:
-    """Expand R-group placeholders [*:i] of templates into concrete reactions (oMe-Silver style)."""
+    """Expand R-group placeholders [*:i] of templates into concrete reactions (oMe-Silver style), each validated."""
     from chemassay.suites.mechanism.api import expand as expand_api
 
     writable_out(out, "expanded reactions file")
     result = expand_api(templates, substituents=substituents, per_template=per_template, attempts=attempts,
-                        seed=seed, out=out)
+                        seed=seed, ring_rule=not no_ring_rule, check_atom_balance=not no_balance_check, out=out)
     if not settings.quiet:
         used = result.templates_read - len(result.templates_without_instance)
         console.print(
@@ -355,3 +366,38 @@ def expand(
             highlight=False, markup=False,
         )
         console.print(f"wrote {out} and {result.manifest_path}", highlight=False, markup=False)
+
+
+@app.command()
+def train(
+    reactions: str = typer.Argument(..., help="Training reactions: an expansion written by 'expand' (JSONL), or any "
+                                              "oMeBench file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model folder (resumable: run again to continue)."),
+    config: str = typer.Option("small", "--config", help="tiny (tests), small (CPU) or paper (GPU)."),
+    seed: int = SeedOption,
+    valid_fraction: float = typer.Option(0.05, "--valid-fraction", help="Share of the reactions held out for the "
+                                         "validation loss (early stopping)."),
+    max_minutes: float = typer.Option(None, "--max-minutes", help="Stop this piece after M minutes (resume later)."),
+    device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
+    threads: int = typer.Option(None, "--threads", help="CPU threads for torch."),
+    max_epochs: int = typer.Option(None, "--max-epochs", help="Override the config's epochs."),
+    steps_per_epoch: int = typer.Option(None, "--steps-per-epoch", help="Override the config's steps per epoch."),
+    batch_size: int = typer.Option(None, "--batch-size", help="Override the config's batch size."),
+) -> None:
+    """Train the learned mechanism model (mechanism-seq2seq:DIR): reaction -> step types and intermediates."""
+    from chemassay.suites.mechanism.api import train as train_api
+
+    report = train_api(reactions, out, config=config, seed=seed, valid_fraction=valid_fraction,
+                       max_minutes=max_minutes, device=device, threads=threads, progress=None if not settings.quiet
+                       else False, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size)
+    if not settings.quiet:
+        state = "finished" if report.finished else "piece done (run again to continue)"
+        console.print(
+            f"{state}: {report.epochs_done} epochs, {report.global_step} steps, best val loss "
+            f"{report.best_val_loss if report.best_val_loss is None else round(report.best_val_loss, 4)}; "
+            f"{report.train_pairs} training / {report.valid_pairs} validation reactions"
+            + (f", dropped {report.dropped}" if report.dropped else "")
+            + (f", {len(report.left_out)} left out (labels outside the taxonomy)" if report.left_out else ""),
+            highlight=False, markup=False,
+        )
+        console.print(f"model: {out}  (use --model mechanism-seq2seq:{out})", highlight=False, markup=False)

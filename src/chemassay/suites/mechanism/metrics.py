@@ -50,6 +50,47 @@ METRIC_CARDS: list[MetricCard] = [
                "lower", (0.0, None), interval_note=_COUNT),
     MetricCard("exact_mechanisms", SUITE, "gold reactions predicted perfectly (S_total = 1)", "higher",
                (0.0, None), interval_note=_COUNT),
+    MetricCard("n_in_domain", SUITE,
+               "gold reactions whose family (named reaction) the domain pool holds: the training set or exemplar "
+               "pool of the run, else oMe-Template (the paper's in-domain, Table 16)", "none", (0.0, None),
+               paper_table="Table 16", interval_note=_COUNT),
+    MetricCard("n_out_of_domain", SUITE, "gold reactions whose family the domain pool does not hold (Table 16)",
+               "none", (0.0, None), paper_table="Table 16", interval_note=_COUNT),
+    *[
+        MetricCard(
+            f"{domain}/{metric}", SUITE,
+            f"{metric} over the {label} gold reactions only (family {seen} the training / exemplar pool; the "
+            "paper's Table 16 split)",
+            "higher", (0.0, 1.0), paper_name=f"{paper} ({title})", paper_table="Table 16", interval="bootstrap",
+            short=f"{metric} {title}",
+        )
+        for domain, label, seen, title in (("in-domain", "in-domain", "seen in", "in-domain"),
+                                           ("out-of-domain", "out-of-domain", "not seen in", "out-of-domain"))
+        for metric, paper in (("S_total", "S_tot (%)"), ("S_partial", "S_part (%)"), ("V", "V (%)"), ("L", "L (%)"))
+    ],
+    *[
+        MetricCard(f"error/{category}", SUITE, f"error events: {text} (the paper's error taxonomy, Fig. 6 / "
+                   "Table 8; shares and examples under the result's error_taxonomy)", "lower", (0.0, None),
+                   paper_table="Fig. 6, Table 8", interval_note=_COUNT)
+        for category, text in (
+            ("invalid_smiles", "predicted intermediates RDKit cannot read (or none given)"),
+            ("inconsistent_smiles", "valid intermediates holding an element found in none of the reaction's "
+                                    "molecules"),
+            ("unparsed_answer", "answers from which no step list could be read (empty, truncated beyond repair, "
+                                "another format): scored 0"),
+            ("repaired_answer", "answers read only after repairing their JSON (lenient parsing)"),
+            ("unknown_label", "predicted steps whose subtype is missing or outside the taxonomy"),
+            ("no_answer", "gold reactions without prediction or whose request failed"),
+            ("valence_charge", "intermediates violating valence, or with a charge of 2 or more on C, N, O or a "
+                               "halogen"),
+            ("wrong_intermediate", "steps of the right subtype whose valid intermediate is not the gold one"),
+            ("skipped_critical_step", "gold steps weighted above the reaction's mean that no predicted step is "
+                                      "aligned to"),
+            ("skipped_step", "other gold steps no predicted step is aligned to"),
+            ("wrong_step_type", "predicted steps aligned to a gold step of another subtype"),
+            ("extra_step", "predicted steps aligned to no gold step"),
+        )
+    ],
     MetricCard("reactions", SUITE, "records checked by verify (objects read from the file)", "none", (0.0, None),
                interval_note=_COUNT),
     MetricCard("steps", SUITE, "mechanism steps in the records checked by verify", "none", (0.0, None),

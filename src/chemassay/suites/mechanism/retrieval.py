@@ -5,14 +5,25 @@ reactants and products into a bit vector; its Tanimoto similarity is a good meas
 "same kind of transformation". It picks the in-context exemplars of k-shot prompting and
 the analogue of the nearest-neighbour baseline.
 
-A query never retrieves itself: pool reactions of the same *family* (same reaction id up
-to the expansion suffix, so ``NR-001`` in oMe-Gold, oMe-Template and ``NR-001_1-C_2-CC``
-in an expanded set are one family) and pool reactions with the same canonical reactants
-and products are excluded, unless ``exclude_family=False``.
+Two exclusion rules (:meth:`ReactionIndex.nearest`):
+
+* chemassay's default (``exclude_family=True``): a query never retrieves a pool reaction of
+  its own *family* (the same named reaction, :class:`FamilyIndex`) nor one with its
+  canonical reactants and products;
+* the paper's protocol (App. G, ``exclude_family=False``, ``--allow-same-family``): only the
+  *identical* reaction is left out — a pool reaction with the query's reaction id or its
+  canonical reactants and products. Other reactions of the query's family stay in the pool,
+  which is what the paper's exemplars from oMe-Silver allow (leaky: they share the query's
+  mechanism).
+
+The family relation also defines the paper's in-domain / out-of-domain split (Table 16): a
+reaction is in-domain for a pool (the training set, or the exemplar pool) when the pool
+holds a reaction of its family.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,8 +61,85 @@ def _usable(reaction: Reaction) -> bool:
 
 
 def reaction_family(reaction_id: str) -> str:
-    """The family of a reaction id: the part before an expansion suffix (``_`` or ``#``)."""
+    """The family part of a reaction id: the part before an expansion suffix (``_`` or ``#``),
+    so ``NR-001`` (oMe-Gold), ``NR-001`` (oMe-Template) and ``NR-001_1-C_2-CC`` (expanded)
+    share ``NR-001``."""
     return reaction_id.split("#", 1)[0].split("_", 1)[0]
+
+
+def normalized_name(name: str | None) -> str:
+    """A reaction name compared across files: accents dropped, lower case, every run of
+    characters other than letters and digits one space (``Tiffeneau–Demjanov rearrangement``
+    and ``Tiffeneau-Demjanov Rearrangement`` agree)."""
+    import unicodedata
+
+    if not isinstance(name, str):
+        return ""
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii").lower()
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+
+
+NAME_SIMILARITY = 0.75
+"""Two names under one reaction id are one family from this ``difflib`` ratio on (the data
+spell ``Seyferth-Gilbert`` / ``Seyfert-Gilbert``, ``Takai-Utimoto`` / ``Takai``)."""
+
+
+def _labels(reaction: Reaction) -> tuple:
+    return tuple(step.subtype for step in reaction.steps)
+
+
+def same_family(first: Reaction, second: Reaction) -> bool:
+    """Whether two reactions are of one family (one named reaction).
+
+    They are when their normalized names are equal and not empty, or when their ids share
+    the family part (:func:`reaction_family`) and, in addition, their names are similar
+    (ratio ≥ :data:`NAME_SIMILARITY`), one of them has no name, or their step-label
+    sequences are the same. The extra condition is needed because the shipped files reuse
+    ids: oMe-Gold ``NR-231`` is the Semmler-Wolff reaction, oMe-Template ``NR-231`` the
+    Seyferth-Gilbert homologation (different families), while oMe-Template ``NR-217``
+    ("Acidic elimination") is the acidic Peterson olefination of oMe-Gold ``NR-217`` with
+    the same two steps (one family); names alone miss swapped ids (oMe-Gold ``NR-335`` is
+    oMe-Template ``NR-336``, Robinson-Gabriel synthesis), which the name rule catches.
+    """
+    name_a, name_b = normalized_name(first.name), normalized_name(second.name)
+    if name_a and name_a == name_b:
+        return True
+    if reaction_family(first.reaction_id) != reaction_family(second.reaction_id):
+        return False
+    if not name_a or not name_b:
+        return True
+    import difflib
+
+    if difflib.SequenceMatcher(None, name_a, name_b).ratio() >= NAME_SIMILARITY:
+        return True
+    return bool(first.steps) and _labels(first) == _labels(second)
+
+
+class FamilyIndex:
+    """The families of a pool of reactions, for "which pool reactions share this query's
+    family" (:func:`same_family`) without comparing the query with every pool reaction."""
+
+    def __init__(self, pool: Sequence[Reaction]) -> None:
+        self.pool = list(pool)
+        self._by_name: dict[str, list[int]] = {}
+        self._by_id: dict[str, list[int]] = {}
+        for index, reaction in enumerate(self.pool):
+            name = normalized_name(reaction.name)
+            if name:
+                self._by_name.setdefault(name, []).append(index)
+            self._by_id.setdefault(reaction_family(reaction.reaction_id), []).append(index)
+
+    def members(self, query: Reaction) -> set[int]:
+        """Positions of the pool reactions of ``query``'s family."""
+        found = set(self._by_name.get(normalized_name(query.name), ())) if normalized_name(query.name) else set()
+        for index in self._by_id.get(reaction_family(query.reaction_id), ()):
+            if index not in found and same_family(query, self.pool[index]):
+                found.add(index)
+        return found
+
+    def seen(self, query: Reaction) -> bool:
+        """Whether the pool holds a reaction of ``query``'s family (in-domain, Table 16)."""
+        return bool(self.members(query))
 
 
 def _canonical_side(smiles_items: Sequence[str]) -> str:
@@ -102,8 +190,9 @@ class ReactionIndex:
         self.pool = list(pool)
         self.n_bits = n_bits
         self.fingerprints = drfp_fingerprints(self.pool, n_bits=n_bits)
-        self._families = [reaction_family(r.reaction_id) for r in self.pool]
+        self.families = FamilyIndex(self.pool)
         self._keys = [reaction_key(r) for r in self.pool]
+        self._ids = [r.reaction_id for r in self.pool]
 
     def __len__(self) -> int:
         return len(self.pool)
@@ -118,9 +207,9 @@ class ReactionIndex:
     ) -> list[list[Neighbour]]:
         """The ``k`` most DRFP-similar pool reactions of each query, best first.
 
-        Ties keep pool order. Excluded: the query's own family (see the module docstring)
-        and pool entries with the query's canonical reaction, unless ``exclude_family`` is
-        false (then only the identical reaction is excluded).
+        Ties keep pool order. Excluded: pool reactions with the query's canonical reaction
+        or its reaction id (the identical reaction: the paper's rule, App. G) and, when
+        ``exclude_family`` (chemassay's default), every pool reaction of the query's family.
         """
         if not queries:
             return []
@@ -132,10 +221,12 @@ class ReactionIndex:
         out = []
         for row, query in enumerate(queries):
             scores = similarity[row].copy()
-            family = reaction_family(query.reaction_id)
             key = reaction_key(query)
             for index in range(len(self.pool)):
-                if self._keys[index] == key or (exclude_family and self._families[index] == family):
+                if self._keys[index] == key or self._ids[index] == query.reaction_id:
+                    scores[index] = -1.0
+            if exclude_family:
+                for index in self.families.members(query):
                     scores[index] = -1.0
             order = np.argsort(-scores, kind="stable")[:k]
             out.append([Neighbour(int(i), float(scores[i])) for i in order if scores[i] >= 0.0])

@@ -15,10 +15,16 @@ answer it, the baselines ignore it.
 Rows are ``{"reaction_id", "response": text}`` (or ``"mechanism": steps`` when the model
 returns parsed steps), plus ``model`` (``KIND:ARG``), ``spec``, ``prompt_style`` and
 ``exemplars``; a request that failed for good gives ``{"reaction_id", "error": reason}``.
-With an output file, rows are appended (and flushed) as each chunk of reactions is
-answered, so an interrupted run loses at most one chunk: running the same command again
-**resumes**, asking only reactions without a ``response``/``mechanism`` row (failed ones are
-asked again; a line cut short by a crash is dropped). An endpoint that refuses connections
+**Streaming** (chat models on an OpenAI-compatible server: vLLM, llama.cpp's server, TGI,
+Ollama, a hosted API): every pending reaction is queued at once on the client's pool of
+``concurrency`` workers, so exactly ``concurrency`` requests stay in flight until the queue
+runs dry (no wave ends waiting for its slowest answer), and each answer is appended to the
+output file the moment it arrives. Other predictors (local checkpoints, baselines, Python
+objects) are called with chunks of reactions and their rows are appended after each chunk.
+Either way an interrupted run loses at most the answers in flight (streaming) or one chunk:
+running the same command again **resumes**, asking only reactions without a
+``response``/``mechanism`` row (failed ones are asked again; a line cut short by a crash is
+dropped). An endpoint that refuses connections
 stops the run at once (:class:`~chemassay.models.openai_chat.EndpointUnreachable`, a
 one-line error naming the URL), before anything is written.
 """
@@ -221,6 +227,42 @@ def _answer_row(base: dict[str, Any], answer: Any, failure: str | None, details:
     return {**base, "error": reason}, reason
 
 
+def streaming_client(model: Any):
+    """The OpenAI-compatible client and system prompt of a chat model that can stream
+    answers one by one (a :class:`~chemassay.models.text_model.TextModel` on an
+    ``OpenAIBackend``), else ``None``."""
+    backend = getattr(model, "backend", None)
+    client = getattr(backend, "client", None)
+    if client is None or not callable(getattr(client, "complete_many", None)):
+        return None
+    if not hasattr(model, "predict_mechanisms"):
+        return None
+    return backend
+
+
+def _stream(model: Any, backend: Any, batch: Sequence[PromptJob], style: str,
+            emit: Callable[[int, Any, str | None], None]) -> None:
+    """Ask every job at once on the client's worker pool; ``emit(index, answer, failure)``
+    runs (serialized) as each answer arrives."""
+    from chemassay.models import prompts as P
+
+    conversations = []
+    for job in batch:
+        record = job.record(style)
+        prompt = record.get("prompt") or P.mechanism_prompt(record)
+        system = getattr(backend, "system_prompt", None)
+        conversations.append(([{"role": "system", "content": system}] if system else [])
+                             + [{"role": "user", "content": prompt}])
+
+    def on_result(index: int, outcome: Any) -> None:
+        if isinstance(outcome, Exception):
+            emit(index, "", f"request failed: {outcome}")
+        else:
+            emit(index, outcome.text, None)
+
+    backend.client.complete_many(conversations, concurrency=getattr(backend, "concurrency", 4), on_result=on_result)
+
+
 def run_model(
     model: Any,
     jobs: Sequence[PromptJob],
@@ -230,12 +272,15 @@ def run_model(
     overwrite: bool = False,
     chunk: int | None = None,
     progress: Callable[[int], None] | None = None,
+    stream: bool | None = None,
 ) -> PredictionRun:
     """Ask ``model`` (a mechanism predictor) about every job; see the module docstring.
 
     With ``out`` the rows are appended to that JSON Lines file and a rerun resumes it
-    (``overwrite`` starts again). ``chunk`` reactions go to the model per call (default:
-    :func:`chunk_size`). Returns every row, including those already in ``out``.
+    (``overwrite`` starts again). Chat models on an OpenAI-compatible server stream
+    (``stream``: ``None`` = when the model can, ``False`` = in chunks); other models get
+    ``chunk`` reactions per call (default: :func:`chunk_size`). Returns every row,
+    including those already in ``out``.
     """
     label = model_label(model)
     spec = getattr(model, "spec", None)
@@ -251,7 +296,32 @@ def run_model(
     fresh: dict[str, dict[str, Any]] = {}
     chunk = chunk or chunk_size(model)
     appender = LineAppender(out) if out is not None else None
+    backend = streaming_client(model) if stream is not False else None
+
+    def keep(job: PromptJob, answer: Any, failure: str | None, extra: dict[str, Any]) -> None:
+        base = {"reaction_id": job.reaction.reaction_id, "model": label, "spec": spec_text,
+                "prompt_style": style, "exemplars": job.exemplars}
+        row, failure = _answer_row(base, answer, failure, extra)
+        if failure is None:
+            run.answered += 1
+        else:
+            run.failed += 1
+            run.errors.append({"item": job.reaction.reaction_id, "reason": failure})
+        fresh[job.reaction.reaction_id] = row
+        if appender is not None:
+            appender.write(row)
+
     try:
+        if backend is not None and pending:
+            queued = list(pending)
+
+            def emit(index: int, answer: Any, failure: str | None) -> None:
+                keep(queued[index], answer, failure, {})
+                if progress is not None:
+                    progress(1)
+
+            _stream(model, backend, queued, style, emit)
+            pending = []
         for start in range(0, len(pending), max(1, chunk)):
             batch = pending[start:start + chunk]
             answers = model.predict_mechanisms([job.record(style) for job in batch])
@@ -261,18 +331,8 @@ def run_model(
             failures = getattr(model, "failures", None) or {}
             details = getattr(model, "details", None)
             for index, (job, answer) in enumerate(zip(batch, answers, strict=True)):
-                base = {"reaction_id": job.reaction.reaction_id, "model": label, "spec": spec_text,
-                        "prompt_style": style, "exemplars": job.exemplars}
                 extra = details[index] if isinstance(details, list) and len(details) == len(batch) else {}
-                row, failure = _answer_row(base, answer, failures.get(index), extra if isinstance(extra, dict) else {})
-                if failure is None:
-                    run.answered += 1
-                else:
-                    run.failed += 1
-                    run.errors.append({"item": job.reaction.reaction_id, "reason": failure})
-                fresh[job.reaction.reaction_id] = row
-                if appender is not None:
-                    appender.write(row)
+                keep(job, answer, failures.get(index), extra if isinstance(extra, dict) else {})
             if progress is not None:
                 progress(len(batch))
     finally:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.errors import UserInputError
+from chemassay.suites.mechanism.error_analysis import ErrorTally, answer_shape, tally_reaction
 from chemassay.suites.mechanism.oms import (
     FP_BITS,
     FP_RADIUS,
@@ -41,23 +42,42 @@ from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
 from chemassay.suites.mechanism.weights import resolve_weights
 
 METRICS = ("S_total", "S_partial", "V", "L")
+DOMAINS = ("in-domain", "out-of-domain")
+
+
+def mark_domains(results: Sequence[ReactionResult], pool: Sequence[Reaction]) -> int:
+    """Set each result's ``domain``: ``in-domain`` when ``pool`` (the training set or the
+    exemplar pool) holds a reaction of its family, else ``out-of-domain`` (the paper's Table
+    16 split; the family relation is :func:`~.retrieval.same_family`). Returns how many are
+    in-domain."""
+    from chemassay.suites.mechanism.retrieval import FamilyIndex
+
+    families = FamilyIndex(pool)
+    seen = 0
+    for result in results:
+        inside = families.seen(result.reaction)
+        result.domain = DOMAINS[0] if inside else DOMAINS[1]
+        seen += inside
+    return seen
 
 
 @dataclass(frozen=True)
 class ScoreConfig:
-    """Scoring options: similarity threshold, per-reaction rounding, parsing mode."""
+    """Scoring options: similarity threshold, per-reaction rounding, parsing mode, and the
+    step weights (``data``, ``fitted`` or ``paper``: :data:`~.weights.WEIGHT_MODES`)."""
 
     tau: float = TAU
     round_to: int | None = None
     strict: bool = False
+    weights: str = "data"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tau": self.tau, "round": self.round_to, "strict": self.strict}
+        return {"tau": self.tau, "round": self.round_to, "strict": self.strict, "weights_option": self.weights}
 
 
-def gold_steps(reaction: Reaction) -> tuple[list[GoldStep], str]:
-    """The gold steps of a reaction with their weights, and the weights' source."""
-    resolved = resolve_weights(reaction)
+def gold_steps(reaction: Reaction, weights: str = "data") -> tuple[list[GoldStep], str]:
+    """The gold steps of a reaction with their weights (``weights`` mode), and the weights' source."""
+    resolved = resolve_weights(reaction, weights)
     steps = [
         GoldStep(step.subtype, step.intermediate_smiles, weight, step.type or SUBTYPE_TO_TYPE.get(step.subtype or ""))
         for step, weight in zip(reaction.steps, resolved.weights, strict=True)
@@ -148,6 +168,12 @@ class ReactionResult:
     reason: str | None = None
     line: int | None = None
     n_pred: int = 0
+    parsed: ParsedMechanism | None = field(default=None, repr=False)
+    """The prediction as parsed (``None``: no prediction), for the error taxonomy."""
+    domain: str | None = None
+    """``in-domain`` / ``out-of-domain`` for the domain pool of the run (Table 16), if any."""
+    answer_shape: str | None = None
+    """``empty`` / ``truncated`` raw answer (:func:`~.error_analysis.answer_shape`), for the taxonomy."""
 
     def row(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -167,6 +193,8 @@ class ReactionResult:
             out["reason"] = self.reason
         if self.line is not None:
             out["line"] = self.line
+        if self.domain is not None:
+            out["domain"] = self.domain
         return out
 
 
@@ -179,10 +207,11 @@ def score_reaction(
     line: int | None = None,
 ) -> ReactionResult:
     """Score one reaction; ``parsed=None`` means no prediction (an empty mechanism)."""
-    gold, source = gold_steps(reaction)
+    gold, source = gold_steps(reaction, config.weights)
     if parsed is not None and not parsed.ok:
         zeros = {metric: 0.0 for metric in METRICS}
-        return ReactionResult(reaction, gold, source, "unparsed", None, zeros, dict(parsed.repairs), parsed.error, line)
+        return ReactionResult(reaction, gold, source, "unparsed", None, zeros, dict(parsed.repairs), parsed.error, line,
+                              parsed=parsed)
     steps = parsed.steps if parsed is not None else []
     alignment = align(
         gold, [step.subtype for step in steps], [step.smiles for step in steps], cache, tau=config.tau
@@ -191,7 +220,8 @@ def score_reaction(
     status = "scored" if parsed is not None else "missing"
     repairs = dict(parsed.repairs) if parsed is not None else {}
     return ReactionResult(
-        reaction, gold, source, status, alignment, dict(vars(scores)), repairs, None, line, n_pred=len(steps)
+        reaction, gold, source, status, alignment, dict(vars(scores)), repairs, None, line, n_pred=len(steps),
+        parsed=parsed,
     )
 
 
@@ -248,8 +278,13 @@ def aggregate(results: list[ReactionResult]) -> dict[str, Any]:
             for key, counts in sorted(stats.items(), key=lambda item: (-item[1]["steps"], item[0]))
         }
 
+    by_domain: dict[str, list[ReactionResult]] = defaultdict(list)
+    for result in results:
+        if result.domain is not None:
+            by_domain[result.domain].append(result)
     return {
         "overall": _group_means(results),
+        "by_domain": {domain: _group_means(by_domain[domain]) for domain in DOMAINS} if by_domain else {},
         "by_level": {level: _group_means(by_level[level]) for level in level_order if by_level.get(level)},
         "by_length": {str(length): _group_means(by_length[length]) for length in sorted(by_length)},
         "by_type": accuracy(type_stats, type_partial),
@@ -267,6 +302,7 @@ class ScoreReport:
     skipped: list[dict[str, Any]]
     gold_rejected: list[dict[str, Any]]
     config: ScoreConfig
+    _errors: ErrorTally | None = field(default=None, repr=False)
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -279,7 +315,36 @@ class ScoreReport:
         metrics["exact_mechanisms"] = sum(
             1 for r in self.results if r.alignment is not None and r.values["S_total"] >= 1.0 - 1e-12
         )
+        by_domain = self.summary.get("by_domain") or {}
+        if by_domain:
+            for domain in DOMAINS:
+                group = by_domain[domain]
+                metrics["n_" + domain.replace("-", "_")] = group["n"]
+                for metric in METRICS:
+                    metrics[f"{domain}/{metric}"] = group[metric] if group["n"] else None
+        metrics.update(self.error_taxonomy().metrics())
         return metrics
+
+    def item_scores(self) -> dict[str, list[float | None]]:
+        """Per-reaction values of every mean metric (``None`` where a domain metric does not
+        apply), so that each gets its bootstrap interval."""
+        scores: dict[str, list[float | None]] = {metric: [r.values[metric] for r in self.results] for metric in METRICS}
+        if self.summary.get("by_domain"):
+            for domain in DOMAINS:
+                for metric in METRICS:
+                    scores[f"{domain}/{metric}"] = [r.values[metric] if r.domain == domain else None
+                                                    for r in self.results]
+        return scores
+
+    def error_taxonomy(self) -> ErrorTally:
+        """The error events of every reaction (:mod:`.error_analysis`), computed once."""
+        if self._errors is None:
+            known = frozenset(SUBTYPE_TO_TYPE)
+            tally = ErrorTally()
+            for result in self.results:
+                tally_reaction(tally, result, result.parsed, known)
+            self._errors = tally
+        return self._errors
 
     def failures(self) -> list[dict[str, Any]]:
         return [
@@ -319,8 +384,11 @@ def score_all(
     *,
     gold_rejected: list[dict[str, Any]] | None = None,
     cache: MoleculeCache | None = None,
+    domain_pool: Sequence[Reaction] | None = None,
 ) -> ScoreReport:
-    """Score every gold reaction against its prediction (if any)."""
+    """Score every gold reaction against its prediction (if any); with ``domain_pool`` (the
+    training set or exemplar pool) each reaction is also marked in- or out-of-domain
+    (:func:`mark_domains`) and the summary gets ``by_domain``."""
     cache = cache if cache is not None else MoleculeCache()
     parsed_rows: dict[str, ParsedMechanism] = {
         rid: parse_prediction(row.data, strict=config.strict) for rid, row in predictions.rows.items()
@@ -335,6 +403,9 @@ def score_all(
             results.append(score_reaction(reaction, None, cache, config))
             continue
         results.append(score_reaction(reaction, parsed_rows[reaction.reaction_id], cache, config, line=row.line))
+        results[-1].answer_shape = answer_shape(row.data.get("response"))
+    if domain_pool is not None:
+        mark_domains(results, domain_pool)
     return ScoreReport(results, aggregate(results), predictions.skipped, gold_rejected or [], config)
 
 

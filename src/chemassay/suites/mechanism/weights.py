@@ -1,21 +1,45 @@
-"""Step weights: the ``step_weight`` of the data when present, else the weighting scheme.
+"""Step weights: the ``step_weight`` of the data, the paper's Table 6 formula, or the fitted scheme.
 
 oMe-Gold ships a weight for every step (the weights of a reaction sum to 1); oMe-Template,
-expanded reactions and user files usually do not. For those, the paper's scheme is used:
+expanded reactions and user files usually do not. Three ways to weight steps
+(:data:`WEIGHT_MODES`, the ``--weights`` option of ``evaluate``):
 
-    raw_i = base(type_i) × modifier(subtype_i) × position(i, n) × difficulty(level)
-            × bonus(step_i)
-    w_i   = clip(raw_i, 0.5, 6.0) / Σ_j clip(raw_j, 0.5, 6.0)
+``data`` (default)
+    the data's ``step_weight`` when every step of a reaction has a usable one, else the
+    fitted scheme (the better of the two formulas at reproducing the shipped weights);
+``paper``
+    the paper's formula (App. C, Table 6) for every reaction, ignoring the data's weights::
 
-The structure (base weight by type × subtype modifier × position modifier + special
-bonuses, clipped to [0.5, 6.0], normalized) is the paper's; its constants are not in the
-public oMeBench repository, so the ones below were **fitted to the 858 weights shipped
-in oMe-Gold** (least squares on the normalized weights; ``benchmarks/mechanism_weights.py``
-re-runs the fit and prints the agreement). The data showed two effects the short
-description does not name: a per-difficulty factor (it changes weights only through the
-clipping, which is visible in hard reactions whose key steps all sit at 6.0) and a
-"key step" bump in the first half of the interior of a mechanism. The only special bonus
-the data supports is for steps whose intermediate specifies stereochemistry.
+        raw_i = clip(W_type(i) × M_subtype(i) × P_position(i) + B_special(i), 0.5, 6.0)
+        w_i   = raw_i / Σ_j raw_j
+
+    with the published constants: base weight by type (pericyclic 4.0, rearrangement 3.5,
+    radical 3.0, electron transfer 3.0, substitution 2.5, cleavage 2.5, addition 2.0,
+    elimination 2.0, coordination 1.5, proton transfer 1.0, dissociation 1.0), subtype
+    multipliers (sigmatropic 1.3, cheletropic 1.3, cycloaddition 1.2, ene 1.2, homolytic
+    cleavage 1.2, electrophilic substitution 1.2, nucleophilic substitution 1.1,
+    leaving-group elimination 1.1, acid-base proton transfer 0.9, others 1.0), a last-step
+    factor 0.9, and the bonuses +0.3 for a ring closure (``cycl`` in the subtype) and +0.2
+    for a key bond-forming step (type addition or substitution);
+``fitted``
+    chemassay's scheme for every reaction: the same structure with constants **fitted to the
+    858 weights shipped in oMe-Gold** (least squares on the normalized weights;
+    ``benchmarks/mechanism_weights.py --fit`` re-runs the fit)::
+
+        raw_i = base(type_i) × modifier(subtype_i) × position(i, n) × difficulty(level)
+                × bonus(step_i)
+        w_i   = clip(raw_i, 0.5, 6.0) / Σ_j clip(raw_j, 0.5, 6.0)
+
+    The data show two effects the paper's table does not name: a per-difficulty factor (it
+    changes weights only through the clipping, visible in hard reactions whose key steps
+    sit at 6.0) and a "key step" bump in the first half of the interior of a mechanism;
+    the only multiplicative bonus they support is for steps whose intermediate specifies
+    stereochemistry.
+
+The shipped Gold weights were curated by hand after the formula (the paper says its
+experts tuned them), so neither formula reproduces them exactly: per step the fitted
+scheme is off by 0.0052 on average, the paper's formula by 0.0122
+(``benchmarks/mechanism_weights.py`` prints both).
 """
 
 from __future__ import annotations
@@ -127,7 +151,7 @@ def raw_weight(step: Step, index: int, n_steps: int, level: str | None) -> float
 
 
 def scheme_weights(steps: Sequence[Step], level: str | None) -> list[float]:
-    """Weights of ``steps`` under the scheme: clipped to [0.5, 6.0] and normalized to sum 1."""
+    """Weights of ``steps`` under the fitted scheme: clipped to [0.5, 6.0], normalized to sum 1."""
     if not steps:
         return []
     clipped = [
@@ -138,22 +162,115 @@ def scheme_weights(steps: Sequence[Step], level: str | None) -> list[float]:
     return [value / total for value in clipped]
 
 
+fitted_weights = scheme_weights
+
+
+# ---------------------------------------------------------------- the paper's Table 6
+
+PAPER_TYPE_BASE: dict[str, float] = {
+    "pericyclic": 4.0,
+    "rearrangement": 3.5,
+    "radical": 3.0,
+    "electron_transfer": 3.0,
+    "substitution": 2.5,
+    "cleavage": 2.5,
+    "addition": 2.0,
+    "elimination": 2.0,
+    "coordination": 1.5,
+    "proton_transfer": 1.0,
+    "dissociation": 1.0,
+}
+PAPER_DEFAULT_BASE = 1.0
+"""Base weight of a type Table 6 does not list (no Gold step has one): the neutral 1.0."""
+
+PAPER_SUBTYPE_MODIFIER: dict[str, float] = {
+    "sigmatropic_rearrangement": 1.3,
+    "cheletropic_reaction": 1.3,
+    "cycloaddition": 1.2,
+    "ene_reaction": 1.2,
+    "homolytic_cleavage": 1.2,
+    "electrophilic_substitution": 1.2,
+    "nucleophilic_substitution": 1.1,
+    "leaving_group_elimination": 1.1,
+    "acid_base_proton_transfer": 0.9,
+}
+PAPER_LAST_STEP = 0.9
+PAPER_RING_CLOSURE_BONUS = 0.3
+PAPER_BOND_FORMING_BONUS = 0.2
+PAPER_BOND_FORMING_TYPES = frozenset({"addition", "substitution"})
+
+
+def _type_of(step: Step) -> str | None:
+    """A step's type: the taxonomy's parent of its subtype when known, else its own label."""
+    if step.subtype in SUBTYPE_TO_TYPE:
+        return SUBTYPE_TO_TYPE[step.subtype]
+    return step.type
+
+
+def paper_raw_weight(step: Step, index: int, n_steps: int) -> float:
+    """The clipped, unnormalized weight of Table 6:
+    ``clip(W_type × M_subtype × P_position + B_special, 0.5, 6.0)``.
+
+    ``P_position`` is 0.9 for the last step of a mechanism of two or more steps (a lone step
+    is normalized to 1 whatever it is), 1.0 otherwise; ``B_special`` adds 0.3 when the
+    subtype contains ``cycl`` (cycloaddition, cycloreversion, electrocyclization) and 0.2
+    when the step's type is addition or substitution.
+    """
+    kind = _type_of(step)
+    subtype = step.subtype or ""
+    base = PAPER_TYPE_BASE.get(kind or "", PAPER_DEFAULT_BASE)
+    modifier = PAPER_SUBTYPE_MODIFIER.get(subtype, 1.0)
+    position = PAPER_LAST_STEP if n_steps > 1 and index == n_steps - 1 else 1.0
+    bonus = 0.0
+    if "cycl" in subtype:
+        bonus += PAPER_RING_CLOSURE_BONUS
+    if kind in PAPER_BOND_FORMING_TYPES:
+        bonus += PAPER_BOND_FORMING_BONUS
+    return min(CLIP_HIGH, max(CLIP_LOW, base * modifier * position + bonus))
+
+
+def paper_weights(steps: Sequence[Step]) -> list[float]:
+    """Weights of ``steps`` under the paper's Table 6 formula, normalized to sum 1."""
+    if not steps:
+        return []
+    raw = [paper_raw_weight(step, index, len(steps)) for index, step in enumerate(steps)]
+    total = sum(raw)
+    return [value / total for value in raw]
+
+
+WEIGHT_MODES = ("data", "fitted", "paper")
+"""``--weights`` values: the data's weights (fitted scheme where missing), or one formula for all."""
+
+
 @dataclass(frozen=True)
 class ResolvedWeights:
-    """Weights used for scoring and where they came from (``data`` or ``scheme``)."""
+    """Weights used for scoring and where they came from (``data``, ``fitted`` or ``paper``)."""
 
     weights: tuple[float, ...]
     source: str
 
 
-def resolve_weights(reaction: Reaction) -> ResolvedWeights:
-    """The data's ``step_weight`` values when every step has a usable one, else the scheme.
-
-    Usable means present, finite and non-negative, with a positive total (oMe-Template
-    carries placeholder zeros, which are not weights).
-    """
+def _usable_data_weights(reaction: Reaction) -> tuple[float, ...] | None:
     given = [step.step_weight for step in reaction.steps]
     if given and all(w is not None and w >= 0 and w == w and w != float("inf") for w in given):
         if sum(given) > 0:  # type: ignore[arg-type]
-            return ResolvedWeights(tuple(float(w) for w in given), "data")  # type: ignore[arg-type]
-    return ResolvedWeights(tuple(scheme_weights(reaction.steps, reaction.level)), "scheme")
+            return tuple(float(w) for w in given)  # type: ignore[arg-type]
+    return None
+
+
+def resolve_weights(reaction: Reaction, mode: str = "data") -> ResolvedWeights:
+    """The weights of a reaction's steps under ``mode`` (see :data:`WEIGHT_MODES`).
+
+    ``data``: the ``step_weight`` values when every step has a usable one (present, finite,
+    non-negative, positive total; oMe-Template carries placeholder zeros, which are not
+    weights), else the fitted scheme. ``fitted`` / ``paper``: that formula for every step.
+    """
+    if mode not in WEIGHT_MODES:
+        raise ValueError(f"unknown weights mode {mode!r}; choose from {', '.join(WEIGHT_MODES)}")
+    if mode == "paper":
+        return ResolvedWeights(tuple(paper_weights(reaction.steps)), "paper")
+    if mode == "data":
+        given = _usable_data_weights(reaction)
+        if given is not None:
+            return ResolvedWeights(given, "data")
+    return ResolvedWeights(tuple(scheme_weights(reaction.steps, reaction.level)), "fitted")
