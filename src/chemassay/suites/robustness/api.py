@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_AUGMENTATIONS",
     "AugmentedSet",
     "augment",
+    "captions",
     "downstream",
     "evaluate",
     "load_dataset",
@@ -746,3 +747,53 @@ def train_gnn(
         parameters=manifest.get("parameters"), n_train=len(train_rows), finished=manifest["finished"],
         epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"], family="gnn",
     )
+
+
+# -- captions (Tables 3 and 11) ----------------------------------------------------------------
+def captions(
+    predictions: str | os.PathLike,
+    *,
+    references: str | os.PathLike | None = None,
+    retrieval: str | os.PathLike | Result | None = None,
+    meteor: bool = True,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Result:
+    """Score a predictions file of captions per rewrite (AMORE's Tables 3 and 11): ROUGE-1/2/L
+    (``rouge-score``) and METEOR (``nltk``) per rewrite, with intervals; with ``retrieval``
+    (an AMORE ``evaluate`` result of the same model on the same molecules, a path or a Result)
+    the Spearman correlation between retrieval success (Acc@1) and ROUGE-2 / METEOR per
+    rewrite; with a ``SMILES`` column the paper's string analysis (length, Levenshtein ratio =
+    edit distance / original length, and its Spearman correlation with ROUGE-1 and METEOR).
+    The layout of the file is in :mod:`.captions`. Needs the ``captions`` extra."""
+    from chemassay.report.result import DatasetRef
+    from chemassay.runtime.files import sha256_file
+    from chemassay.suites.robustness.captions import read_captions, score_captions
+
+    import json
+
+    started = time.perf_counter()
+    table = read_captions(predictions, references)
+    retrieval_data = None
+    inputs = [input_ref(predictions)] + ([input_ref(references)] if references is not None else [])
+    if isinstance(retrieval, Result):
+        retrieval_data = json.loads(retrieval.to_json())
+    elif retrieval is not None:
+        path = Path(retrieval)
+        try:
+            retrieval_data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UserInputError(f"{path}: not a readable AMORE result JSON ({type(exc).__name__})") from None
+        if retrieval_data.get("suite") != SUITE or not retrieval_data.get("item_scores"):
+            raise UserInputError(f"{path}: not a robustness evaluate result with per-molecule scores")
+        inputs.append(input_ref(path))
+    metrics, item_scores, rows, warnings = score_captions(table, retrieval_data, use_meteor=meteor)
+    result = Result(
+        suite=SUITE, task="captions", model=None, metrics=metrics, n=len(table.ids), item_ids=list(table.ids),
+        item_scores=item_scores, skipped=[SkippedItem(**s) for s in table.skipped],
+        dataset=DatasetRef(name=Path(predictions).name, sha256=sha256_file(predictions)), inputs=inputs,
+        config={"rouge": "rouge-score, default tokenizer, no stemming", "meteor": "nltk meteor_score" if meteor else None,
+                "retrieval": str(retrieval) if retrieval is not None and not isinstance(retrieval, Result) else None},
+        elapsed_s=round(time.perf_counter() - started, 3), table=rows, warnings=warnings,
+    )
+    return _finish(result, bootstrap, seed)
