@@ -81,6 +81,16 @@ MODEL_KINDS: list[ModelKind] = [
         suite=SUITE, extra="train", example="gnn:gnn-logS",
     ),
     ModelKind(
+        name="hf-finetune", protocols=("property-predictor",),
+        factory="chemassay.suites.robustness.finetune:create_finetuned",
+        description="a Hugging Face SMILES model fine-tuned here on the downstream training split (mean-pooled head)",
+        arg="DIR", arg_required=True,
+        options={"epochs": "passes of steps_per_epoch steps (default 20)", "steps_per_epoch": "default 32",
+                 "lr": "learning rate (default 1e-4)", "batch_size": "default 32", "seed": "default: --seed",
+                 "device": "cpu, cuda or auto", "threads": "CPU threads for torch"},
+        suite=SUITE, extra="train", example="hf-finetune:lm-encoder,epochs=20",
+    ),
+    ModelKind(
         name="rf-fingerprint", protocols=("property-predictor",),
         factory="chemassay.suites.robustness.baselines:create_forest",
         description="random forest on Morgan count fingerprints (invariant property model; downstream baseline)",
