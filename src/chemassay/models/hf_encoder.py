@@ -83,10 +83,15 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
     text = str(path)
     if is_hub_id(text):
         hub = require("huggingface_hub", "hf", "hub checkpoints")
+        # Read the environment now (huggingface_hub reads it once, at import).
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+        cache = os.environ.get("HF_HUB_CACHE") or str(
+            Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")).expanduser() / "hub")
+        options = {"repo_id": text, "cache_dir": cache, "local_files_only": offline}
         try:
-            folder = Path(hub.snapshot_download(repo_id=text, allow_patterns=list(HUB_PATTERNS)))
+            folder = Path(hub.snapshot_download(allow_patterns=list(HUB_PATTERNS), **options))
             if not any(folder.glob("*.safetensors")):
-                folder = Path(hub.snapshot_download(repo_id=text, allow_patterns=[*HUB_PATTERNS, "*.bin"]))
+                folder = Path(hub.snapshot_download(allow_patterns=[*HUB_PATTERNS, "*.bin"], **options))
         except Exception as exc:  # the hub client raises many types (offline, 401, 404, timeouts)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserInputError(

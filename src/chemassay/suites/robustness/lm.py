@@ -323,7 +323,8 @@ def evaluate_lm(module, tokenizer, texts: Sequence[str], config: LMConfig) -> di
 
 def train_smiles_lm(train: Sequence[str], valid: Sequence[str], out: str | Path, config: LMConfig,
                     *, device: str = "cpu", data_name: str = "", threads: int | None = None,
-                    max_minutes: float | None = None, progress: bool | None = None) -> dict:
+                    max_minutes: float | None = None, progress: bool | None = None,
+                    stop_after_epochs: int | None = None) -> dict:
     """Train a SMILES language model of ``config.family`` on ``train`` into ``out``.
 
     Resumable: the training state is checkpointed in ``out/training`` at the end of every
@@ -348,8 +349,8 @@ def train_smiles_lm(train: Sequence[str], valid: Sequence[str], out: str | Path,
     state = target / TRAINING_FOLDER
     settings = TrainSettings(
         seed=config.seed, max_epochs=config.epochs, steps_per_epoch=config.steps_per_epoch,
-        batch_size=config.batch_size, max_minutes=max_minutes, patience=None, device=device, threads=threads,
-        progress=progress, extra={"lm": asdict(config), "data": data_name},
+        batch_size=config.batch_size, max_minutes=max_minutes, stop_after_epochs=stop_after_epochs, patience=None,
+        device=device, threads=threads, progress=progress, extra={"lm": asdict(config), "data": data_name},
     )
     lengths = [len(s) for s in train]
     outcome = fit(module, list(train), make_collate(tokenizer, config.train_max_length), state, settings,
