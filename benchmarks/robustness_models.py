@@ -24,10 +24,12 @@ import time
 from pathlib import Path
 
 AUGMENTATIONS = ("canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized", "cycle_renumber_amore")
-LM_CONFIG = {"data": "moses", "n_train": 100000, "n_valid": 1000, "steps": 5000, "steps_per_epoch": 250,
-             "layers": 4, "hidden": 128, "heads": 4, "batch_size": 32, "seed": 0}
+LM_CONFIG = {"data": "moses", "n_train": 100000, "n_valid": 1000, "steps_per_epoch": 250, "hidden": 128, "heads": 4,
+             "batch_size": 32, "seed": 0}
 """The CPU configuration of the three language-model families (docs/robustness.md)."""
-LM_STEPS = {"encoder": 5000, "decoder": 5000, "encoder-decoder": 2000}
+LM_SIZES = {"encoder": {"steps": 1500, "layers": 4}, "decoder": {"steps": 1500, "layers": 4},
+            "encoder-decoder": {"steps": 1500, "layers": 3}}
+"""Steps and layers (each side for the encoder-decoder) per family."""
 GNN_CONFIG = {"data": "solubility", "target": "logS", "hidden": 128, "layers": 4, "epochs": 60,
               "steps_per_epoch": 32, "batch_size": 32, "seed": 0}
 
@@ -58,7 +60,7 @@ def train_missing(checkpoints: Path, names: list[str], threads: int, minutes: fl
             folder = checkpoints / f"lm-{family}"
             if (folder / "config.json").is_file():
                 continue
-            config = {**LM_CONFIG, "steps": LM_STEPS[family]}
+            config = {**LM_CONFIG, **LM_SIZES[family]}
             while True:
                 result = api.train(folder, family=family, threads=threads, max_minutes=minutes, **config)
                 print(f"{name}: epochs {result.epochs_done}, {'finished' if result.finished else 'piece'}", flush=True)
