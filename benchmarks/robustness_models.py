@@ -73,6 +73,59 @@ def train_missing(checkpoints: Path, names: list[str], threads: int, minutes: fl
                     break
 
 
+PAPER_COLUMNS = (("canonical", "canon"), ("explicit_h", "hydro"), ("kekulize", "kekul"),
+                 ("cycle_renumber_amore", "cycle"), ("cycle_renumber", "cycle (all rings)"), ("randomized", "random"))
+
+
+def _cell(data: dict, key: str) -> str:
+    value = data["metrics"].get(key)
+    if value is None:
+        return "-"
+    interval = (data.get("intervals") or {}).get(key)
+    if interval:
+        return f"{100 * value:.1f} ({100 * interval['low']:.1f}–{100 * interval['high']:.1f})"
+    return f"{100 * value:.1f}"
+
+
+def summarize(out: Path) -> str:
+    """Markdown tables (Tables 1, 2 and 5 layouts, best layer) from the result files in ``out``."""
+    results = {}
+    for path in sorted(out.glob("*-*.json")):
+        name, _, dataset = path.stem.rpartition("-")
+        results.setdefault(dataset, {})[name] = json.loads(path.read_text(encoding="utf-8"))
+    lines = []
+    for dataset, title in (("chebi20", "ChEBI-20 (3,300)"), ("isomers", "isomers (918)")):
+        by_model = results.get(dataset, {})
+        if not by_model:
+            continue
+        for direction, words in (("o2a", "original→augmented"), ("a2o", "augmented→original")):
+            lines += [f"**AMORE {title}, {words}: Acc@1 / Acc@5 / MRR (%), 95 % bootstrap intervals**", "",
+                      "| model | " + " | ".join(f"{short} Acc@1 | Acc@5 | MRR" for _, short in PAPER_COLUMNS) + " |",
+                      "|---|" + "---|" * (3 * len(PAPER_COLUMNS))]
+            for name, data in by_model.items():
+                cells = []
+                for kind, _ in PAPER_COLUMNS:
+                    cells += [_cell(data, f"{kind}/{direction}_acc@1"), _cell(data, f"{kind}/{direction}_acc@5"),
+                              _cell(data, f"{kind}/{direction}_mrr")]
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            lines.append("")
+        lines += [f"**AMORE {title}: best layer (o2a Acc@1 %, layer index; 0 = embeddings) vs last layer**", "",
+                  "| model | " + " | ".join(short for _, short in PAPER_COLUMNS) + " |", "|---|" + "---|" * len(PAPER_COLUMNS)]
+        for name, data in by_model.items():
+            per_layer = data.get("per_layer") or {}
+            cells = []
+            for kind, _ in PAPER_COLUMNS:
+                values = [layer.get("o2a_acc@1", float("nan")) for layer in per_layer.get(kind, [])]
+                if len(values) > 1:
+                    best = max(range(len(values)), key=lambda i: values[i])
+                    cells.append(f"{100 * values[best]:.1f} (L{best}) / {100 * values[-1]:.1f}")
+                else:
+                    cells.append("-")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
@@ -83,7 +136,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--piece-minutes", type=float, default=9.0)
     parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--summarize", action="store_true", help="only write OUT/summary.md from the results")
     args = parser.parse_args()
+    if args.summarize:
+        text = summarize(args.out)
+        (args.out / "summary.md").write_text(text, encoding="utf-8")
+        print(text)
+        return
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
 
