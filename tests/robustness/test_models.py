@@ -162,7 +162,11 @@ def test_finetuned_encoder_is_a_property_predictor(tmp_path, isolated_home):
 
 
 def test_paper_levenshtein_ratio_and_normalized_similarity():
-    from chemassay.suites.robustness.amore import levenshtein_ratio, normalized_similarity, string_statistics
+    from chemassay.suites.robustness.amore import (
+        levenshtein_ratio,
+        normalized_similarity,
+        string_statistics,
+    )
 
     assert levenshtein_ratio("CCO", "CCO") == 0.0
     assert levenshtein_ratio("CCO", "[CH3][CH2][OH]") == pytest.approx(11 / 3)  # unbounded

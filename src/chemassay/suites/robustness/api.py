@@ -713,7 +713,8 @@ def train_gnn(
     ``valid_fraction`` of the training rows (seeded) are held out for early stopping.
     Resumable like :func:`train`. Returns a Result (``task="train"``) with the validation
     RMSE in the target's units."""
-    from chemassay.models.gnn import GNNConfig, GNNEncoder, train_gnn as train_network
+    from chemassay.models.gnn import GNNConfig, GNNEncoder
+    from chemassay.models.gnn import train_gnn as train_network
     from chemassay.report.result import DatasetRef
     from chemassay.runtime.files import ensure_writable_dir, sha256_file
     from chemassay.suites.robustness.downstream import read_property_csv
@@ -766,11 +767,11 @@ def captions(
     rewrite; with a ``SMILES`` column the paper's string analysis (length, Levenshtein ratio =
     edit distance / original length, and its Spearman correlation with ROUGE-1 and METEOR).
     The layout of the file is in :mod:`.captions`. Needs the ``captions`` extra."""
+    import json
+
     from chemassay.report.result import DatasetRef
     from chemassay.runtime.files import sha256_file
     from chemassay.suites.robustness.captions import read_captions, score_captions
-
-    import json
 
     started = time.perf_counter()
     table = read_captions(predictions, references)
