@@ -199,3 +199,20 @@ def test_captions_scores_per_rewrite_with_correlations(tmp_path, isolated_home):
     assert [s.reason for s in result.skipped] == ["empty prediction"]
     with pytest.raises(UserInputError, match="no 'reference' column"):
         captions(predictions)
+
+
+def test_a_model_folder_of_another_kind_or_corrupted_is_one_line_exit_2(cli, tmp_path, isolated_home):
+    gnn = tmp_path / "gnn"
+    gnn.mkdir()
+    (gnn / "config.json").write_text('{"model_type": "chemassay-gnn", "hidden": 16, "layers": 2}')
+    (gnn / "gnn.pt").write_bytes(b"not a torch file")
+    outcome = cli("robustness", "evaluate", "--model", f"gnn:{gnn}", "--dataset", DATA / "solubility_160.csv",
+                  "--augmentations", "kekulize")
+    assert outcome.code == 2 and "not weights of this graph network" in outcome.stderr
+    assert "Traceback" not in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1
+    outcome = cli("robustness", "evaluate", "--model", f"hf:{gnn}", "--dataset", DATA / "solubility_160.csv")
+    assert outcome.code == 2 and "cannot load the checkpoint" in outcome.stderr
+    weights = tmp_path / "chemnet.pt"
+    weights.write_bytes(b"garbage")
+    outcome = cli("robustness", "evaluate", "--model", f"chemnet:{weights}", "--dataset", DATA / "solubility_160.csv")
+    assert outcome.code == 2 and "not a ChemNet weights file" in outcome.stderr

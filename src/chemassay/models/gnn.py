@@ -305,10 +305,12 @@ class GNNEncoder:
         if self._network is not None:
             return
         torch = require("torch", "torch", "the graph neural network")
+        import pickle
+
         network = build_network(self.config)
         try:
             network.load_state_dict(torch.load(self.path / CHECKPOINT_NAME, map_location="cpu", weights_only=True))
-        except (RuntimeError, OSError, EOFError, ValueError, KeyError) as exc:
+        except (RuntimeError, OSError, EOFError, ValueError, KeyError, TypeError, pickle.UnpicklingError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserInputError(f"{self.path / CHECKPOINT_NAME}: not weights of this graph network ({first[:160]})") from None
         self.device = "cuda" if self.device_name == "auto" and torch.cuda.is_available() else (
