@@ -28,7 +28,7 @@ LM_CONFIG = {"data": "moses", "n_train": 100000, "n_valid": 1000, "steps_per_epo
              "batch_size": 32, "seed": 0}
 """The CPU configuration of the three language-model families (docs/robustness.md)."""
 LM_SIZES = {"encoder": {"steps": 1500, "layers": 4}, "decoder": {"steps": 1500, "layers": 4},
-            "encoder-decoder": {"steps": 1500, "layers": 3}}
+            "encoder-decoder": {"steps": 1000, "layers": 2}}
 """Steps and layers (each side for the encoder-decoder) per family."""
 GNN_CONFIG = {"data": "solubility", "target": "logS", "hidden": 128, "layers": 4, "epochs": 60,
               "steps_per_epoch": 32, "batch_size": 32, "seed": 0}
