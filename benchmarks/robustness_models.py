@@ -90,7 +90,7 @@ def _cell(data: dict, key: str) -> str:
 def summarize(out: Path) -> str:
     """Markdown tables (Tables 1, 2 and 5 layouts, best layer) from the result files in ``out``."""
     results = {}
-    for path in sorted(out.glob("*-*.json")):
+    for path in sorted(p for p in out.glob("*-*.json") if not p.name.startswith("downstream-")):
         name, _, dataset = path.stem.rpartition("-")
         results.setdefault(dataset, {})[name] = json.loads(path.read_text(encoding="utf-8"))
     lines = []
@@ -123,7 +123,49 @@ def summarize(out: Path) -> str:
                     cells.append("-")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
+    downstream = sorted(out.glob("downstream-*.json"))
+    if downstream:
+        lines += ["**Downstream on measured solubility (test split, 257 molecules): metric on the original set, "
+                  "then on each rewrite (drop)**", "",
+                  "| model | target | metric | original | " + " | ".join(k for k in DOWNSTREAM_AUGMENTATIONS) + " |",
+                  "|---|---|---|---|" + "---|" * len(DOWNSTREAM_AUGMENTATIONS)]
+        for path in downstream:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            metric = "rmse" if data["config"]["task"] == "regression" else "accuracy"
+            name = path.stem.removeprefix("downstream-").rsplit("-", 1)[0]
+            cells = [f"{data['metrics'][f'{k}/{metric}']:.3f} ({data['metrics'][f'{k}/{metric}_drop']:+.3f})"
+                     for k in DOWNSTREAM_AUGMENTATIONS]
+            lines.append(f"| {name} | {data['config']['targets'][0]} | {metric} | "
+                         f"{data['metrics'][f'original/{metric}']:.3f} | " + " | ".join(cells) + " |")
+        lines.append("")
     return "\n".join(lines)
+
+
+DOWNSTREAM_AUGMENTATIONS = ("cycle_renumber_amore", "explicit_h", "kekulize", "canonical", "randomized")
+FINETUNE = "epochs=10,steps_per_epoch=32,lr=1e-4,batch_size=32,threads={threads}"
+
+
+def run_downstream(out: Path, checkpoints: Path, threads: int, bootstrap: int) -> None:
+    """Tables 12-20 on the bundled solubility set: forests, the graph network and fine-tuned LMs."""
+    from chemassay.suites.robustness import api
+
+    runs = [("rf-fingerprint", "rf-fingerprint", "logS"), ("rf-char-ngram", "rf-char-ngram", "logS"),
+            ("gnn", f"gnn:{checkpoints / 'gnn'}", "logS")]
+    for family in ("encoder", "decoder", "encoder-decoder"):
+        spec = f"hf-finetune:{checkpoints / ('lm-' + family)},{FINETUNE.format(threads=threads)}"
+        runs.append((f"lm-{family}-finetuned", spec, "logS"))
+    runs.append(("lm-encoder-finetuned", f"hf-finetune:{checkpoints / 'lm-encoder'},{FINETUNE.format(threads=threads)}",
+                 "solubility_class"))
+    for name, spec, target in runs:
+        path = out / f"downstream-{name}-{target}.json"
+        if path.is_file():
+            continue
+        started = time.perf_counter()
+        result = api.downstream(spec, "solubility", targets=[target], augmentations=DOWNSTREAM_AUGMENTATIONS,
+                                n_estimators=100, bootstrap=bootstrap)
+        result.write(path)
+        print(json.dumps({"downstream": name, "target": target, "seconds": round(time.perf_counter() - started, 1)}),
+              flush=True)
 
 
 def main() -> None:
@@ -137,6 +179,7 @@ def main() -> None:
     parser.add_argument("--piece-minutes", type=float, default=9.0)
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--summarize", action="store_true", help="only write OUT/summary.md from the results")
+    parser.add_argument("--downstream", action="store_true", help="also run the downstream tables (12-20)")
     args = parser.parse_args()
     if args.summarize:
         text = summarize(args.out)
@@ -171,6 +214,8 @@ def main() -> None:
                 plot_layers(result.per_layer, args.out / f"{name}-{dataset}-layers.png", title=f"{name} on {dataset}")
             print(json.dumps({"model": name, "dataset": dataset, "seconds": round(time.perf_counter() - started, 1),
                               "truncated": len(result.truncated or []), "skipped": len(result.skipped)}), flush=True)
+    if args.downstream:
+        run_downstream(args.out, args.checkpoints, args.threads, args.bootstrap)
 
 
 if __name__ == "__main__":
