@@ -217,7 +217,7 @@ def train_gnn(train_smiles: Sequence[str], train_targets: Sequence[float], valid
     from chemassay.chem.molecules import InvalidSmiles
     from chemassay.models.training import CHECKPOINT, LOG, TrainSettings, fit, load_module_state
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
 
     def featurize(smiles, targets):
         items, bad = [], 0
@@ -249,6 +249,7 @@ def train_gnn(train_smiles: Sequence[str], train_targets: Sequence[float], valid
         "finished": outcome.finished, "epochs_done": outcome.epochs_done, "stopped_by": outcome.stopped_by,
         "best_val_loss": outcome.best_val_loss, "train_seconds": round(sum(r.get("elapsed_s", 0.0) for r in log), 1),
         "elapsed_s": round(time.perf_counter() - started, 1),
+        "cpu_seconds_this_call": round(time.process_time() - cpu_started, 1),
     }
     if outcome.finished:
         load_module_state(module, state / CHECKPOINT)
