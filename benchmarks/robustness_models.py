@@ -160,6 +160,10 @@ def run_downstream(out: Path, checkpoints: Path, threads: int, bootstrap: int) -
         path = out / f"downstream-{name}-{target}.json"
         if path.is_file():
             continue
+        folder = Path(spec.partition(":")[2].split(",")[0]) if ":" in spec else None
+        if folder is not None and not (folder / "config.json").is_file():
+            print(json.dumps({"downstream": name, "skipped": f"no checkpoint in {folder}"}), flush=True)
+            continue
         started = time.perf_counter()
         result = api.downstream(spec, "solubility", targets=[target], augmentations=DOWNSTREAM_AUGMENTATIONS,
                                 n_estimators=100, bootstrap=bootstrap)
