@@ -112,6 +112,7 @@ def test_graph_network_trains_and_is_invariant_to_every_rewrite(tmp_path, isolat
     config = GNNConfig(hidden=16, layers=2, epochs=3, steps_per_epoch=4, batch_size=16, seed=1)
     manifest = train_gnn(train[:100], values[:100], train[100:], values[100:], tmp_path / "gnn", config, threads=1)
     assert manifest["finished"] and (tmp_path / "gnn" / "gnn.pt").is_file()
+    assert check_model(f"gnn:{tmp_path / 'gnn'}", "encoder").passed
     encoder = resolve_model(f"gnn:{tmp_path / 'gnn'}", "encoder", {})
     for kind in AUGMENTATIONS:
         rewrites = [row.augmented or row.original for row in augment_many(MOLECULES, kind, seed=5)]
