@@ -232,3 +232,10 @@ def test_meteor_runs_offline_on_wordnet(isolated_home):
     same = meteor_score([tokenize_words("the dog runs")], tokenize_words("the dog runs"), wordnet=reader)
     synonym = meteor_score([tokenize_words("the dog runs")], tokenize_words("the domestic_dog ran"), wordnet=reader)
     assert same > 0.9 and 0.5 < synonym < same
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_cuda_without_a_gpu_is_a_clear_error(tmp_path):
+    corpus = _corpus()
+    with pytest.raises(UserInputError, match="CUDA is not available"):
+        train_smiles_lm(corpus[:20], corpus[20:24], tmp_path / "lm", _tiny("decoder"), device="cuda", progress=False)
