@@ -157,8 +157,16 @@ def summarize(out: Path) -> str:
             data = json.loads(path.read_text(encoding="utf-8"))
             metric = "rmse" if data["config"]["task"] == "regression" else "accuracy"
             name = path.stem.removeprefix("downstream-").rsplit("-", 1)[0]
-            cells = [f"{data['metrics'][f'{k}/{metric}']:.3f} ({data['metrics'][f'{k}/{metric}_drop']:+.3f})"
-                     for k in DOWNSTREAM_AUGMENTATIONS]
+            cells = []
+            for k in DOWNSTREAM_AUGMENTATIONS:
+                cell = f"{data['metrics'][f'{k}/{metric}']:.3f} ({data['metrics'][f'{k}/{metric}_drop']:+.3f})"
+                paired = f"{k}/mse_drop" if metric == "rmse" else f"{k}/accuracy"
+                interval = (data.get("intervals") or {}).get(paired)
+                if interval and metric == "rmse":
+                    cell += f"; ΔMSE {data['metrics'][paired]:+.3f} [{interval['low']:+.3f}, {interval['high']:+.3f}]"
+                elif interval:
+                    cell += f" [{interval['low']:.3f}, {interval['high']:.3f}]"
+                cells.append(cell)
             lines.append(f"| {name} | {data['config']['targets'][0]} | {metric} | "
                          f"{data['metrics'][f'original/{metric}']:.3f} | " + " | ".join(cells) + " |")
         lines.append("")

@@ -396,6 +396,16 @@ def evaluate_downstream(
             rho = float("nan")
         if data.task == "classification":
             item_scores[f"{kind}/accuracy"] = per_molecule_accuracy(data, aug_predictions, chosen)
+        else:
+            # Paired per-molecule change of the squared error (mean over targets): its mean is the MSE
+            # drop, with a bootstrap interval over molecules (a difference inside it is no finding).
+            truth = data.test_targets
+            change = np.mean([(aug_predictions[j] - truth[:, j]) ** 2 - (predictions[j] - truth[:, j]) ** 2
+                              for j in range(truth.shape[1])], axis=0)
+            chosen_set = set(int(i) for i in chosen)
+            item_scores[f"{kind}/mse_drop"] = [float(change[i]) if i in chosen_set else None
+                                               for i in range(len(truth))]
+            metrics[f"{kind}/mse_drop"] = float(np.mean(change[chosen])) if len(chosen) else float("nan")
         row_entry: dict = {"augmentation": kind, "n": int(len(chosen)),
                            "not_applied": int(sum(r.status == "not_applicable" for r in rows))}
         for key, value in scores.items():

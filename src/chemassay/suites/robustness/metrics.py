@@ -94,6 +94,12 @@ def _downstream_cards() -> list[MetricCard]:
         "accuracy_drop": ("lower", "accuracy on the original set minus accuracy on the augmented set"),
         "roc_auc_drop": ("lower", "ROC-AUC on the original set minus ROC-AUC on the augmented set"),
     }
+    cards.append(MetricCard(
+        key="{augmentation}/mse_drop", suite=SUITE, direction="lower", range=(None, None),
+        description=("mean over test molecules of the change of the squared error (augmented minus original, "
+                     "mean over targets): the paired MSE drop, with a bootstrap interval over molecules"),
+        interval="bootstrap",
+    ))
     for key, (direction, description) in drops.items():
         cards.append(MetricCard(
             key="{augmentation}/" + key, suite=SUITE, direction=direction, range=(None, None),
