@@ -210,6 +210,7 @@ def main() -> None:
     parser.add_argument("--checkpoints", type=Path, default=Path("runs/robustness"))
     parser.add_argument("--models", default="")
     parser.add_argument("--datasets", default="isomers,chebi20", help="'none': only train")
+    parser.add_argument("--augmentations", default=",".join(AUGMENTATIONS))
     parser.add_argument("--train", action="store_true")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--piece-minutes", type=float, default=9.0)
@@ -241,7 +242,7 @@ def main() -> None:
             if target.is_file():
                 continue
             started = time.perf_counter()
-            result = api.evaluate(model=specs[name], dataset=dataset, augmentations=AUGMENTATIONS, layers="all",
+            result = api.evaluate(model=specs[name], dataset=dataset, augmentations=args.augmentations, layers="all",
                                   bootstrap=args.bootstrap, n_jobs=1)
             result.write(target)
             with open(args.out / "tables.md", "a", encoding="utf-8") as handle:
