@@ -109,48 +109,62 @@ def _cell(data: dict, key: str) -> str:
     return f"{100 * value:.1f}"
 
 
+def _full_table(by_model: dict, direction: str, title: str, words: str) -> list[str]:
+    lines = [f"**AMORE {title}, {words}: Acc@1 / Acc@5 / MRR (%), 95 % bootstrap intervals**", "",
+             "| model | " + " | ".join(f"{short} Acc@1 | Acc@5 | MRR" for _, short in PAPER_COLUMNS) + " |",
+             "|---|" + "---|" * (3 * len(PAPER_COLUMNS))]
+    for name, data in by_model.items():
+        cells = []
+        for kind, _ in PAPER_COLUMNS:
+            cells += [_cell(data, f"{kind}/{direction}_acc@1"), _cell(data, f"{kind}/{direction}_acc@5"),
+                      _cell(data, f"{kind}/{direction}_mrr")]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _best_layers(by_model: dict, title: str) -> list[str]:
+    lines = [f"**AMORE {title}: best layer vs last layer (o2a Acc@1 %; L0 = embedding layer)**", "",
+             "| model | " + " | ".join(short for _, short in PAPER_COLUMNS) + " |", "|---|" + "---|" * len(PAPER_COLUMNS)]
+    for name, data in by_model.items():
+        per_layer = data.get("per_layer") or {}
+        cells = []
+        for kind, _ in PAPER_COLUMNS:
+            values = [layer.get("o2a_acc@1", float("nan")) for layer in per_layer.get(kind, [])]
+            if len(values) > 1:
+                best = max(range(len(values)), key=lambda i: values[i])
+                cells.append(f"{100 * values[best]:.1f} (L{best}) / {100 * values[-1]:.1f}")
+            else:
+                cells.append("-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def summarize(out: Path) -> str:
-    """Markdown tables (Tables 1, 2 and 5 layouts, best layer) from the result files in ``out``."""
-    results = {}
+    """Markdown tables (Tables 1, 2 and 5 layouts, best layer, downstream) from the results in ``out``."""
+    results: dict[str, dict] = {}
     for path in sorted(p for p in out.glob("*-*.json") if not p.name.startswith("downstream-")):
         name, _, dataset = path.stem.rpartition("-")
         results.setdefault(dataset, {})[name] = json.loads(path.read_text(encoding="utf-8"))
-    lines = []
+    lines: list[str] = []
     if results.get("chebi20"):
-        lines += ["**Table 1 layout: ChEBI-20, original→augmented Acc@1 (%)**", ""] + compact_table1(results["chebi20"]) + [""]
-    for dataset, title in (("chebi20", "ChEBI-20 (3,300)"), ("isomers", "isomers (918)")):
-        by_model = results.get(dataset, {})
-        if not by_model:
-            continue
-        for direction, words in (("o2a", "original→augmented"), ("a2o", "augmented→original")):
-            lines += [f"**AMORE {title}, {words}: Acc@1 / Acc@5 / MRR (%), 95 % bootstrap intervals**", "",
-                      "| model | " + " | ".join(f"{short} Acc@1 | Acc@5 | MRR" for _, short in PAPER_COLUMNS) + " |",
-                      "|---|" + "---|" * (3 * len(PAPER_COLUMNS))]
-            for name, data in by_model.items():
-                cells = []
-                for kind, _ in PAPER_COLUMNS:
-                    cells += [_cell(data, f"{kind}/{direction}_acc@1"), _cell(data, f"{kind}/{direction}_acc@5"),
-                              _cell(data, f"{kind}/{direction}_mrr")]
-                lines.append(f"| {name} | " + " | ".join(cells) + " |")
-            lines.append("")
-        lines += [f"**AMORE {title}: best layer (o2a Acc@1 %, layer index; 0 = embeddings) vs last layer**", "",
-                  "| model | " + " | ".join(short for _, short in PAPER_COLUMNS) + " |", "|---|" + "---|" * len(PAPER_COLUMNS)]
-        for name, data in by_model.items():
-            per_layer = data.get("per_layer") or {}
-            cells = []
-            for kind, _ in PAPER_COLUMNS:
-                values = [layer.get("o2a_acc@1", float("nan")) for layer in per_layer.get(kind, [])]
-                if len(values) > 1:
-                    best = max(range(len(values)), key=lambda i: values[i])
-                    cells.append(f"{100 * values[best]:.1f} (L{best}) / {100 * values[-1]:.1f}")
-                else:
-                    cells.append("-")
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines += ["**Table 1 layout: ChEBI-20, original→augmented Acc@1 (%), ours with 95 % intervals**", ""]
+        lines += compact_table1(results["chebi20"]) + [""]
+    if results.get("isomers"):
+        kinds = ("canonical", "explicit_h", "kekulize", "cycle_renumber_amore", "randomized")
+        lines += ["**Table 2 layout: isomers (918), original→augmented Acc@1 (%)** (the paper's Table 2 numbers "
+                  "are not in the text available here; its text: explicit hydrogens under 1 % for every model)", "",
+                  "| model | canon | hydro | kekul | cycle | random |", "|---|---|---|---|---|---|"]
+        for name, data in results["isomers"].items():
+            lines.append(f"| {name} | " + " | ".join(_cell(data, f"{k}/o2a_acc@1") for k in kinds) + " |")
         lines.append("")
+    for dataset, title in (("chebi20", "ChEBI-20"), ("isomers", "isomers")):
+        if results.get(dataset):
+            lines += _best_layers(results[dataset], title)
     downstream = sorted(out.glob("downstream-*.json"))
     if downstream:
         lines += ["**Downstream on measured solubility (test split, 257 molecules): metric on the original set, "
-                  "then on each rewrite (drop)**", "",
+                  "then on each rewrite (drop; for RMSE the paired mean change of the squared error with its "
+                  "95 % interval, for accuracy the 95 % interval)**", "",
                   "| model | target | metric | original | " + " | ".join(k for k in DOWNSTREAM_AUGMENTATIONS) + " |",
                   "|---|---|---|---|" + "---|" * len(DOWNSTREAM_AUGMENTATIONS)]
         for path in downstream:
@@ -170,6 +184,14 @@ def summarize(out: Path) -> str:
             lines.append(f"| {name} | {data['config']['targets'][0]} | {metric} | "
                          f"{data['metrics'][f'original/{metric}']:.3f} | " + " | ".join(cells) + " |")
         lines.append("")
+    full = []
+    for dataset, title in (("chebi20", "ChEBI-20 (3,300)"), ("isomers", "isomers (918)")):
+        for direction, words in (("o2a", "original→augmented (Tables 1-2)"), ("a2o", "augmented→original (Table 5)")):
+            if results.get(dataset):
+                full += _full_table(results[dataset], direction, title, words)
+    if full:
+        lines += ["<details><summary>Full tables: Acc@1, Acc@5 and MRR with intervals, both directions, both datasets"
+                  "</summary>", ""] + full + ["</details>", ""]
     return "\n".join(lines)
 
 
