@@ -99,7 +99,8 @@ def test_evaluate_pair_of_lists_with_identity_check(isolated_home):
 
 def test_model_kinds_of_the_suite():
     names = {kind.name for kind in list_kinds(suite="robustness") if kind.suite == "robustness"}
-    assert names == {"fingerprint", "char-ngram", "rf-fingerprint", "rf-char-ngram"}
+    assert names == {"fingerprint", "char-ngram", "rf-fingerprint", "rf-char-ngram", "rxnmapper", "rxnfp", "chemnet",
+                     "gnn", "hf-finetune"}
     assert get_kind("baseline-char-ngram").name == "rf-char-ngram"
     assert "encoder" in get_kind("hf").protocols  # hf:PATH comes from the general kind
     for spec in ("fingerprint", "char-ngram:n=2-4,dim=512"):

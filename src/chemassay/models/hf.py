@@ -56,12 +56,13 @@ class HFBackend(TextBackend):
 
 
 def _local_or_hub(arg: str) -> str:
+    from chemassay.models.hf_encoder import is_hub_id
+
     path = Path(arg).expanduser()
     if path.exists():
         return str(path)
-    parts = arg.split("/")
-    if len(parts) == 2 and all(parts) and not arg.startswith((".", "~")):
-        return arg  # a hub id: transformers fetches it where there is internet
+    if is_hub_id(arg):
+        return arg  # a hub id: resolved to its cached snapshot (downloaded where there is internet)
     raise UserInputError(f"hf:{arg}: no such checkpoint folder (and not a hub id ORG/NAME)")
 
 

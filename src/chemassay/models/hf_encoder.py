@@ -11,8 +11,9 @@ embedding layer, so a model with L layers yields L + 1 matrices with ``layers="a
 Architectures: an encoder-only model (BERT, RoBERTa...) and a decoder-only model (GPT-2,
 Llama...) are run as they are; an encoder–decoder model (T5, BART...) gives its encoder
 states (``part="encoder"``, the default) or its decoder states with the input ids fed to
-the decoder too (``part="decoder"``, as AMORE does). Nothing is downloaded: the path must
-be a local folder.
+the decoder too (``part="decoder"``, as AMORE does). A hub id ``ORG/NAME`` is resolved to
+its snapshot in the Hugging Face cache (downloaded first where there is internet; see
+:func:`resolve_checkpoint`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,50 @@ def checkpoint_digest(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+HUB_PATTERNS = ("*.json", "*.txt", "*.model", "*.safetensors", "tokenizer*", "*.tiktoken")
+
+
+def is_hub_id(text: str) -> bool:
+    """``ORG/NAME`` that is not an existing local path (a Hugging Face hub repository id)."""
+    parts = str(text).split("/")
+    return (len(parts) == 2 and all(parts) and not str(text).startswith((".", "~", "/"))
+            and not Path(text).expanduser().exists())
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """The local folder of a checkpoint: ``path`` itself, or for a hub id ``ORG/NAME`` its
+    snapshot in the Hugging Face cache (``$HF_HOME/hub``), downloaded first where there is
+    internet (config, tokenizer and safetensors weights; ``pytorch_model.bin`` only when the
+    repository has no safetensors). Offline (``HF_HUB_OFFLINE=1``, or no network) a cached
+    snapshot is used. A folder that is not a checkpoint, or an id that can be neither found
+    nor fetched, is a one-line error."""
+    text = str(path)
+    if is_hub_id(text):
+        hub = require("huggingface_hub", "hf", "hub checkpoints")
+        # Read the environment now (huggingface_hub reads it once, at import).
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+        cache = os.environ.get("HF_HUB_CACHE") or str(
+            Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")).expanduser() / "hub")
+        options = {"repo_id": text, "cache_dir": cache, "local_files_only": offline}
+        try:
+            folder = Path(hub.snapshot_download(allow_patterns=list(HUB_PATTERNS), **options))
+            if not any(folder.glob("*.safetensors")):
+                folder = Path(hub.snapshot_download(allow_patterns=[*HUB_PATTERNS, "*.bin"], **options))
+        except Exception as exc:  # the hub client raises many types (offline, 401, 404, timeouts)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UserInputError(
+                f"hf:{text}: cannot get this hub checkpoint ({type(exc).__name__}: {first[:160]}); with no internet, "
+                "download it elsewhere into $HF_HOME/hub or pass a local folder"
+            ) from None
+    else:
+        folder = Path(path).expanduser()
+    if not folder.is_dir() or not (folder / "config.json").is_file():
+        raise UserInputError(
+            f"{folder}: not a Hugging Face checkpoint folder (expected config.json, weights and tokenizer files)"
+        )
+    return folder
+
+
 def quiet_transformers() -> None:
     """Silence transformers' load reports and file progress bars (chemassay shows its own)."""
     transformers = require("transformers", "hf", "Hugging Face models")
@@ -88,12 +133,8 @@ class HFEncoder:
         part: str = "auto",
         max_length: int | None = None,
     ) -> None:
-        folder = Path(path).expanduser()
-        if not folder.is_dir() or not (folder / "config.json").is_file():
-            raise UserInputError(
-                f"{folder}: not a Hugging Face checkpoint folder (expected config.json, weights and "
-                "tokenizer files; hub names cannot be downloaded here, pass a local folder)"
-            )
+        requested = str(path)
+        folder = resolve_checkpoint(path)
         if pooling not in POOLINGS:
             raise UserInputError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
         if part not in PARTS:
@@ -104,7 +145,7 @@ class HFEncoder:
         self.pooling = pooling
         self.requested_part = part
         self.requested_max_length = max_length
-        self.name = f"hf:{folder}"
+        self.name = f"hf:{requested}"
         self.truncated: list[int] = []
         self._model = None
         self._tokenizer = None

@@ -45,10 +45,12 @@ __all__ = [
     "DEFAULT_AUGMENTATIONS",
     "AugmentedSet",
     "augment",
+    "captions",
     "downstream",
     "evaluate",
     "load_dataset",
     "train",
+    "train_gnn",
 ]
 
 SUITE = "robustness"
@@ -605,38 +607,50 @@ def _property_file(data: str | os.PathLike):
 def train(
     out: str | os.PathLike,
     *,
+    family: str = "encoder",
     data: str | os.PathLike = "moses",
     n_train: int = 20000,
     n_valid: int = 1000,
     steps: int = 600,
+    steps_per_epoch: int = 100,
     batch_size: int = 32,
     layers: int = 4,
     hidden: int = 128,
     heads: int = 4,
     learning_rate: float = 5e-4,
     device: str = "cpu",
+    threads: int | None = None,
+    max_minutes: float | None = None,
     seed: int = 0,
 ) -> Result:
-    """Train the small RoBERTa-style masked language model of SMILES and save it to ``out``
-    (a Hugging Face checkpoint, then usable as ``model="hf:OUT"``). ``data`` is ``moses``
-    (the registry's MOSES training split) or a SMILES file (a ``SMILES`` column, or one per
-    line; gzip allowed); ``n_train`` + ``n_valid`` SMILES are drawn with ``seed``. Returns a
-    Result (``task="train"``) with the validation masked-LM loss, perplexity and
-    masked-token accuracy; ``model`` names the checkpoint (checksum of its files). Needs the
-    ``hf`` extra (torch, transformers)."""
+    """Train a small SMILES language model of one of the paper's three families and save it
+    to ``out`` (a Hugging Face checkpoint, then usable as ``model="hf:OUT"``): ``encoder``
+    (RoBERTa masked LM), ``decoder`` (GPT-2 causal LM) or ``encoder-decoder`` (BART
+    denoiser). ``data`` is ``moses`` (the registry's MOSES training split) or a SMILES file
+    (a ``SMILES`` column, or one per line; gzip allowed); ``n_train`` + ``n_valid`` SMILES are
+    drawn with ``seed``. Training runs through :func:`chemassay.models.training.fit` in epochs
+    of ``steps_per_epoch`` steps: with ``max_minutes`` a call trains one piece and the same
+    call again resumes (``result.finished`` says whether it is done). Returns a Result
+    (``task="train"``) with the validation loss, perplexity and token accuracy of the family;
+    ``model`` names the checkpoint (checksum of its files). Needs the ``hf`` and ``train``
+    extras (torch, transformers, pytorch-lightning)."""
     from chemassay.models.hf_encoder import checkpoint_digest
     from chemassay.report.result import DatasetRef
     from chemassay.runtime.files import ensure_writable_dir, sha256_file
     from chemassay.suites.robustness.lm import (
+        FAMILIES,
         LMConfig,
         read_smiles_corpus,
         sample_corpus,
         train_smiles_lm,
     )
 
+    if family not in FAMILIES:
+        raise UserInputError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
     if hidden % heads:
         raise UserInputError(f"hidden size ({hidden}) must be a multiple of the number of heads ({heads})")
-    for name, value in (("n_train", n_train), ("steps", steps), ("batch_size", batch_size), ("layers", layers)):
+    for name, value in (("n_train", n_train), ("steps", steps), ("batch_size", batch_size), ("layers", layers),
+                        ("steps_per_epoch", steps_per_epoch)):
         if value < 1:
             raise UserInputError(f"{name} must be at least 1, got {value}")
     target = ensure_writable_dir(out, "checkpoint folder")
@@ -648,22 +662,139 @@ def train(
     else:
         corpus_path = Path(data)
     corpus = read_smiles_corpus(corpus_path)
-    config = LMConfig(layers=layers, hidden=hidden, heads=heads, intermediate=4 * hidden, n_train=n_train,
-                      n_valid=n_valid, steps=steps, batch_size=batch_size, learning_rate=learning_rate,
+    steps_per_epoch = min(steps_per_epoch, steps)
+    config = LMConfig(family=family, layers=layers, hidden=hidden, heads=heads, intermediate=4 * hidden,
+                      n_train=n_train, n_valid=n_valid, steps=steps, steps_per_epoch=steps_per_epoch,
+                      batch_size=batch_size, learning_rate=learning_rate,
                       warmup_steps=min(100, max(1, steps // 10)), seed=seed)
     train_set, valid_set = sample_corpus(corpus, n_train, n_valid, seed)
-    manifest = train_smiles_lm(train_set, valid_set, target, config, device=device,
-                               data_name=f"{os.fspath(data)} ({corpus_path.name})")
-    metrics = {**manifest["validation"], "train_loss_first": manifest["train_loss_first"],
-               "train_loss_last": manifest["train_loss_last"]}
+    manifest = train_smiles_lm(train_set, valid_set, target, config, device=device, threads=threads,
+                               max_minutes=max_minutes, data_name=f"{os.fspath(data)} ({corpus_path.name})")
+    metrics = {**manifest["validation"]}
+    for key in ("train_loss_first", "train_loss_last"):
+        if manifest[key] is not None:
+            metrics[key] = manifest[key]
     ref = ModelRef(spec=f"hf:{target}", name=target.name, kind="hf",
                    parameters={"parameters": manifest["parameters"], **manifest["config"]},
-                   checksum=checkpoint_digest(target))
+                   checksum=checkpoint_digest(target) if manifest["finished"] else None)
     return Result(
         suite=SUITE, task="train", model=ref, metrics=metrics, n=len(valid_set),
         dataset=DatasetRef(name=os.fspath(data) if os.fspath(data) == "moses" else corpus_path.name,
                            sha256=sha256_file(corpus_path)),
         inputs=[input_ref(corpus_path)], config={**manifest["config"], "device": device},
         elapsed_s=round(time.perf_counter() - started, 3), checkpoint=str(target),
-        parameters=manifest["parameters"], n_train=len(train_set),
+        parameters=manifest["parameters"], n_train=len(train_set), finished=manifest["finished"],
+        epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"], family=family,
     )
+
+
+def train_gnn(
+    out: str | os.PathLike,
+    *,
+    data: str | os.PathLike = "solubility",
+    target: str = "logS",
+    hidden: int = 128,
+    layers: int = 4,
+    epochs: int = 60,
+    steps_per_epoch: int = 32,
+    batch_size: int = 32,
+    learning_rate: float = 1e-3,
+    valid_fraction: float = 0.1,
+    patience: int | None = 10,
+    device: str = "cpu",
+    threads: int | None = None,
+    max_minutes: float | None = None,
+    seed: int = 0,
+) -> Result:
+    """Train the graph neural network (:mod:`chemassay.models.gnn`) on a regression target of
+    a property table and save it to ``out`` (then ``model="gnn:OUT"``, an encoder and a
+    property predictor). ``data`` is ``solubility`` (the bundled measured logS; its training
+    split) or a MoleculeNet-style CSV (its ``split`` column's training rows, else all rows);
+    ``valid_fraction`` of the training rows (seeded) are held out for early stopping.
+    Resumable like :func:`train`. Returns a Result (``task="train"``) with the validation
+    RMSE in the target's units."""
+    from chemassay.models.gnn import GNNConfig, GNNEncoder
+    from chemassay.models.gnn import train_gnn as train_network
+    from chemassay.report.result import DatasetRef
+    from chemassay.runtime.files import ensure_writable_dir, sha256_file
+    from chemassay.suites.robustness.downstream import read_property_csv
+
+    target_dir = ensure_writable_dir(out, "graph-network folder")
+    started = time.perf_counter()
+    path, dataset = _property_file(data)
+    prepared = read_property_csv(path, targets=[target], task="regression", seed=seed)
+    smiles, values = prepared.train_smiles, prepared.train_targets[:, 0]
+    order = np.random.default_rng(seed).permutation(len(smiles))
+    n_valid = max(1, int(round(valid_fraction * len(smiles))))
+    valid_rows, train_rows = order[:n_valid], order[n_valid:]
+    config = GNNConfig(hidden=hidden, layers=layers, learning_rate=learning_rate, batch_size=batch_size,
+                       steps_per_epoch=steps_per_epoch, epochs=epochs, seed=seed, target=target)
+    manifest = train_network([smiles[i] for i in train_rows], values[train_rows], [smiles[i] for i in valid_rows],
+                             values[valid_rows], target_dir, config, device=device, threads=threads,
+                             max_minutes=max_minutes, patience=patience, data_name=f"{dataset.name} ({target})")
+    metrics: dict[str, float] = {}
+    if manifest["finished"]:
+        model = GNNEncoder(target_dir)
+        predicted = model.predict_properties([smiles[i] for i in valid_rows])
+        metrics["valid_rmse"] = float(np.sqrt(np.nanmean((predicted - values[valid_rows]) ** 2)))
+    ref = ModelRef(spec=f"gnn:{target_dir}", name=target_dir.name, kind="gnn",
+                   parameters={"parameters": manifest.get("parameters"), **manifest["config"]},
+                   checksum=sha256_file(target_dir / "gnn.pt") if manifest["finished"] else None)
+    return Result(
+        suite=SUITE, task="train", model=ref, metrics=metrics, n=len(valid_rows),
+        dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)), inputs=[input_ref(path)],
+        config={**manifest["config"], "device": device, "valid_fraction": valid_fraction, "patience": patience},
+        elapsed_s=round(time.perf_counter() - started, 3), checkpoint=str(target_dir),
+        parameters=manifest.get("parameters"), n_train=len(train_rows), finished=manifest["finished"],
+        epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"], family="gnn",
+    )
+
+
+# -- captions (Tables 3 and 11) ----------------------------------------------------------------
+def captions(
+    predictions: str | os.PathLike,
+    *,
+    references: str | os.PathLike | None = None,
+    retrieval: str | os.PathLike | Result | None = None,
+    meteor: bool = True,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> Result:
+    """Score a predictions file of captions per rewrite (AMORE's Tables 3 and 11): ROUGE-1/2/L
+    (``rouge-score``) and METEOR (``nltk``) per rewrite, with intervals; with ``retrieval``
+    (an AMORE ``evaluate`` result of the same model on the same molecules, a path or a Result)
+    the Spearman correlation between retrieval success (Acc@1) and ROUGE-2 / METEOR per
+    rewrite; with a ``SMILES`` column the paper's string analysis (length, Levenshtein ratio =
+    edit distance / original length, and its Spearman correlation with ROUGE-1 and METEOR).
+    The layout of the file is in :mod:`.captions`. Needs the ``captions`` extra."""
+    import json
+
+    from chemassay.report.result import DatasetRef
+    from chemassay.runtime.files import sha256_file
+    from chemassay.suites.robustness.captions import read_captions, score_captions
+
+    started = time.perf_counter()
+    table = read_captions(predictions, references)
+    retrieval_data = None
+    inputs = [input_ref(predictions)] + ([input_ref(references)] if references is not None else [])
+    if isinstance(retrieval, Result):
+        retrieval_data = json.loads(retrieval.to_json())
+    elif retrieval is not None:
+        path = Path(retrieval)
+        try:
+            retrieval_data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UserInputError(f"{path}: not a readable AMORE result JSON ({type(exc).__name__})") from None
+        if retrieval_data.get("suite") != SUITE or not retrieval_data.get("item_scores"):
+            raise UserInputError(f"{path}: not a robustness evaluate result with per-molecule scores")
+        inputs.append(input_ref(path))
+    metrics, item_scores, rows, warnings = score_captions(table, retrieval_data, use_meteor=meteor)
+    result = Result(
+        suite=SUITE, task="captions", model=None, metrics=metrics, n=len(table.ids), item_ids=list(table.ids),
+        item_scores=item_scores, skipped=[SkippedItem(**s) for s in table.skipped],
+        dataset=DatasetRef(name=Path(predictions).name, sha256=sha256_file(predictions)), inputs=inputs,
+        config={"rouge": "rouge-score, default tokenizer, no stemming", "meteor": "nltk meteor_score" if meteor else None,
+                "retrieval": str(retrieval) if retrieval is not None and not isinstance(retrieval, Result) else None},
+        elapsed_s=round(time.perf_counter() - started, 3), table=rows, warnings=warnings,
+    )
+    return _finish(result, bootstrap, seed)

@@ -295,7 +295,7 @@ def downstream(
                             n_jobs=n_jobs, bootstrap=bootstrap, seed=seed)
     if not settings.quiet:
         keys = ["rmse"] if result.config["task"] == "regression" else ["accuracy", "roc_auc"]
-        console.print("| augmentation | n | " + " | ".join(f"{k} | {k}_drop" for k in keys) + " | mean_length | levenshtein |",
+        console.print("| augmentation | n | " + " | ".join(f"{k} | {k}_drop" for k in keys) + " | mean_length | levenshtein_ratio |",
                       highlight=False, markup=False)
         for row in result.table:
             cells = " | ".join(f"{_number(row.get(k)):.3f} | {_number(row.get(k + '_drop'), 0.0):+.3f}" for k in keys)
@@ -340,13 +340,16 @@ def downstream_sets(
     info(f"wrote {out}: predict every SMILES, then pass --model predictions:FILE.csv with columns SMILES,{columns}")
 
 
-def _train_command(data: str, out: Path, n_train: int, n_valid: int, steps: int, batch_size: int, layers: int,
-                   hidden: int, heads: int, learning_rate: float, device: str, seed: int, result_out: Path | None) -> None:
+def _train_command(data: str, out: Path, family: str, n_train: int, n_valid: int, steps: int, steps_per_epoch: int,
+                   batch_size: int, layers: int, hidden: int, heads: int, learning_rate: float, device: str,
+                   threads: int | None, max_minutes: float | None, seed: int, result_out: Path | None) -> None:
     from chemassay.suites.robustness import api
 
     writable_out(result_out, "result")
-    result = api.train(out, data=data, n_train=n_train, n_valid=n_valid, steps=steps, batch_size=batch_size,
-                       layers=layers, hidden=hidden, heads=heads, learning_rate=learning_rate, device=device, seed=seed)
+    result = api.train(out, family=family, data=data, n_train=n_train, n_valid=n_valid, steps=steps,
+                       steps_per_epoch=steps_per_epoch, batch_size=batch_size, layers=layers, hidden=hidden,
+                       heads=heads, learning_rate=learning_rate, device=device, threads=threads,
+                       max_minutes=max_minutes, seed=seed)
     if not settings.quiet:
         console.print(train_summary(result), highlight=False, markup=False)
     if result_out is not None:
@@ -355,20 +358,35 @@ def _train_command(data: str, out: Path, n_train: int, n_valid: int, steps: int,
 
 
 def train_summary(result: Result) -> str:
-    """The readable console summary of a training run (what ``train`` prints)."""
+    """The readable console summary of a training run (what ``train`` and ``train-gnn`` print)."""
     metrics, config = result.metrics, result.config
+    family = getattr(result, "family", "encoder")
+    what = "graph neural network" if family == "gnn" else f"{family} SMILES language model"
+    if not getattr(result, "finished", True):
+        return (f"trained {getattr(result, 'epochs_done', 0)} epochs of the {what} in this piece; "
+                f"run the same command again to continue ({result.checkpoint})")
+    steps = (f"{config.get('steps')} steps of {config.get('batch_size')}" if family != "gnn"
+             else f"{getattr(result, 'epochs_done', 0)} epochs of {config.get('steps_per_epoch')} steps")
     lines = [
-        f"trained a {config.get('layers')}-layer SMILES language model ({result.parameters:,} parameters) "
-        f"on {result.n_train:,} SMILES in {result.elapsed_s:.1f} s ({config.get('steps')} steps of "
-        f"{config.get('batch_size')}, {config.get('device')})",
-        f"  training loss      {_number(metrics.get('train_loss_first')):.3f} -> {_number(metrics.get('train_loss_last')):.3f}",
+        f"trained a {config.get('layers')}-layer {what} ({_number(result.parameters):,.0f} parameters) "
+        f"on {result.n_train:,} molecules in {_number(getattr(result, 'train_seconds', result.elapsed_s)):.1f} s "
+        f"of training ({steps}, {config.get('device')})",
     ]
-    if "mlm_loss" in metrics:
-        lines.append(f"  validation ({result.n:,} SMILES): masked-LM loss {_number(metrics['mlm_loss']):.3f}, "
-                     f"perplexity {_number(metrics['perplexity']):.2f}, "
-                     f"masked-token accuracy {100 * _number(metrics['masked_accuracy']):.1f} %")
+    if "train_loss_first" in metrics:
+        lines.append(f"  training loss      {_number(metrics.get('train_loss_first')):.3f} -> "
+                     f"{_number(metrics.get('train_loss_last')):.3f} (first -> last epoch)")
+    for loss_key, accuracy_key, label in (("mlm_loss", "masked_accuracy", "masked-LM loss"),
+                                          ("clm_loss", "next_token_accuracy", "next-token loss"),
+                                          ("denoising_loss", "reconstruction_accuracy", "denoising loss")):
+        if loss_key in metrics:
+            lines.append(f"  validation ({result.n:,} SMILES): {label} {_number(metrics[loss_key]):.3f}, "
+                         f"perplexity {_number(metrics['perplexity']):.2f}, "
+                         f"token accuracy {100 * _number(metrics[accuracy_key]):.1f} %")
+    if "valid_rmse" in metrics:
+        lines.append(f"  validation ({result.n:,} molecules): RMSE {_number(metrics['valid_rmse']):.3f}")
     lines.append(f"  checkpoint         {result.checkpoint}")
-    lines.append(f"  score it with      chemassay robustness evaluate --model hf:{result.checkpoint} --dataset isomers")
+    kind = "gnn" if family == "gnn" else "hf"
+    lines.append(f"  score it with      chemassay robustness evaluate --model {kind}:{result.checkpoint} --dataset isomers")
     return "\n".join(lines)
 
 
@@ -379,21 +397,80 @@ TrainOut = typer.Option(..., "--out", "-o", help="Checkpoint folder to write (lo
 @app.command()
 def train(
     data: str = TrainData, out: Path = TrainOut,
+    family: str = typer.Option("encoder", "--family",
+                               help="encoder (RoBERTa masked LM) | decoder (GPT-2 causal LM) | encoder-decoder (BART denoiser)."),
     n_train: int = typer.Option(20000, "--n-train", help="Training SMILES sampled from the data."),
     n_valid: int = typer.Option(1000, "--n-valid", help="Held-out SMILES for the validation loss."),
     steps: int = typer.Option(600, "--steps", help="Optimizer steps."),
+    steps_per_epoch: int = typer.Option(100, "--steps-per-epoch", help="Steps between checkpoints (resumable epochs)."),
     batch_size: int = typer.Option(32, "--batch-size"),
-    layers: int = typer.Option(4, "--layers", help="Transformer layers."),
+    layers: int = typer.Option(4, "--layers", help="Transformer layers (each side for encoder-decoder)."),
     hidden: int = typer.Option(128, "--hidden", help="Hidden size."),
     heads: int = typer.Option(4, "--heads", help="Attention heads."),
     learning_rate: float = typer.Option(5e-4, "--lr"),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto (bf16 mixed precision on a GPU)."),
+    threads: int = typer.Option(None, "--threads", help="CPU threads for torch (default: torch's choice)."),
+    max_minutes: float = typer.Option(None, "--max-minutes", help="Train one piece this long; run again to resume."),
     seed: int = SeedOption,
     result_out: Path = typer.Option(None, "--result", help="Also write the Result JSON (validation metrics) here."),
 ) -> None:
-    """Train a small RoBERTa-style masked language model on SMILES; save a Hugging Face checkpoint."""
-    _train_command(data, out, n_train, n_valid, steps, batch_size, layers, hidden, heads, learning_rate, device, seed,
-                   result_out)
+    """Train a small SMILES language model (encoder, decoder or encoder-decoder); save a Hugging Face checkpoint."""
+    _train_command(data, out, family, n_train, n_valid, steps, steps_per_epoch, batch_size, layers, hidden, heads,
+                   learning_rate, device, threads, max_minutes, seed, result_out)
 
 
 app.command("train-lm", hidden=True, help="Old name of 'train'.")(train)
+
+
+@app.command("train-gnn")
+def train_gnn(
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write (loadable as gnn:DIR)."),
+    data: str = typer.Option("solubility", "--data", help="'solubility' (bundled measured logS) or a property CSV."),
+    target: str = typer.Option("logS", "--target", "-t", help="Regression target column."),
+    hidden: int = typer.Option(128, "--hidden"), layers: int = typer.Option(4, "--layers"),
+    epochs: int = typer.Option(60, "--epochs"), steps_per_epoch: int = typer.Option(32, "--steps-per-epoch"),
+    batch_size: int = typer.Option(32, "--batch-size"), learning_rate: float = typer.Option(1e-3, "--lr"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
+    threads: int = typer.Option(None, "--threads"),
+    max_minutes: float = typer.Option(None, "--max-minutes", help="Train one piece this long; run again to resume."),
+    seed: int = SeedOption,
+    result_out: Path = typer.Option(None, "--result", help="Also write the Result JSON here."),
+) -> None:
+    """Train the graph neural network on a property (AMORE's GNN row); an encoder invariant to every rewrite."""
+    from chemassay.suites.robustness import api
+
+    writable_out(result_out, "result")
+    result = api.train_gnn(out, data=data, target=target, hidden=hidden, layers=layers, epochs=epochs,
+                           steps_per_epoch=steps_per_epoch, batch_size=batch_size, learning_rate=learning_rate,
+                           device=device, threads=threads, max_minutes=max_minutes, seed=seed)
+    if not settings.quiet:
+        console.print(train_summary(result), highlight=False, markup=False)
+    if result_out is not None:
+        result.write(result_out)
+        info(f"wrote {result_out}")
+
+
+@app.command()
+def captions(
+    predictions: Path = typer.Argument(..., help="Table with id, augmentation, prediction [, SMILES, reference]."),
+    references: Path = typer.Option(None, "--references", help="Gold captions: a table with id (or CID) and description."),
+    retrieval: Path = typer.Option(None, "--retrieval", help="AMORE evaluate result JSON of the same model and molecules."),
+    meteor: bool = typer.Option(True, "--meteor/--no-meteor", help="Compute METEOR (needs WordNet; see docs)."),
+    table: Path = typer.Option(None, "--table", help="Write the Markdown table (Tables 3 and 11 columns) here."),
+    bootstrap: int = BootstrapOption, seed: int = SeedOption, out: Path = OutOption,
+) -> None:
+    """Captioning metrics per rewrite (ROUGE, METEOR), their correlation with retrieval, string analysis."""
+    from chemassay.suites.robustness import api
+    from chemassay.suites.robustness.captions import markdown_captions
+
+    writable_out(out, "result")
+    writable_out(table, "table")
+    result = api.captions(predictions, references=references, retrieval=retrieval, meteor=meteor,
+                          bootstrap=bootstrap, seed=seed)
+    text = markdown_captions(result.table, f"captions - {predictions.name}")
+    if table is not None:
+        atomic_write_text(table, text)
+    if not settings.quiet:
+        console.print(text, highlight=False, markup=False)
+    _warn(result)
+    emit(result, out)

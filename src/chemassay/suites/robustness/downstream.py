@@ -349,11 +349,13 @@ def evaluate_downstream(
     Rows an augmentation fails on, or the model cannot predict, are listed in ``skipped``
     and left out of that augmentation's metric; rows an augmentation does not apply to
     are kept unchanged (as in the retrieval task) and counted. ``spearman_*`` is the
-    Spearman correlation between a molecule's Levenshtein similarity to its original and
-    the change of its error (positive: the less the string changed, the more the error grew).
+    Spearman correlation between a molecule's Levenshtein ratio to its original (the paper's:
+    edit distance / original length) and the change of its error (positive: the more the
+    string changed, the more the error grew).
     """
-    from rapidfuzz.distance import Levenshtein
     from scipy.stats import spearmanr
+
+    from chemassay.suites.robustness.amore import levenshtein_ratio, normalized_similarity
 
     predictions, failures = target_outputs(model, data.test_smiles, data)
     skipped = [{"line": data.test_lines[i], "augmentation": "original", "reason": f"no prediction: {reason}"}
@@ -366,7 +368,8 @@ def evaluate_downstream(
     if data.task == "classification":
         item_scores["original/accuracy"] = per_molecule_accuracy(data, predictions, np.flatnonzero(base_rows))
     table = [{"augmentation": "original", "n": int(base_rows.sum()), **base,
-              "mean_length": float(np.mean([len(s) for s in data.test_smiles])), "levenshtein_ratio": 1.0}]
+              "mean_length": float(np.mean([len(s) for s in data.test_smiles])), "levenshtein_ratio": 0.0,
+              "normalized_similarity": 1.0}]
     for kind in augmentations:
         rows = augment_many(data.test_smiles, kind, seed=seed, n_jobs=n_jobs)
         texts = [row.augmented if row.augmented else row.original for row in rows]
@@ -384,7 +387,8 @@ def evaluate_downstream(
         chosen = np.flatnonzero(keep)
         scores = score_predictions(data, aug_predictions, chosen)
         reference = score_predictions(data, predictions, chosen)
-        ratios = np.asarray([Levenshtein.normalized_similarity(data.test_smiles[i], texts[i]) for i in chosen])
+        ratios = np.asarray([levenshtein_ratio(data.test_smiles[i], texts[i]) for i in chosen])
+        similarities = np.asarray([normalized_similarity(data.test_smiles[i], texts[i]) for i in chosen])
         error_change = per_molecule_error(data, aug_predictions)[chosen] - base_error[chosen]
         if len(chosen) > 2 and np.std(ratios) > 0 and np.std(error_change) > 0:
             rho = float(spearmanr(ratios, error_change).statistic)
@@ -392,6 +396,16 @@ def evaluate_downstream(
             rho = float("nan")
         if data.task == "classification":
             item_scores[f"{kind}/accuracy"] = per_molecule_accuracy(data, aug_predictions, chosen)
+        else:
+            # Paired per-molecule change of the squared error (mean over targets): its mean is the MSE
+            # drop, with a bootstrap interval over molecules (a difference inside it is no finding).
+            truth = data.test_targets
+            change = np.mean([(aug_predictions[j] - truth[:, j]) ** 2 - (predictions[j] - truth[:, j]) ** 2
+                              for j in range(truth.shape[1])], axis=0)
+            chosen_set = set(int(i) for i in chosen)
+            item_scores[f"{kind}/mse_drop"] = [float(change[i]) if i in chosen_set else None
+                                               for i in range(len(truth))]
+            metrics[f"{kind}/mse_drop"] = float(np.mean(change[chosen])) if len(chosen) else float("nan")
         row_entry: dict = {"augmentation": kind, "n": int(len(chosen)),
                            "not_applied": int(sum(r.status == "not_applicable" for r in rows))}
         for key, value in scores.items():
@@ -402,9 +416,11 @@ def evaluate_downstream(
             row_entry[f"{key}_drop"] = drop
         row_entry["mean_length"] = float(np.mean([len(texts[i]) for i in chosen])) if len(chosen) else float("nan")
         row_entry["levenshtein_ratio"] = float(np.mean(ratios)) if len(ratios) else float("nan")
+        row_entry["normalized_similarity"] = float(np.mean(similarities)) if len(similarities) else float("nan")
         row_entry["spearman_levenshtein_vs_error_change"] = rho
         metrics[f"{kind}/mean_length"] = row_entry["mean_length"]
         metrics[f"{kind}/levenshtein_ratio"] = row_entry["levenshtein_ratio"]
+        metrics[f"{kind}/normalized_similarity"] = row_entry["normalized_similarity"]
         metrics[f"{kind}/spearman_levenshtein_vs_error_change"] = rho
         table.append(row_entry)
     return DownstreamReport(metrics, table, skipped, int(base_rows.sum()), item_scores)

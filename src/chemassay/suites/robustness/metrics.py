@@ -94,6 +94,12 @@ def _downstream_cards() -> list[MetricCard]:
         "accuracy_drop": ("lower", "accuracy on the original set minus accuracy on the augmented set"),
         "roc_auc_drop": ("lower", "ROC-AUC on the original set minus ROC-AUC on the augmented set"),
     }
+    cards.append(MetricCard(
+        key="{augmentation}/mse_drop", suite=SUITE, direction="lower", range=(None, None),
+        description=("mean over test molecules of the change of the squared error (augmented minus original, "
+                     "mean over targets): the paired MSE drop, with a bootstrap interval over molecules"),
+        interval="bootstrap",
+    ))
     for key, (direction, description) in drops.items():
         cards.append(MetricCard(
             key="{augmentation}/" + key, suite=SUITE, direction=direction, range=(None, None),
@@ -107,15 +113,22 @@ def _downstream_cards() -> list[MetricCard]:
             paper_table="Table 11", interval="none", interval_note="descriptive statistic of the input",
         ),
         MetricCard(
-            key="{augmentation}/levenshtein_ratio", suite=SUITE, direction="none", range=(0.0, 1.0),
-            description="mean normalised Levenshtein similarity of each augmented SMILES to its original (1 = unchanged)",
+            key="{augmentation}/levenshtein_ratio", suite=SUITE, direction="none", range=(0.0, None),
+            description=("mean Levenshtein ratio of each augmented SMILES to its original as the AMORE paper defines "
+                         "it: edit distance / length of the original (0 = unchanged; unbounded, ~1.5 for explicit H)"),
             paper_name="Levenshtein ratio", paper_table="Table 11", interval="none",
             interval_note="descriptive statistic of the input",
         ),
         MetricCard(
+            key="{augmentation}/normalized_similarity", suite=SUITE, direction="none", range=(0.0, 1.0),
+            description=("mean normalized Levenshtein similarity (rapidfuzz): 1 - edit distance / length of the "
+                         "longer string (1 = unchanged); not the paper's ratio"),
+            interval="none", interval_note="descriptive statistic of the input",
+        ),
+        MetricCard(
             key="{augmentation}/spearman_levenshtein_vs_error_change", suite=SUITE, direction="none", range=(-1.0, 1.0),
-            description=("Spearman correlation between a molecule's Levenshtein similarity to its original and the "
-                         "change of its error (positive: the less the string changed, the more the error grew)"),
+            description=("Spearman correlation between a molecule's Levenshtein ratio to its original (the paper's) "
+                         "and the change of its error (positive: the more the string changed, the more the error grew)"),
             paper_name="Spearman ρ", paper_table="Table 11", interval="none", interval_note="a rank correlation",
         ),
     ]
@@ -133,14 +146,60 @@ def _training_cards() -> list[MetricCard]:
         MetricCard(key="masked_accuracy", suite=SUITE, direction="higher", range=(0.0, 1.0),
                    description="share of masked tokens predicted exactly (validation)", interval="none",
                    interval_note=note),
+        MetricCard(key="clm_loss", suite=SUITE, direction="lower", range=(0.0, None),
+                   description="causal (next-token) language-model cross-entropy on held-out SMILES (decoder family)",
+                   interval="none", interval_note=note),
+        MetricCard(key="next_token_accuracy", suite=SUITE, direction="higher", range=(0.0, 1.0),
+                   description="share of next tokens predicted exactly on held-out SMILES (decoder family)",
+                   interval="none", interval_note=note),
+        MetricCard(key="denoising_loss", suite=SUITE, direction="lower", range=(0.0, None),
+                   description="cross-entropy of rebuilding held-out SMILES from their span-masked form "
+                               "(encoder-decoder family)", interval="none", interval_note=note),
+        MetricCard(key="reconstruction_accuracy", suite=SUITE, direction="higher", range=(0.0, 1.0),
+                   description="share of tokens of held-out SMILES rebuilt exactly from the span-masked form "
+                               "(encoder-decoder family, teacher forcing)", interval="none", interval_note=note),
+        MetricCard(key="valid_rmse", suite=SUITE, direction="lower", range=(0.0, None),
+                   description="graph network: RMSE of the trained property on the held-out part of the training split",
+                   interval="none", interval_note="a root of a mean, " + _NOT_A_MEAN),
         MetricCard(key="train_loss_first", suite=SUITE, direction="none", range=(0.0, None),
-                   description="mean training loss over the first 5 % of steps", interval="none",
+                   description="mean training loss of the first epoch", interval="none",
                    interval_note="a training curve summary"),
         MetricCard(key="train_loss_last", suite=SUITE, direction="lower", range=(0.0, None),
-                   description="mean training loss over the last 5 % of steps", interval="none",
+                   description="mean training loss of the last epoch", interval="none",
                    interval_note="a training curve summary"),
     ]
 
 
-METRIC_CARDS: list[MetricCard] = _retrieval_cards() + _downstream_cards() + _training_cards()
+def _caption_cards() -> list[MetricCard]:
+    cards = []
+    for key, name, meaning in (("rouge1", "ROUGE-1", "unigram"), ("rouge2", "ROUGE-2", "bigram"),
+                               ("rougeL", "ROUGE-L", "longest-common-subsequence")):
+        cards.append(MetricCard(
+            key="{augmentation}/" + key, suite=SUITE, direction="higher", range=(0.0, 1.0),
+            description=f"captioning: mean {meaning} F-measure (rouge-score) of the captions of one rewrite against the gold captions",
+            paper_name=name, paper_table="Table 3" if key == "rouge2" else "Table 11", interval="bootstrap",
+        ))
+    cards.append(MetricCard(
+        key="{augmentation}/meteor", suite=SUITE, direction="higher", range=(0.0, 1.0),
+        description="captioning: mean METEOR (nltk, WordNet 3.0 synonyms) of the captions of one rewrite",
+        paper_name="METEOR", paper_table="Table 3", interval="bootstrap",
+    ))
+    for key in ("rouge2", "meteor"):
+        cards.append(MetricCard(
+            key="{augmentation}/spearman_acc1_vs_" + key, suite=SUITE, direction="none", range=(-1.0, 1.0),
+            description=f"Spearman correlation over molecules between retrieval success (o2a Acc@1) and caption {key}",
+            paper_name="correlation of Acc@1 and ROUGE/METEOR", paper_table="Table 3 (text)", interval="none",
+            interval_note="a rank correlation",
+        ))
+    for key in ("rouge1", "meteor"):
+        cards.append(MetricCard(
+            key="{augmentation}/spearman_levenshtein_vs_" + key, suite=SUITE, direction="none", range=(-1.0, 1.0),
+            description=f"Spearman correlation over molecules between the Levenshtein ratio (paper's) and caption {key}",
+            paper_name=f"ρ(Levenshtein ratio, {key})", paper_table="Table 11", interval="none",
+            interval_note="a rank correlation",
+        ))
+    return cards
+
+
+METRIC_CARDS: list[MetricCard] = _retrieval_cards() + _downstream_cards() + _training_cards() + _caption_cards()
 """Every metric key of the robustness suite's results."""
