@@ -62,7 +62,8 @@ METRIC_KEYS = (
     "FCD/TestSF", "SNN/TestSF", "Frag/TestSF", "Scaf/TestSF",
     "IntDiv", "IntDiv2", "Filters", "logP", "SA", "QED", "weight", "Novelty",
 )
-_BLOCK = 4096
+_BLOCK = 1024
+"""Rows per block of the IntDiv pair sums (see :data:`.pairs.BLOCK`)."""
 
 
 # ---------------------------------------------------------------- single metrics
@@ -139,29 +140,27 @@ def property_distance(reference: np.ndarray, generated: np.ndarray) -> float:
 
 def _unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of a packed fingerprint matrix and how often each occurs."""
-    if len(packed) == 0:
-        return packed, np.zeros(0, dtype=np.int64)
-    view = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.dtype.itemsize * packed.shape[1])))
-    _, first, counts = np.unique(view.ravel(), return_index=True, return_counts=True)
-    return packed[first], counts.astype(np.int64)
+    from chemassay.suites.generation.pairs import unique_rows
+
+    return unique_rows(packed)
 
 
-def nearest_neighbour_similarities(generated: np.ndarray, reference: np.ndarray) -> np.ndarray:
+def nearest_neighbour_similarities(
+    generated: np.ndarray, reference, *, device: str = "cpu", n_threads: int | None = None
+) -> np.ndarray:
     """For each generated fingerprint, its highest Tanimoto similarity to ``reference``.
 
+    ``reference`` is a packed fingerprint matrix or a prepared
+    :class:`~chemassay.suites.generation.pairs.SnnReference` (reused across chunks).
     Reference duplicates are dropped first (they cannot change a maximum). As in MOSES, two
     empty fingerprints have similarity 1. Empty inputs give an empty array.
     """
-    from chemassay.chem.fingerprints import popcount
-    from chemassay.chem.similarity import max_tanimoto
+    from chemassay.suites.generation.pairs import SnnReference
 
     if len(generated) == 0 or len(reference) == 0:
         return np.zeros(0, dtype=np.float64)
-    distinct_reference, _ = _unique_rows(reference)
-    best = max_tanimoto(generated, distinct_reference)
-    if (popcount(distinct_reference) == 0).any():
-        best[popcount(generated) == 0] = 1.0
-    return best
+    prepared = reference if isinstance(reference, SnnReference) else SnnReference(reference, device=device)
+    return prepared.best(generated, n_threads=n_threads)
 
 
 def nearest_neighbour_similarity(
@@ -202,51 +201,22 @@ def _weights(fingerprints: np.ndarray, weights: np.ndarray | None) -> np.ndarray
 
 
 def pairwise_power_sums(
-    fingerprints: np.ndarray, weights: np.ndarray | None = None, powers: tuple[int, ...] = (1, 2)
+    fingerprints: np.ndarray, weights: np.ndarray | None = None, powers: tuple[int, ...] = (1, 2), *,
+    device: str = "cpu", n_threads: int | None = None, scheduler: str | None = None,
 ) -> dict[int, np.ndarray]:
     """For each row ``i`` and power ``p``: ``sum_j w_j T_ij^p`` over all rows ``j``.
 
-    Exact integer common-bit counts per block (the core's bulk Tanimoto backends), then
-    Tanimoto and the weighted row sums in float64 (with torch when available, which uses
-    every thread). Each unordered block is computed once and added to both sides.
+    See :func:`chemassay.suites.generation.pairs.pairwise_power_sums` (exact integer counts
+    per block, float64 sums, each unordered block once; CPU threads, GPU or Dask).
     """
-    from chemassay.chem.similarity import PreparedFingerprints, intersection_counts
+    from chemassay.suites.generation import pairs
 
-    w = _weights(fingerprints, weights)
-    prepared = PreparedFingerprints(fingerprints)
-    n = len(prepared)
-    sums = {p: np.zeros(n, dtype=np.float64) for p in powers}
-    if n == 0:
-        return sums
-    if prepared.backend != "numpy-popcount":
-        prepared.dense()
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - numpy fallback without the torch extra
-        torch = None
-    counts = prepared.counts.astype(np.float64)
-    for i0 in range(0, n, _BLOCK):
-        i1 = min(i0 + _BLOCK, n)
-        rows = prepared.rows(i0, i1)
-        for j0 in range(i0, n, _BLOCK):
-            j1 = min(j0 + _BLOCK, n)
-            common = intersection_counts(rows, prepared.rows(j0, j1))
-            if torch is not None:
-                block_sums = _block_power_sums_torch(
-                    torch, common, counts[i0:i1], counts[j0:j1], w[i0:i1], w[j0:j1], powers, j0 != i0
-                )
-            else:
-                block_sums = _block_power_sums_numpy(
-                    common, counts[i0:i1], counts[j0:j1], w[i0:i1], w[j0:j1], powers, j0 != i0
-                )
-            for p, (row_part, col_part) in block_sums.items():
-                sums[p][i0:i1] += row_part
-                if col_part is not None:
-                    sums[p][j0:j1] += col_part
-    return sums
+    return pairs.pairwise_power_sums(fingerprints, weights, powers, device=device, n_threads=n_threads,
+                                     scheduler=scheduler, block=_BLOCK)
 
 
 def _block_power_sums_numpy(common, a, b, wa, wb, powers, mirrored):
+    """Plain NumPy version of one block's weighted power sums (the reference of the torch one)."""
     common = common.astype(np.float64)
     union = a[:, None] + b[None, :] - common
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -260,27 +230,23 @@ def _block_power_sums_numpy(common, a, b, wa, wb, powers, mirrored):
 
 
 def _block_power_sums_torch(torch, common, a, b, wa, wb, powers, mirrored):
-    c = torch.from_numpy(np.ascontiguousarray(common)).to(torch.float64)
-    union = torch.from_numpy(a)[:, None] + torch.from_numpy(b)[None, :] - c
-    sim = c.div_(union).masked_fill_(union == 0, 1.0)  # two empty fingerprints: 1, as in MOSES
-    ta, tb = torch.from_numpy(wa), torch.from_numpy(wb)
-    out = {}
-    for p in powers:
-        block = sim if p == 1 else sim.pow(p)
-        out[p] = ((block @ tb).numpy(), (ta @ block).numpy() if mirrored else None)
-    return out
+    """One block's weighted power sums with the kernels the pair stage uses (NumPy in and out)."""
+    from chemassay.suites.generation.pairs import _block_sums
+
+    out = _block_sums(torch, torch.from_numpy(np.ascontiguousarray(common)), torch.from_numpy(a),
+                      torch.from_numpy(b), torch.from_numpy(wa), torch.from_numpy(wb), powers, mirrored)
+    return {p: (rows.numpy(), None if cols is None else cols.numpy()) for p, (rows, cols) in out.items()}
 
 
-def internal_diversities(fingerprints: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float]:
-    """``(IntDiv, IntDiv2)`` from one pass over the pairs."""
-    w = _weights(fingerprints, weights)
-    total = float(np.sum(w))
-    if total == 0:
-        return math.nan, math.nan
-    sums = pairwise_power_sums(fingerprints, w, powers=(1, 2))
-    intdiv = 1.0 - float(np.sum(w * sums[1])) / total**2
-    intdiv2 = 1.0 - float(np.sum(w * np.sqrt(sums[2] / total))) / total
-    return intdiv, intdiv2
+def internal_diversities(
+    fingerprints: np.ndarray, weights: np.ndarray | None = None, *, device: str = "cpu",
+    n_threads: int | None = None, scheduler: str | None = None,
+) -> tuple[float, float]:
+    """``(IntDiv, IntDiv2)`` from one pass over the pairs (exact; see :mod:`.pairs`)."""
+    from chemassay.suites.generation import pairs
+
+    return pairs.internal_diversities(fingerprints, weights, device=device, n_threads=n_threads,
+                                      scheduler=scheduler, block=_BLOCK)
 
 
 # ---------------------------------------------------------------- training set
