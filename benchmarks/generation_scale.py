@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--reference", action="store_true", help="also run the MOSES reference on each size")
+    parser.add_argument("--skip-chemassay", action="store_true", help="run the reference only")
     parser.add_argument("--reference-timeout", type=float, default=3 * 3600)
     parser.add_argument("--reference-max-gib", type=float, default=20.0)
     parser.add_argument("--venv", default=str(Path(tempfile.gettempdir()) / "moses-ref"))
@@ -191,17 +192,21 @@ def main(argv: list[str] | None = None) -> int:
 
             shutil.rmtree(work)
         out = data / f"result-{size}.json"
-        if args.resume_check:
+        run = {"status": "skipped"}
+        if args.skip_chemassay:
+            pass
+        elif args.resume_check:
             first = run_chemassay(path, work, out, args, kill_after=args.kill_after)
             print(_row(size, "chemassay", first), flush=True)
-        run = run_chemassay(path, work, out, args)
-        loads.append(load_average())
-        print(_row(size, "chemassay", run) + (f" (resumed {run.get('resumed')} chunks)" if run.get("resumed") else ""),
-              flush=True)
-        if run.get("timings"):
-            print("          stages: " + ", ".join(f"{k} {v:.0f} s" for k, v in run["timings"].items()), flush=True)
-        if run["status"] == "finished":
-            timings["chemassay"].append((size, run["wall_s"]))
+        if not args.skip_chemassay:
+            run = run_chemassay(path, work, out, args)
+            loads.append(load_average())
+            print(_row(size, "chemassay", run) + (f" (resumed {run.get('resumed')} chunks)" if run.get("resumed") else ""),
+                  flush=True)
+            if run.get("timings"):
+                print("          stages: " + ", ".join(f"{k} {v:.0f} s" for k, v in run["timings"].items()), flush=True)
+            if run["status"] == "finished":
+                timings["chemassay"].append((size, run["wall_s"]))
         if args.reference:
             python = ensure_reference_venv(Path(args.venv), quiet=True)
             ref = run_reference(path, python, args)
