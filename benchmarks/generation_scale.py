@@ -129,7 +129,7 @@ def run_chemassay(path: Path, work: Path, out: Path, args, kill_after: float | N
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     command = [sys.executable, "-m", "chemassay", "--quiet", "generation", "evaluate", str(path), "--out", str(out),
                "--no-plot", "--bootstrap", str(args.bootstrap), "--n-jobs", str(args.n_jobs),
-               "--threads", str(args.threads), "--work-dir", str(work)]
+               "--threads", str(args.threads), "--work-dir", str(work), "--chunk-rows", str(args.chunk_rows)]
     run = watched(command, env=env, kill_after=kill_after)
     if run["status"] == "finished":
         result = json.loads(out.read_text())
@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--chunk-rows", type=int, default=50000)
     parser.add_argument("--reference", action="store_true", help="also run the MOSES reference on each size")
     parser.add_argument("--skip-chemassay", action="store_true", help="run the reference only")
     parser.add_argument("--reference-timeout", type=float, default=3 * 3600)

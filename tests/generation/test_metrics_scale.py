@@ -88,10 +88,11 @@ def test_an_interrupted_run_resumes_from_its_chunk_files(gen, whole, tmp_path, m
     with pytest.raises(KeyboardInterrupt):
         _evaluate(gen, chunk_rows=20, work_dir=work)
     finished = sorted(p.name for p in work.glob("chunk-*.json"))
-    assert finished == ["chunk-000000.json", "chunk-000001.json", "chunk-000002.json"]
+    assert finished[:2] == ["chunk-000000.json", "chunk-000001.json"]  # chunk 2 too, unless still running
+    assert "chunk-000003.json" not in finished
     monkeypatch.setattr(stream, "_process_chunk", real)
     resumed = _evaluate(gen, chunk_rows=20, work_dir=work)
-    assert resumed.resumed_chunks == 3 and resumed.chunks == 6
+    assert resumed.resumed_chunks == len(finished) and resumed.chunks == 6
     for key, value in whole.metrics.items():
         assert resumed.metrics[key] == pytest.approx(value, abs=FCD_TOL if key.startswith("FCD") else 1e-12), key
     # A damaged chunk file is reported and computed again, never used.

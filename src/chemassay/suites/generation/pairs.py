@@ -326,7 +326,6 @@ def estimate_internal_diversities(
     sampled row is computed exactly against every molecule, so each estimate is an
     unbiased mean of i.i.d. exact row values; the interval is mean +- 1.96 standard errors.
     """
-    from chemassay.chem.similarity import NearestNeighbourIndex  # noqa: F401 - same kernels
     from chemassay.runtime.threads import thread_map
 
     w = np.ones(len(fingerprints)) if weights is None else np.asarray(weights, dtype=np.float64)

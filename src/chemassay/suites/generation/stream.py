@@ -33,10 +33,10 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -404,6 +404,29 @@ def _restore(state: RunState, arrays: dict, doc: dict) -> None:
 # ---------------------------------------------------------------- the run
 
 
+class _Background:
+    """One call in a daemon thread (an interrupted run exits without waiting for it)."""
+
+    def __init__(self, fn, *args) -> None:
+        self.result = None
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self.result = fn(*args)
+            except BaseException as exc:  # re-raised in the caller by wait()
+                self.error = exc
+
+        self.thread = threading.Thread(target=run, daemon=True, name="chemassay-chunk")
+        self.thread.start()
+
+    def wait(self):
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
 @dataclass
 class ChunkedEvaluation:
     """What :func:`evaluate_chunks` returns to :func:`~.metrics.evaluate_samples`."""
@@ -453,19 +476,19 @@ def evaluate_chunks(
                     for label, ref in references.items()}
         state = RunState()
         n_chunks = resumed = 0
-        pending = None
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chemassay-torch") as background:
+        pending: _Background | None = None
 
-            def finish(k, arrays, doc, texts2, fingerprints, ok):
-                activations, snn, stage_times = _torch_stage(texts2, fingerprints, ok, snn_refs, options)
-                arrays = dict(arrays, activations=activations, **{f"snn_{label}": v for label, v in snn.items()})
-                store.save(k, arrays, doc)
-                return stage_times
+        def finish(k, arrays, doc, texts2, fingerprints, ok):
+            activations, snn, stage_times = _torch_stage(texts2, fingerprints, ok, snn_refs, options)
+            arrays = dict(arrays, activations=activations, **{f"snn_{label}": v for label, v in snn.items()})
+            store.save(k, arrays, doc)
+            return stage_times
 
-            def collect(future) -> None:
-                for key, value in future.result().items():
-                    timings[key] = timings.get(key, 0.0) + value
+        def collect(stage_times: dict) -> None:
+            for key, value in stage_times.items():
+                timings[key] = timings.get(key, 0.0) + value
 
+        try:
             for k, chunk in enumerate(chunks):
                 n_chunks += 1
                 loaded = store.load(k)
@@ -475,14 +498,19 @@ def evaluate_chunks(
                     continue
                 work = _process_chunk(k, chunk, state, options, timings)
                 if pending is not None:
-                    collect(pending)
+                    collect(pending.wait())
                     pending = None
                 if overlap and options.device == "cpu" and not options.scheduler:
-                    pending = background.submit(finish, k, *work)
+                    pending = _Background(finish, k, *work)
                 else:
-                    collect(background.submit(finish, k, *work))
+                    collect(finish(k, *work))
             if pending is not None:
-                collect(pending)
+                collect(pending.wait())
+                pending = None
+        except BaseException:
+            if pending is not None:  # let a nearly done chunk be saved, but never hold up Ctrl-C for long
+                pending.thread.join(timeout=5.0)
+            raise
         clock = time.perf_counter()
         # Single-threaded BLAS here: a two-thread eigh of the 512 x 512 covariances took 21 s
         # instead of a fraction of one on a busy machine (threads waiting for each other).
