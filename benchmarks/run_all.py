@@ -34,6 +34,8 @@ BENCHMARKS: list[tuple[str, list[str], list[str], bool]] = [
     ("reaction_ood_scale.py", [], ["--n", "50000", "--stages", "clean,split,verify"], False),
     ("reaction_ood_baseline.py", [], [], False),
     ("generation_baselines.py", [], [], False),
+    ("report_store.py", [], ["--n", "20000", "--repeats", "1"], False),
+    ("report_render.py", [], ["--n", "50"], False),
     ("generation_speed.py", ["--skip-reference"], ["--n", "5000", "--repeats", "1", "--skip-reference"], False),
     ("generation_speed.py", [], ["--n", "5000", "--repeats", "1"], True),
     ("generation_compare_moses.py", [], [], True),

@@ -13,6 +13,9 @@ import pytest
 os.environ.setdefault("MPLBACKEND", "Agg")
 # Every result a test builds must carry only metric keys its suite's cards declare.
 os.environ["CHEMASSAY_STRICT_CARDS"] = "1"
+# Commands run by the tests must not fill the user's results store; the store's own tests
+# switch it back on in a temporary $CHEMASSAY_HOME.
+os.environ.setdefault("CHEMASSAY_NO_STORE", "1")
 # tests/support holds helpers shared by every suite's tests (a real OpenAI-compatible server).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -1,4 +1,5 @@
-"""The ``chemassay`` command: global options, ``doctor``, ``data``, ``demo`` and the suites.
+"""The ``chemassay`` command: global options, ``doctor``, ``data``, ``models``, ``metrics``,
+``reference``, ``results``, ``compare``, ``report``, ``demo`` and the suites.
 
 Each suite lives in ``chemassay.suites.<name>`` and exposes a Typer app in its ``cli``
 module; every suite package present is mounted under its CLI name.
@@ -41,10 +42,15 @@ def root(
     ),
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summaries."),
+    no_store: bool = typer.Option(False, "--no-store", help="Do not record results in the results store "
+                                  "(also: CHEMASSAY_NO_STORE=1)."),
 ) -> None:
     """chemassay: does this model understand chemistry, or does it pattern-match?"""
+    from chemassay.report.store import set_recording
+
     settings.debug = debug
     settings.quiet = quiet
+    set_recording(not no_store)
 
 
 def available_suites() -> list[tuple[str, str]]:
@@ -228,6 +234,55 @@ def models_check(
         raise typer.Exit(1)
 
 
+models_train_app = typer.Typer(help="Train chemassay's learned reference models (resumable: run the same command "
+                                    "again to continue a run cut short).", no_args_is_help=True)
+models_app.add_typer(models_train_app, name="train")
+
+
+@models_train_app.command("seq2seq")
+def models_train_seq2seq(
+    train: str = typer.Option(..., "--train", help="Training pairs: a registered dataset (uspto-15k), a stoichiometry "
+                              "build folder, a reaction-ood split folder or part, a table or a reaction file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model folder (seq2seq.json, model.safetensors, last.ckpt)."),
+    task: str = typer.Option("reactions", "--task", help="reactions (reactants -> products), bags (ChemAlgebra "
+                             "bags) or pairs (a source/target table)."),
+    valid: str = typer.Option(None, "--valid", help="Validation pairs (default: the valid part or files beside --train)."),
+    split: str = typer.Option("train", "--split", help="Training part: train, or train_cross for a ChemAlgebra folder."),
+    config: str = typer.Option("small", "--config", help="tiny (tests), small (CPU) or paper (ChemAlgebra App. D)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the initial weights, the data order and dropout."),
+    augment: int = typer.Option(0, "--augment", help="Randomized-SMILES copies of every training source."),
+    max_minutes: float = typer.Option(None, "--max-minutes", help="Length of this piece; run again to continue."),
+    device: str = typer.Option("auto", "--device", help="cpu, cuda or auto."),
+    precision: str = typer.Option("auto", "--precision", help="auto (bf16-mixed on a GPU that has it), 32-true, "
+                                  "bf16-mixed or 16-mixed."),
+    threads: int = typer.Option(None, "--threads", help="CPU threads for torch."),
+    max_epochs: int = typer.Option(None, "--max-epochs", help="Override the config's epochs."),
+    steps_per_epoch: int = typer.Option(None, "--steps-per-epoch", help="Override the config's steps per epoch."),
+    batch_size: int = typer.Option(None, "--batch-size", help="Override the config's batch size (pairs)."),
+    limit: int = typer.Option(None, "--limit", help="Use the first N training pairs."),
+    valid_limit: int = typer.Option(2000, "--valid-limit", help="Use the first N validation pairs (0: all)."),
+    tokenizer: str = typer.Option(None, "--tokenizer", help="smiles, bag, formula or char (default: from the task)."),
+    stop_after_epochs: int = typer.Option(None, "--stop-after-epochs", hidden=True),
+) -> None:
+    """Train (or continue training) the BART sequence-to-sequence model; use it as --model seq2seq:OUT."""
+    from chemassay.models.seq2seq import train_from_source
+
+    report = train_from_source(
+        train, out, task=task, valid=valid, split=split, limit=limit, valid_limit=valid_limit or None,
+        tokenizer=tokenizer, config=config, seed=seed, augment=augment, max_minutes=max_minutes, device=device,
+        precision=precision, threads=threads, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
+        batch_size=batch_size, stop_after_epochs=stop_after_epochs,
+    )
+    state = "finished" if report.finished else "not finished: run the same command again to continue"
+    rate = f", {report.tokens_per_s:,.0f} tokens/s" if report.tokens_per_s else ""
+    best = f", best validation loss {report.best_val_loss:.4f}" if report.best_val_loss is not None else ""
+    dropped = f"; left out {report.dropped}" if report.dropped else ""
+    console.print(f"seq2seq ({config}, {report.parameters:,} parameters, vocabulary {report.vocab_size}) on "
+                  f"{report.train_pairs} pairs: epoch {report.epochs_done}, step {report.global_step}{best}{rate}; "
+                  f"{state} ({report.stopped_by}, {report.elapsed_s:.0f} s){dropped}", highlight=False, markup=False)
+    console.print(f"model: --model seq2seq:{out}", highlight=False, markup=False)
+
+
 metrics_app = typer.Typer(help="The metric cards: what every metric key means.", no_args_is_help=True)
 app.add_typer(metrics_app, name="metrics")
 
@@ -264,6 +319,14 @@ def metrics_list(
     console.print(table)
 
 
+from chemassay.report.cli import compare_command, reference_app, report_command, results_app  # noqa: E402
+
+app.add_typer(reference_app, name="reference")
+app.add_typer(results_app, name="results")
+app.command("compare")(compare_command)
+app.command("report")(report_command)
+
+
 @app.command()
 def demo(
     out: Path = typer.Option(Path("reports/demo"), "--out", "-o", help="Folder for results and summary."),
@@ -286,8 +349,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=args, standalone_mode=False)
         if isinstance(code, int) and code:
+            if code == 130:  # typer turns Ctrl-C into a silent exit code 130
+                err_console.print("interrupted", highlight=False, markup=False)
             sys.exit(code)
     except typer.Exit as exc:
+        if exc.exit_code == 130:
+            err_console.print("interrupted", highlight=False, markup=False)
         sys.exit(exc.exit_code)
     except typer.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt) or isinstance(exc.__context__, KeyboardInterrupt):

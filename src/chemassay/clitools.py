@@ -29,13 +29,30 @@ err_console = _console(stderr=True)
 
 
 def emit(result: Result, out: str | os.PathLike | None) -> None:
-    """Write ``result`` to ``out`` (atomically) and print its short summary to stdout."""
+    """Write ``result`` to ``out`` (atomically), record it in the results store (unless
+    ``--no-store`` / ``CHEMASSAY_NO_STORE=1``) and print its short summary to stdout."""
     if out is not None:
         result.write(out)
+    store_result(result, out)
     if not settings.quiet:
         console.print(result.summary(), highlight=False, markup=False)
         if out is not None:
             console.print(f"wrote {out}", highlight=False, markup=False)
+
+
+def store_result(result: Result, source: str | os.PathLike | None = None) -> int | None:
+    """Record ``result`` in the results store; a store that cannot be used costs one warning
+    line on stderr, never the command (the result file is already written)."""
+    import sqlite3
+
+    from chemassay.report.store import StoreError, record
+
+    try:
+        return record(result, os.path.abspath(source) if source is not None else None)
+    except (StoreError, sqlite3.Error, OSError) as exc:
+        err_console.print(f"warning: result not recorded in the results store: {exc}", highlight=False,
+                          markup=False, soft_wrap=True)
+        return None
 
 
 def writable_out(path: str | os.PathLike | None, what: str = "output") -> Path | None:

@@ -5,7 +5,10 @@ the suite's Python API, writes its results under ``out_dir`` and returns the
 :class:`Result` objects. This module runs the selected suites in turn, records failures
 without stopping the others, writes each suite's section to ``<out>/<suite>/summary.md``,
 and then rebuilds ``<out>/summary.md`` from every suite section present, so running one
-suite (``--suite X``) updates its section and keeps the others.
+suite (``--suite X``) updates its section and keeps the others. The results of the suites that
+ran are recorded in the results store (unless ``--no-store``), and the scorecard
+``<out>/index.html`` / ``index.md`` (``chemassay report``) is rebuilt from every result under
+``<out>``.
 
 Tables list every scalar metric of a result with the arrow of its metric card (↑ higher is
 better, ↓ lower is better), and each section ends with a glossary of the keys it shows
@@ -20,7 +23,7 @@ import time
 import traceback
 from pathlib import Path
 
-from chemassay.clitools import info
+from chemassay.clitools import info, store_result
 from chemassay.report.cards import card_for
 from chemassay.report.result import Result, read_result
 from chemassay.runtime.files import atomic_write_text
@@ -68,6 +71,8 @@ def run_demo(out: Path, suites: list[str] | None = None) -> Path:
             atomic_write_text(suite_dir / SECTION, "\n".join(lines) + "\n")
             continue
         elapsed = time.perf_counter() - started
+        for path, result in _results_in(suite_dir):
+            store_result(result, path)
         lines = [f"## {cli_name} ({elapsed:.1f} s)", ""]
         notes = getattr(demo_module, "DEMO_NOTES", "")
         if notes:
@@ -75,6 +80,13 @@ def run_demo(out: Path, suites: list[str] | None = None) -> Path:
         lines += suite_section(cli_name, suite_dir, out)
         atomic_write_text(suite_dir / SECTION, "\n".join(lines) + "\n")
     summary = out / "summary.md"
+    try:
+        write_scorecard(out)
+        (out / "report.failed.md").unlink(missing_ok=True)
+    except Exception as exc:  # the suites' results are written; a report bug must not hide them
+        failures.append(("report", exc))
+        lines = ["## report", "", f"FAILED: {type(exc).__name__}: {exc}", "", "```", traceback.format_exc(limit=5), "```", ""]
+        atomic_write_text(out / "report.failed.md", "\n".join(lines) + "\n")
     atomic_write_text(summary, assemble_summary(out))
     if failures:
         names = ", ".join(name for name, _ in failures)
@@ -82,15 +94,43 @@ def run_demo(out: Path, suites: list[str] | None = None) -> Path:
     return summary
 
 
+def write_scorecard(out: Path) -> Path | None:
+    """``<out>/index.html`` and ``index.md``: the scorecard of every result under ``<out>``,
+    with each suite's pictures; ``None`` when there is no result yet."""
+    from chemassay.report.scorecard import build_report
+    from chemassay.suites import SUITES
+
+    results: list[Result] = []
+    pictures: dict[str, list[Path]] = {}
+    for cli_name, _ in SUITES:
+        suite_dir = out / cli_name
+        if not suite_dir.is_dir():
+            continue
+        for path, result in _results_in(suite_dir):
+            object.__setattr__(result, "_source", str(path))
+            results.append(result)
+        pictures[cli_name] = sorted(suite_dir.rglob("*.png"))
+    if not results:
+        return None
+    html, _markdown = build_report(results, out, title="chemassay demo scorecard", extra_images=pictures)
+    return html
+
+
 def assemble_summary(out: Path) -> str:
     """``summary.md``: the sections of every suite that has one, in the suites' order."""
     from chemassay.suites import SUITES
 
     parts = ["# chemassay demo", ""]
+    if (out / "index.html").is_file():
+        parts += ["The scorecard of these results, beside the papers' published ones: [index.html](index.html) "
+                  "(self-contained; also [index.md](index.md)).", ""]
     for cli_name, _ in SUITES:
         section = out / cli_name / SECTION
         if section.is_file():
-            parts.append(section.read_text(encoding="utf-8").rstrip() + "\n")
+                parts.append(section.read_text(encoding="utf-8").rstrip() + "\n")
+    failed = out / "report.failed.md"
+    if failed.is_file():
+        parts.append(failed.read_text(encoding="utf-8").rstrip() + "\n")
     return "\n".join(parts) + "\n"
 
 

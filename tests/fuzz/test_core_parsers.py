@@ -22,7 +22,7 @@ from chemassay.chem import (
 )
 from chemassay.errors import UserInputError
 
-from .strategies import FUZZ, adversarial_text, hostile_file_bytes, smiles_like
+from support.fuzz_strategies import FUZZ, adversarial_text, hostile_file_bytes, smiles_like
 
 
 @FUZZ

@@ -5,6 +5,7 @@ import pytest
 
 from chemassay.chem import canonical_smiles
 from chemassay.runtime import Failure, atomic_write_text, atomic_writer, parallel_map, sha256_file
+from support.workers import crash_on_negative, self_similarity_sum, slow_on_seven
 
 
 def test_serial_map_keeps_order_and_captures_failures():
@@ -52,41 +53,17 @@ def test_atomic_write_gives_the_usual_file_mode(tmp_path):
         os.umask(umask)
 
 
-def _self_similarity_sum(seed: int) -> float:
-    import numpy as np
-
-    from chemassay.chem import tanimoto_matrix
-
-    rng = np.random.default_rng(seed)
-    packed = rng.integers(0, 2**63, size=(64, 16), dtype=np.uint64)
-    return float(np.trace(tanimoto_matrix(packed, backend="auto")))
-
-
 def test_workers_can_use_torch_after_the_parent_did():
     torch = pytest.importorskip("torch")
     torch.set_num_threads(2)
-    assert _self_similarity_sum(0) == 64.0  # the parent's torch thread pool is now running
-    results = parallel_map(_self_similarity_sum, [1, 2, 3, 4], n_jobs=2, chunk_size=1)
+    assert self_similarity_sum(0) == 64.0  # the parent's torch thread pool is now running
+    results = parallel_map(self_similarity_sum, [1, 2, 3, 4], n_jobs=2, chunk_size=1)
     assert results == [64.0, 64.0, 64.0, 64.0]
-
-
-def _crash_on_negative(value: int) -> int:
-    if value < 0:
-        os._exit(139)  # what a segmentation fault inside RDKit does to a worker
-    return value * 2
-
-
-def _slow_on_seven(value: int) -> int:
-    import time
-
-    if value == 7:
-        time.sleep(60)
-    return value
 
 
 def test_a_crashing_item_is_isolated_and_the_rest_computed():
     items = [1, 2, -1, 3, 4, 5]
-    results = parallel_map(_crash_on_negative, items, n_jobs=2, chunk_size=2)
+    results = parallel_map(crash_on_negative, items, n_jobs=2, chunk_size=2)
     assert [r for r in results if not isinstance(r, Failure)] == [2, 4, 6, 8, 10]
     assert isinstance(results[2], Failure) and results[2].error_type == "WorkerCrashed" and results[2].index == 2
 
@@ -95,7 +72,7 @@ def test_an_item_over_the_time_limit_is_a_failure():
     import time
 
     started = time.perf_counter()
-    results = parallel_map(_slow_on_seven, [5, 6, 7, 8], n_jobs=2, chunk_size=1, item_timeout=1.0)
+    results = parallel_map(slow_on_seven, [5, 6, 7, 8], n_jobs=2, chunk_size=1, item_timeout=1.0)
     assert results[:2] == [5, 6] and results[3] == 8
     assert isinstance(results[2], Failure) and results[2].error_type == "TimedOut"
     assert time.perf_counter() - started < 30

@@ -11,6 +11,18 @@ from chemassay.models.hf import ENCODER_OPTIONS, TEXT_OPTIONS
 from chemassay.models.registry import ModelKind
 from chemassay.models.text_model import OPENAI_OPTIONS
 
+SEQ2SEQ_OPTIONS = {
+    "beam": "beam width for reaction prediction (default 5; at least k); bags use it only when given",
+    "decode": "greedy or beam (default: beam for reaction-predictor, greedy for bag-predictor)",
+    "batch_size": "sources per decoding batch (default 32)",
+    "device": "cpu, cuda, cuda:N or auto (default cpu)",
+    "threads": "CPU threads for torch (default: torch's)",
+    "max_new_tokens": "longest output in tokens (default: twice the longest training target)",
+    "invalid": "keep (default) or drop beams that are not valid SMILES in reaction predictions",
+    "canonicalize": "true (default for models trained on reactions) or false: canonicalize input SMILES first",
+}
+"""Options of the ``seq2seq`` kind (:mod:`chemassay.models.seq2seq`)."""
+
 TEXT_PROTOCOLS = ("reaction-predictor", "bag-predictor", "generator", "mechanism-predictor")
 ALL_PROTOCOLS = (*TEXT_PROTOCOLS, "encoder", "property-predictor")
 
@@ -44,5 +56,13 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         factory="chemassay.models.predictions:create_predictions",
         description="a file of a model's outputs, looked up by input (layouts in docs/adding-a-model.md)",
         arg="FILE", arg_required=True, example="predictions:preds.csv",
+    ),
+    ModelKind(
+        name="seq2seq", protocols=("reaction-predictor", "bag-predictor"),
+        factory="chemassay.models.seq2seq:create_seq2seq",
+        description=("chemassay's BART sequence-to-sequence Transformer trained with 'chemassay models train "
+                     "seq2seq': beam search with canonical de-duplication for reactions, greedy decoding for bags"),
+        arg="DIR", arg_required=True, options=SEQ2SEQ_OPTIONS, extra="hf",
+        example="seq2seq:runs/uspto15k,beam=5",
     ),
 )

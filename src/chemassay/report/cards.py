@@ -117,6 +117,14 @@ def register_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
     _by_suite.cache_clear()
 
 
+def unregister_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
+    """Withdraw cards declared by :func:`register_cards` (tests that declare cards for a while)."""
+    for card in cards:
+        if card in _EXTRA:
+            _EXTRA.remove(card)
+    _by_suite.cache_clear()
+
+
 @cache
 def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
     from chemassay.suites import SUITES

@@ -155,7 +155,11 @@ class Result(BaseModel):
         if os.environ.get("CHEMASSAY_STRICT_CARDS") == "1":
             from chemassay.report.cards import all_cards, undeclared_keys
 
-            if all_cards(self.suite):
+            try:
+                declared = all_cards(self.suite)
+            except KeyError:  # an unknown suite: the loaders report it, naming the field
+                declared = []
+            if declared:
                 missing = undeclared_keys(self.suite, self.metrics)
                 if missing:
                     raise ValueError(
@@ -194,15 +198,50 @@ class Result(BaseModel):
 
 
 def read_result(path: str | os.PathLike) -> Result:
-    """Read a result JSON written by :meth:`Result.write`; clear error if it is not one."""
+    """Read a result JSON written by :meth:`Result.write`; clear error if it is not one.
+
+    The error is one line naming the file and the first field that is wrong (and the
+    chemassay version that wrote the file, when it is not this one).
+    """
+    from pydantic import ValidationError
+
     target = Path(path)
     if not target.is_file():
         raise UserInputError(f"{target}: no such result file")
     try:
-        return Result.model_validate_json(target.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        first = str(exc).splitlines()[0]
-        raise UserInputError(f"{target}: not a chemassay result file ({first})") from None
+        text = target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UserInputError(f"{target}: not a chemassay result file (not UTF-8 text)") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserInputError(
+            f"{target}: not a chemassay result file (invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    if not isinstance(raw, dict):
+        raise UserInputError(f"{target}: not a chemassay result file (the top level is a {type(raw).__name__}, not an object)")
+    try:
+        return Result.model_validate(raw)
+    except ValidationError as exc:
+        raise UserInputError(f"{target}: not a chemassay result file ({describe_validation_error(exc, raw)})") from None
+
+
+def describe_validation_error(exc: Any, raw: dict[str, Any]) -> str:
+    """``field 'metrics': Field required`` for the first error of a pydantic validation, plus
+    the chemassay version that wrote ``raw`` when it differs from this one."""
+    from chemassay import __version__
+
+    error = exc.errors()[0]
+    location = ".".join(str(part) for part in error.get("loc", ()))
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    if not location and "metric keys" in message:
+        location = "metrics"
+    text = f"field '{location or '(top level)'}': {message}"
+    versions = raw.get("versions")
+    written_by = versions.get("chemassay") if isinstance(versions, dict) else None
+    if written_by and written_by != __version__:
+        text += f"; written by chemassay {written_by}, this is {__version__}"
+    return text
 
 
 class Timer:

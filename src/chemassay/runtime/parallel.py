@@ -158,14 +158,22 @@ def _isolate(fn, start: int, chunk: list, item_timeout: float | None) -> list:
     """Run a chunk one item at a time in a one-worker pool, restarted after each crash or time-out."""
     out: list[Any] = []
     pool = _new_pool(1)
+    succeeded = crashed = 0
     try:
         for offset, item in enumerate(chunk):
             index = start + offset
             future = pool.submit(_call_chunk, fn, index, [item])
             try:
                 out.extend(future.result(timeout=item_timeout))
+                succeeded += 1
                 continue
             except BrokenProcessPool:
+                crashed += 1
+                if crashed >= 3 and succeeded == 0:
+                    raise RuntimeError(
+                        "worker processes die before computing anything (the function cannot be imported in a "
+                        "worker, or the machine is out of memory); run with n_jobs=1 to see the error"
+                    ) from None
                 failure = Failure(index, "WorkerCrashed", "the worker process died on this item (e.g. a crash inside RDKit)")
             except FutureTimeout:
                 failure = Failure(index, "TimedOut", f"took longer than {item_timeout:g} s")

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for random and adversarial inputs shared by the fuzz tests."""
+"""Hypothesis strategies for random and adversarial inputs shared by the fuzz tests (tests/fuzz and the suites)."""
 
 from __future__ import annotations
 

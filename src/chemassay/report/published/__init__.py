@@ -1,0 +1,322 @@
+"""The five papers' published results, shipped as data (one JSON file per paper here).
+
+Every table of model results in the papers is transcribed as printed (``cells`` keep the
+printed text: ``0.076 ± 0.0322``, ``<1e-2``, ``94.6 (+4.2)``), with the paper's table id, the
+data it was measured on (USPTO-MIT, Pistachio, ...), a citation, and notes where the paper
+contradicts itself (``(!)``: shipped as printed). :mod:`chemassay.report.published.keys`
+maps each column to chemassay's metric key and unit.
+
+* :func:`reference_results` — one :class:`PublishedRecord` per model row and setting, with
+  metrics under chemassay's keys (values in chemassay's units), ready to stand beside a
+  user's result; every record says ``published = True``.
+* :func:`reference_tables` — the tables as printed, for the report's "published results"
+  section.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from chemassay.report.published.keys import metric_key, to_chemassay_units
+
+PAPER_FILES = ("chemalgebra.json", "bradshaw.json", "moses.json", "amore.json", "omebench.json")
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper whose results are shipped."""
+
+    key: str
+    suite: str
+    short: str
+    title: str
+    authors: str
+    year: int
+    citation: str
+
+
+@dataclass(frozen=True)
+class PublishedValue:
+    """One printed number: its value in chemassay's unit, the spread and how it was printed."""
+
+    printed: str
+    value: float | None
+    """In chemassay's unit (a fraction where the paper printed a percentage); ``None`` when
+    the paper printed only a bound (``<1e-2``) or nothing."""
+    std: float | None = None
+    """The ``± std`` the paper printed (same unit as ``value``)."""
+    bound: str | None = None
+    """``<`` when the paper printed an upper bound; the bound itself is ``bound_value``."""
+    bound_value: float | None = None
+    paren: float | None = None
+    """A number printed in parentheses (its meaning is the table's ``parenthesis``)."""
+    note: str | None = None
+    label: str = ""
+    """The column as the paper labels it."""
+    paper_metric: str = ""
+    key: str | None = None
+    """chemassay's metric key (``None``: chemassay has no such metric)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
+
+
+@dataclass(frozen=True)
+class PublishedRecord:
+    """One model's published values in one setting of one table."""
+
+    paper: Paper
+    table: str
+    caption: str
+    dataset: str
+    """The data the paper measured on (named next to ours in every report)."""
+    model: str
+    label: str
+    setting: dict[str, Any]
+    metrics: dict[str, PublishedValue]
+    """Values under chemassay's keys."""
+    unmapped: tuple[PublishedValue, ...] = ()
+    """Columns with no chemassay metric (ROUGE-2, counts...)."""
+    notes: tuple[str, ...] = ()
+    headline: bool = False
+    spread: str | None = None
+    parenthesis: str | None = None
+    published: bool = True
+
+    @property
+    def suite(self) -> str:
+        """The chemassay suite that reproduces the paper."""
+        return self.paper.suite
+
+    @property
+    def citation(self) -> str:
+        """How to cite the paper."""
+        return self.paper.citation
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``chemassay reference list --json``)."""
+        return {
+            "published": True, "suite": self.suite, "paper": self.paper.key, "citation": self.citation,
+            "table": self.table, "caption": self.caption, "dataset": self.dataset, "model": self.model,
+            "label": self.label, "setting": self.setting,
+            "metrics": {key: value.as_dict() for key, value in self.metrics.items()},
+            "unmapped": [value.as_dict() for value in self.unmapped],
+            "notes": list(self.notes), "headline": self.headline, "spread": self.spread,
+            "parenthesis": self.parenthesis,
+        }
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """A table as the paper prints it."""
+
+    paper: Paper
+    table: str
+    caption: str
+    dataset: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    """``(row label, printed cells)``."""
+    notes: tuple[str, ...] = ()
+    headline: bool = False
+    spread: str | None = None
+    parenthesis: str | None = None
+    cell_notes: tuple[tuple[int, int, str], ...] = field(default=())
+    """``(row, column, note)`` of cells the transcription annotates."""
+
+
+_NUMBER = r"[+\-−]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+\-]?\d+)?"
+_PLAIN = re.compile(rf"^({_NUMBER})$")
+_PM = re.compile(rf"^({_NUMBER})\s*±\s*({_NUMBER})$")
+_PAREN = re.compile(rf"^({_NUMBER})\s*\(\s*({_NUMBER})\s*\)$")
+_BOUND = re.compile(rf"^<\s*({_NUMBER})$")
+
+
+def _number(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def parse_cell(printed: str) -> tuple[float | None, float | None, str | None, float | None, float | None]:
+    """``(value, std, bound, bound_value, paren)`` of a printed cell.
+
+    ``0.076 ± 0.0322`` → value and std; ``<1e-2`` → an upper bound; ``94.6 (+4.2)`` → value
+    and a parenthesised number; ``–`` or empty → nothing. Anything else is an error (the
+    shipped data is checked by the tests, so a typo cannot slip in).
+    """
+    text = printed.strip()
+    if text in {"", "–", "-", "—"}:
+        return None, None, None, None, None
+    if match := _PLAIN.match(text):
+        return _number(match.group(1)), None, None, None, None
+    if match := _PM.match(text):
+        return _number(match.group(1)), _number(match.group(2)), None, None, None
+    if match := _PAREN.match(text):
+        return _number(match.group(1)), None, None, None, _number(match.group(2))
+    if match := _BOUND.match(text):
+        return None, None, "<", _number(match.group(1)), None
+    raise ValueError(f"unreadable published cell {printed!r}")
+
+
+def _paper(doc: dict[str, Any]) -> Paper:
+    info = doc["paper"]
+    return Paper(key=info["key"], suite=info["suite"], short=info["short"], title=info["title"],
+                 authors=info["authors"], year=int(info["year"]), citation=info["citation"])
+
+
+@cache
+def _documents() -> tuple[dict[str, Any], ...]:
+    docs = []
+    folder = resources.files(__name__)
+    for name in PAPER_FILES:
+        doc = json.loads(folder.joinpath(name).read_text(encoding="utf-8"))
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"published/{name}: format {doc.get('format')!r}, expected {FORMAT}")
+        docs.append(doc)
+    return tuple(docs)
+
+
+def _cell(raw: str | dict[str, Any]) -> tuple[str, float | None, float | None, str | None, float | None, float | None, str | None]:
+    """``(printed, value, std, bound, bound_value, paren, note)``; an object cell states the
+    value read from a garbled print (``{"printed": "16411", "value": "1.6411", "note": ...}``)."""
+    if isinstance(raw, dict):
+        printed = str(raw["printed"])
+        value, std, bound, bound_value, paren = parse_cell(str(raw.get("value", printed)))
+        return printed, value, std, bound, bound_value, paren, raw.get("note")
+    value, std, bound, bound_value, paren = parse_cell(raw)
+    return raw, value, std, bound, bound_value, paren, None
+
+
+def _scale(number: float | None, unit: str, key: str | None) -> float | None:
+    return to_chemassay_units(number, unit, key) if number is not None else None
+
+
+@cache
+def _records() -> tuple[PublishedRecord, ...]:
+    records: list[PublishedRecord] = []
+    for doc in _documents():
+        paper = _paper(doc)
+        for table in doc["tables"]:
+            table_setting = dict(table.get("setting", {}))
+            table_unit = table.get("unit", "value")
+            columns = table["columns"]
+            for row in table["rows"]:
+                if len(row["cells"]) != len(columns):
+                    raise ValueError(f"published/{paper.key}: {table['table']} row {row['model']!r} has "
+                                     f"{len(row['cells'])} cells for {len(columns)} columns")
+                row_setting = {**table_setting, **row.get("setting", {})}
+                groups: dict[str, tuple[dict[str, Any], dict[str, PublishedValue], list[PublishedValue]]] = {}
+                for column, raw in zip(columns, row["cells"], strict=True):
+                    setting = {**row_setting, **column.get("setting", {})}
+                    mapped = metric_key(paper.key, column["metric"], setting)
+                    key = mapped.key if mapped else None
+                    unit = column.get("unit", table_unit)
+                    printed, value, std, bound, bound_value, paren, note = _cell(raw)
+                    published = PublishedValue(
+                        printed=printed, value=_scale(value, unit, key), std=_scale(std, unit, key), bound=bound,
+                        bound_value=_scale(bound_value, unit, key), paren=_scale(paren, unit, key), note=note,
+                        label=column["label"], paper_metric=column["metric"], key=key,
+                    )
+                    consumed = set(mapped.consumes) if mapped else set()
+                    remaining = {k: v for k, v in setting.items() if k not in consumed}
+                    group_id = json.dumps(remaining, sort_keys=True)
+                    if group_id not in groups:
+                        groups[group_id] = (remaining, {}, [])
+                    if key is None:
+                        groups[group_id][2].append(published)
+                    else:
+                        groups[group_id][1][key] = published
+                notes = tuple(table.get("notes", ())) + ((row["note"],) if row.get("note") else ())
+                for remaining, metrics, unmapped in groups.values():
+                    records.append(PublishedRecord(
+                        paper=paper, table=table["table"], caption=table["caption"], dataset=table["dataset"],
+                        model=row["model"], label=row.get("label", row["model"]), setting=remaining, metrics=metrics,
+                        unmapped=tuple(unmapped), notes=notes, headline=bool(table.get("headline")),
+                        spread=table.get("spread"), parenthesis=table.get("parenthesis"),
+                    ))
+    return tuple(records)
+
+
+def _check_suite(suite: str | None) -> str | None:
+    if suite is None:
+        return None
+    from chemassay.suites import SUITES
+
+    normalized = suite.replace("_", "-")
+    known = [name for name, _ in SUITES]
+    if normalized not in known:
+        raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(known)}")
+    return normalized
+
+
+def papers() -> list[Paper]:
+    """The papers whose results are shipped, in suite order."""
+    return [_paper(doc) for doc in _documents()]
+
+
+def reference_results(suite: str | None = None) -> list[PublishedRecord]:
+    """Every published record (of one suite if ``suite`` is given).
+
+    >>> rows = reference_results("generation")
+    >>> charrnn = next(r for r in rows if r.model == "CharRNN" and "FCD/Test" in r.metrics)
+    >>> charrnn.metrics["FCD/Test"].value, charrnn.metrics["FCD/Test"].std, charrnn.table
+    (0.073, 0.025, 'Table 3')
+    """
+    wanted = _check_suite(suite)
+    return [record for record in _records() if wanted is None or record.suite == wanted]
+
+
+def reference_tables(suite: str | None = None) -> list[PublishedTable]:
+    """The published tables as printed (of one suite if ``suite`` is given)."""
+    wanted = _check_suite(suite)
+    tables = []
+    for doc in _documents():
+        paper = _paper(doc)
+        if wanted is not None and paper.suite != wanted:
+            continue
+        for table in doc["tables"]:
+            rows = []
+            cell_notes = []
+            for i, row in enumerate(table["rows"]):
+                printed = []
+                for j, raw in enumerate(row["cells"]):
+                    text, *_rest, note = _cell(raw)
+                    printed.append(text)
+                    if note:
+                        cell_notes.append((i, j, note))
+                label = row.get("label", row["model"])
+                if label != row["model"] and not label.startswith(row["model"]):
+                    label = f"{row['model']} — {label}"
+                rows.append((label, tuple(printed)))
+            tables.append(PublishedTable(
+                paper=paper, table=table["table"], caption=table["caption"], dataset=table["dataset"],
+                columns=tuple(column["label"] for column in table["columns"]), rows=tuple(rows),
+                notes=tuple(table.get("notes", ())), headline=bool(table.get("headline")),
+                spread=table.get("spread"), parenthesis=table.get("parenthesis"), cell_notes=tuple(cell_notes),
+            ))
+    return tables
+
+
+def format_value(value: PublishedValue, digits: int = 4) -> str:
+    """A published value for a table cell, in chemassay's unit (``<0.0001`` for bounds)."""
+    if value.value is None:
+        if value.bound and value.bound_value is not None:
+            return f"{value.bound}{value.bound_value:.{digits}g}"
+        return "–"
+    text = f"{value.value:.{digits}g}" if not math.isnan(value.value) else "–"
+    if value.std is not None:
+        text += f" ± {value.std:.{digits}g}"
+    return text
+
+
+__all__ = [
+    "Paper", "PublishedRecord", "PublishedTable", "PublishedValue", "format_value", "papers", "parse_cell",
+    "reference_results", "reference_tables",
+]

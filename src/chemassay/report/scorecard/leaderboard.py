@@ -1,0 +1,314 @@
+"""Leaderboards: the user's results of one suite, grouped by task, dataset and setting, with
+the papers' published rows of the same setting beside them.
+
+Grouping. Results of one suite are grouped by ``(task, dataset name, setting)`` where the
+setting is what :func:`chemassay.report.published.keys.result_setting` reads from the config
+(split, variant, part...). Results of different suites never share a table.
+
+Published rows. A published record joins a group when it has a metric of the group and its
+setting does not contradict the group's: every setting both name must be equal. When some
+records match the group's setting exactly (every setting they name is stated by the results
+and equal), only those are shown; otherwise only records of the paper's headline tables that
+do not contradict it are. Published rows are marked as such and name the paper's data.
+
+Columns. The metrics of the group's results: first those the papers publish, then those whose
+metric card gives a direction, then the rest (at most :data:`MAX_COLUMNS`; every metric of
+every result is in the report's per-result details anyway).
+
+Best value. In a column whose card says higher or lower is better, the best value is marked
+only when its interval separates it from every other row: for "higher", its interval's low
+end lies above every other row's interval high end (the value plus the printed std for a
+published row; the value itself for a row without either). A best value without an interval
+is never marked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from chemassay.report.result import Result
+
+MAX_COLUMNS = 10
+MAX_PUBLISHED_ROWS = 30
+
+
+@dataclass
+class Column:
+    """One metric column."""
+
+    key: str
+    label: str
+    direction: str
+    description: str = ""
+    paper_name: str | None = None
+
+    @property
+    def arrow(self) -> str:
+        """↑ / ↓ / empty."""
+        return {"higher": "↑", "lower": "↓"}.get(self.direction, "")
+
+
+@dataclass
+class Cell:
+    """A value in a leaderboard, with what is known of its uncertainty."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    std: float | None = None
+    printed: str | None = None
+    bound: str | None = None
+    bound_value: float | None = None
+    note: str | None = None
+    best: bool = False
+
+    def reach(self) -> tuple[float, float] | None:
+        """The range this value may be taken to span: its interval, value ± std, or the value."""
+        if self.value is None:
+            return None
+        if self.low is not None and self.high is not None:
+            return self.low, self.high
+        if self.std is not None:
+            return self.value - self.std, self.value + self.std
+        return self.value, self.value
+
+
+@dataclass
+class Row:
+    """A model's row: the user's (``published=False``) or a paper's."""
+
+    label: str
+    published: bool
+    source: str
+    """The result file (or store run) for a user row; ``Paper, Table N`` for a published one."""
+    data: str
+    """The dataset the values were measured on."""
+    cells: dict[str, Cell] = field(default_factory=dict)
+    setting: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    result: Result | None = None
+
+
+@dataclass
+class Leaderboard:
+    """One table of a suite section."""
+
+    suite: str
+    task: str
+    dataset: str | None
+    setting: dict[str, Any]
+    columns: list[Column]
+    rows: list[Row]
+    hidden_published: int = 0
+    """Published rows left out to keep the table readable (all are in the published section)."""
+    anchor: str = ""
+
+    @property
+    def title(self) -> str:
+        """``task · dataset · split=… variant=…``."""
+        parts = [self.task]
+        if self.dataset:
+            parts.append(self.dataset)
+        if self.setting:
+            parts.append(" ".join(f"{k}={v}" for k, v in self.setting.items()))
+        return " · ".join(parts)
+
+    @property
+    def user_rows(self) -> list[Row]:
+        """Rows of the user's results."""
+        return [row for row in self.rows if not row.published]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _label_of(result: Result) -> str:
+    from chemassay.report.store import model_label
+
+    return model_label(result)
+
+
+def _source_of(result: Result) -> str:
+    from chemassay.report.load import source_of
+
+    source = source_of(result)
+    if source:
+        return source
+    run = getattr(result, "_store_id", None)
+    return f"store run {run}" if run is not None else "(in memory)"
+
+
+def group_results(results: list[Result]) -> dict[tuple[str, str | None, str], list[Result]]:
+    """``(task, dataset name, setting as JSON) → results``, in first-seen order."""
+    from chemassay.report.published.keys import result_setting
+
+    groups: dict[tuple[str, str | None, str], list[Result]] = {}
+    for result in results:
+        setting = result_setting(result)
+        key = (result.task, result.dataset.name if result.dataset else None, json.dumps(setting, sort_keys=True))
+        groups.setdefault(key, []).append(result)
+    return groups
+
+
+def _compatible(record_setting: dict[str, Any], setting: dict[str, Any]) -> tuple[bool, bool]:
+    """``(no contradiction, exact)`` between a published setting and a result's."""
+    shared = set(record_setting) & set(setting)
+    if any(str(record_setting[k]).lower() != str(setting[k]).lower() for k in shared):
+        return False, False
+    return True, shared == set(record_setting)
+
+
+def matching_records(suite: str, setting: dict[str, Any], keys: set[str]) -> list[Any]:
+    """Published records to show beside results of ``setting`` with metrics ``keys``."""
+    from chemassay.report.published import reference_results
+
+    candidates = [r for r in reference_results(suite) if keys & set(r.metrics)]
+    exact, loose = [], []
+    for record in candidates:
+        ok, is_exact = _compatible(record.setting, setting)
+        if not ok:
+            continue
+        (exact if is_exact else loose).append(record)
+    if exact:
+        return exact
+    return [record for record in loose if record.headline]
+
+
+def _cell_from_result(result: Result, key: str) -> Cell:
+    value = result.metrics.get(key)
+    interval = result.intervals.get(key)
+    low = interval.low if interval is not None else None
+    high = interval.high if interval is not None else None
+    return Cell(value=float(value) if _is_number(value) else None, low=low, high=high)
+
+
+def _cell_from_published(value: Any) -> Cell:
+    return Cell(value=value.value, std=value.std, printed=value.printed, bound=value.bound,
+                bound_value=value.bound_value, note=value.note)
+
+
+def choose_columns(suite: str, results: list[Result], published_keys: set[str]) -> tuple[list[Column], int]:
+    """The leaderboard's metric columns and how many numeric metrics were left out."""
+    from chemassay.report.cards import card_for
+
+    keys: list[str] = []
+    for result in results:
+        for key, value in result.metrics.items():
+            if key not in keys and _is_number(value):
+                keys.append(key)
+
+    def rank(key: str) -> tuple[int, int]:
+        card = card_for(suite, key)
+        if key in published_keys:
+            return 0, keys.index(key)
+        if card is not None and card.direction != "none":
+            return 1, keys.index(key)
+        return 2, keys.index(key)
+
+    ordered = sorted(keys, key=rank)
+    chosen = ordered[:MAX_COLUMNS]
+    columns = []
+    for key in chosen:
+        card = card_for(suite, key)
+        # a pattern card's label is its pattern ({augmentation}/...): the key itself says more
+        label = card.label if card is not None and not card.is_pattern else key
+        columns.append(Column(key=key, label=label, direction=card.direction if card else "none",
+                              description=card.description if card else "", paper_name=card.paper_name if card else None))
+    return columns, len(keys) - len(chosen)
+
+
+def mark_best(board: Leaderboard) -> None:
+    """Set ``Cell.best`` where the best value's interval separates it (module docstring)."""
+    for column in board.columns:
+        if column.direction not in ("higher", "lower"):
+            continue
+        cells = [(row, row.cells.get(column.key)) for row in board.rows]
+        cells = [(row, cell) for row, cell in cells if cell is not None and cell.value is not None]
+        if len(cells) < 2:
+            continue
+        sign = 1.0 if column.direction == "higher" else -1.0
+        best_row, best = max(cells, key=lambda rc: sign * rc[1].value)
+        if best.low is None or best.high is None:
+            continue
+        separated = True
+        for row, cell in cells:
+            if row is best_row:
+                continue
+            low, high = cell.reach()
+            if (sign > 0 and not best.low > high) or (sign < 0 and not best.high < low):
+                separated = False
+                break
+        best.best = separated
+
+
+def build_leaderboards(suite: str, results: list[Result], *, published: bool = True) -> list[Leaderboard]:
+    """Leaderboards of one suite's results (see the module docstring)."""
+    boards = []
+    for (task, dataset, setting_json), members in group_results(results).items():
+        setting = json.loads(setting_json)
+        user_keys = {k for r in members for k, v in r.metrics.items() if _is_number(v)}
+        records = matching_records(suite, setting, user_keys) if published else []
+        published_keys = {k for record in records for k in record.metrics} & user_keys
+        columns, _hidden = choose_columns(suite, members, published_keys)
+        rows: list[Row] = []
+        labels = [_label_of(r) for r in members]
+        for result, label in zip(members, labels, strict=True):
+            if labels.count(label) > 1:
+                from pathlib import Path
+
+                label = f"{label} ({Path(_source_of(result)).stem})"
+            rows.append(Row(label=label, published=False, source=_source_of(result),
+                            data=(result.dataset.name if result.dataset else "-"),
+                            cells={c.key: _cell_from_result(result, c.key) for c in columns}, result=result))
+        shown = [r for r in records if any(c.key in r.metrics for c in columns)]
+        hidden = max(len(shown) - MAX_PUBLISHED_ROWS, 0)
+        for record in shown[:MAX_PUBLISHED_ROWS]:
+            extra = {k: v for k, v in record.setting.items() if k not in setting}
+            label = record.model
+            if record.label != record.model:
+                label += f" — {record.label}"
+            elif extra:
+                label += " — " + ", ".join(f"{k}={v}" for k, v in extra.items())
+            rows.append(Row(label=label, published=True, source=f"{record.paper.short}, {record.table}",
+                            data=record.dataset, setting=record.setting,
+                            cells={c.key: _cell_from_published(record.metrics[c.key]) for c in columns if c.key in record.metrics},
+                            notes=record.notes))
+        board = Leaderboard(suite=suite, task=task, dataset=dataset, setting=setting, columns=columns, rows=rows,
+                            hidden_published=hidden)
+        mark_best(board)
+        boards.append(board)
+    return boards
+
+
+def format_number(value: float | None, digits: int = 4) -> str:
+    """A metric value for a table: ``–`` for missing, integers as integers, otherwise
+    ``digits`` significant digits without an exponent unless the value is tiny or huge."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    magnitude = abs(value)
+    if magnitude >= 1e9 or magnitude < 1e-4:
+        return f"{value:.{digits - 1}g}"
+    decimals = max(digits - 1 - math.floor(math.log10(magnitude)), 0)
+    return f"{value:.{decimals}f}"
+
+
+def format_cell(cell: Cell | None) -> tuple[str, str]:
+    """``(value text, uncertainty text)`` of a cell."""
+    if cell is None:
+        return "", ""
+    if cell.value is None:
+        if cell.bound and cell.bound_value is not None:
+            return f"{cell.bound}{format_number(cell.bound_value)}", ""
+        return "–", ""
+    main = format_number(cell.value)
+    if cell.low is not None and cell.high is not None:
+        return main, f"[{format_number(cell.low)}, {format_number(cell.high)}]"
+    if cell.std is not None:
+        return main, f"± {format_number(cell.std)}"
+    return main, ""

@@ -1,0 +1,138 @@
+"""Results of every suite with the per-item fields the report's galleries and plots read
+(hand-made, chemically meaningful examples), shared by the scorecard and browser tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from chemassay.report.intervals import attach_intervals
+from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result
+
+
+def _scored(suite: str, task: str, per_item: dict[str, list[float]], ids: list[str], **fields) -> Result:
+    metrics = {key: float(np.mean(values)) for key, values in per_item.items()}
+    result = Result(suite=suite, task=task, metrics=metrics, n=len(ids), item_ids=ids, item_scores=per_item, **fields)
+    return attach_intervals(result, resamples=300, seed=0)
+
+
+def stoichiometry_result(model: str = "seq2seq", em_rate: float = 0.6, seed: int = 0) -> Result:
+    rng = np.random.default_rng(seed)
+    n = 60
+    ids = [f"line-{i + 1}" for i in range(n)]
+    em = (rng.random(n) < em_rate).astype(float).tolist()
+    rows = [
+        # ethanol + acetic acid → a thioester: sulphur appears from nowhere, oxygen vanishes
+        {"line": 1, "valid": True, "EM": 0.0, "balance": "DE", "source": "{1}CC(=O)O.{1}OCC",
+         "prediction": "{1}CC(=O)SCC.{1}O", "target": "{1}CC(=O)OCC.{1}O"},
+        # a chlorine vanishes: the HCl by-product is dropped
+        {"line": 2, "valid": True, "EM": 0.0, "balance": "DEF", "source": "{1}CC(=O)Cl.{1}NC",
+         "prediction": "{1}CC(=O)NC", "target": "{1}CC(=O)NC.{1}Cl"},
+        {"line": 3, "valid": True, "EM": 1.0, "balance": "BAL", "source": "{2}[H][H].{1}O=O", "prediction": "{2}O",
+         "target": "{2}O"},
+    ]
+    return _scored("stoichiometry", "evaluate", {"EM": em, "JAC": [min(1.0, v + 0.3) for v in em]}, ids,
+                   model=ModelRef(spec=f"predictions:{model}.txt", name=model, kind="predictions", checksum="c" * 64),
+                   dataset=DatasetRef(name="uspto-15k/smiles_t2_x1", sha256="1" * 64),
+                   config={"variant": "smiles_t2_x1", "split": "test_in", "encoding": "smiles"}, rows=rows)
+
+
+def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
+    rng = np.random.default_rng(seed)
+    n = 50
+    ids = [f"rxn-{i}" for i in range(n)]
+    top1 = (rng.random(n) < 0.6).astype(float).tolist()
+    items = [
+        {"id": "rxn-0", "reactants": "CC(=O)Cl.OCc1ccccc1", "target": "CC(=O)OCc1ccccc1",
+         "predictions": ["CC(=O)Oc1ccccc1C", "CC(=O)OCc1ccccc1"], "rank": 2},
+        {"id": "rxn-1", "reactants": "Brc1ccccc1.OB(O)c1ccncc1", "target": "c1ccc(-c2ccncc2)cc1",
+         "predictions": ["c1ccc(-c2ccccc2)cc1"], "rank": None},
+        {"id": "rxn-2", "reactants": "CCO.CC(=O)O", "target": "CCOC(C)=O", "predictions": ["CCOC(C)=O"], "rank": 1},
+    ]
+    years = [{"group": 1976 + k, "n": 5, "top1_accuracy": float(0.4 + 0.01 * k)} for k in range(30)]
+    return _scored("reaction-ood", "evaluate", {"top1_accuracy": top1, "top5_accuracy": [1.0 if v else float(rng.random() < 0.5) for v in top1]},
+                   ids, model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="d" * 64),
+                   dataset=DatasetRef(name="schneider-50k", sha256="2" * 64),
+                   config={"split": "schneider_document", "part": "test_ood"}, items=items,
+                   breakdowns={"year": years})
+
+
+def generation_result(plot: Path | None = None) -> Result:
+    fields = {"plot": str(plot)} if plot is not None else {}
+    return Result(suite="generation", task="evaluate", metrics={"valid": 0.24, "FCD/Test": 5.58}, n=30000,
+                  model=ModelRef(spec="baseline:ngram", name="ngram", kind="baseline", checksum="e" * 64),
+                  dataset=DatasetRef(name="moses", sha256="3" * 64), **fields)
+
+
+def robustness_result(model: str = "char-ngram") -> Result:
+    n = 40
+    ids = [f"CID{i}" for i in range(n)]
+    per_item = {f"{a}/o2a_acc@1": [float(i % k == 0) for i in range(n)]
+                for a, k in (("canonical", 2), ("explicit_h", 9), ("kekulize", 1), ("cycle_renumber", 1))}
+    misses = [{"augmentation": "explicit_h", "id": "CID1", "original": "OC(=O)c1ccccc1O",
+               "augmented": "[H]OC(=O)c1c([H])c([H])c([H])c([H])c1O[H]", "retrieved": "OC(=O)c1ccc(O)cc1", "rank": 7}]
+    layers = [{"layer": k, "canonical/o2a_acc@1": 0.2 + 0.05 * k, "explicit_h/o2a_acc@1": 0.01 * k} for k in range(7)]
+    return _scored("robustness", "retrieve", per_item, ids,
+                   model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="f" * 64),
+                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), misses=misses, by_layer=layers)
+
+
+def mechanism_result(model: str = "nearest-neighbour") -> Result:
+    n = 10
+    ids = [f"NR-{i:03d}" for i in range(n)]
+    s_total = [0.0, 0.2, 0.5, 1.0, 0.0, 0.3, 0.1, 0.0, 0.6, 0.4]
+    reactions = [{
+        "reaction_id": "NR-000", "level": "easy", "S_total": 0.0, "L": 0.33,
+        "alignment": ["skip_gold", "match", "type_mismatch", "skip_pred"],
+        "gold_steps": [{"subtype": "acid_base_proton_transfer", "smiles": "CC(=[OH+])O"},
+                       {"subtype": "nucleophilic_addition", "smiles": "CC(O)(O)OCC"},
+                       {"subtype": "leaving_group_elimination", "smiles": "CCOC(C)=O"}],
+        "predicted_steps": [{"subtype": "nucleophilic_addition", "smiles": "CC(O)(O)OCC"},
+                            {"subtype": "proton_transfer", "smiles": "CCOC(C)=O"},
+                            {"subtype": "dissociation", "smiles": "C1CC1(("}],
+    }]
+    return _scored("mechanism", "evaluate", {"S_total": s_total, "V": [1.0] * n}, ids,
+                   model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="9" * 64),
+                   dataset=DatasetRef(name="omebench/oMe_Gold.json", sha256="5" * 64), reactions=reactions,
+                   by_level={"easy": {"S_total": 0.2}, "medium": {"S_total": 0.1}, "hard": {"S_total": 0.05}},
+                   by_type={"addition": {"match_rate": 0.3}, "proton_transfer": {"match_rate": 0.5}})
+
+
+def tiny_png(path: Path) -> Path:
+    """A small real PNG (matplotlib), like the suites' plots."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(2, 1.5), dpi=50)
+    axis.plot([0, 1, 2], [1, 3, 2])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    plt.close(figure)
+    return path
+
+
+def every_suite(folder: Path) -> list[Path]:
+    """Write one or two results of every suite under ``folder``; return the files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    png = tiny_png(folder / "generation" / "properties.png")
+    results = {
+        "stoichiometry/seq2seq.json": stoichiometry_result("seq2seq", 0.9, 0),
+        "stoichiometry/copy.json": stoichiometry_result("copy-coefficient", 0.1, 1),
+        "reaction-ood/knn.json": reaction_ood_result(),
+        "generation/metrics.json": generation_result(Path("properties.png")),
+        "robustness/ngram.json": robustness_result(),
+        "mechanism/nn.json": mechanism_result(),
+    }
+    paths = []
+    for name, result in results.items():
+        paths.append(result.write(folder / name))
+    assert png.is_file()
+    return paths
+
+
+def extra_input(path: str) -> InputRef:
+    """An input reference without checksum (for hand-made results)."""
+    return InputRef(path=path)
