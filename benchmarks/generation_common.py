@@ -55,12 +55,13 @@ OURS_RUNNER = r'''
 import json, sys, time
 import torch
 torch.set_num_threads(int(sys.argv[4]))
-from chemassay.suites.generation.metrics import compute_metrics
+from chemassay.suites.generation.metrics import evaluate_samples
 gen = json.load(open(sys.argv[1]))
 start = time.perf_counter()
-metrics = compute_metrics(gen, n_jobs=int(sys.argv[3]), device="cpu", show_progress=False)
+evaluation = evaluate_samples(gen, n_jobs=int(sys.argv[3]), device="cpu", show_progress=False)
 elapsed = time.perf_counter() - start
-json.dump({"metrics": {k: float(v) for k, v in metrics.items()}, "elapsed_s": elapsed}, open(sys.argv[2], "w"))
+json.dump({"metrics": {k: float(v) for k, v in evaluation.metrics.items()}, "elapsed_s": elapsed,
+           "timings": evaluation.timings}, open(sys.argv[2], "w"))
 '''
 
 
@@ -147,8 +148,9 @@ def run_measured(
     return wall, peak, cpu, subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
-def run_tool(tool: str, python: str, gen: list[str], *, n_jobs: int, threads: int) -> dict:
-    """Run the reference (``tool="moses"``) or chemassay on ``gen`` in a child process."""
+def run_tool(tool: str, python: str, gen: list[str], *, n_jobs: int, threads: int, src: str | None = None) -> dict:
+    """Run the reference (``tool="moses"``) or chemassay on ``gen`` in a child process
+    (``src``: another chemassay source tree, e.g. an older checkout, instead of this one)."""
     with tempfile.TemporaryDirectory() as tmp:
         gen_path = Path(tmp) / "gen.json"
         out_path = Path(tmp) / "out.json"
@@ -156,7 +158,7 @@ def run_tool(tool: str, python: str, gen: list[str], *, n_jobs: int, threads: in
         runner = REFERENCE_RUNNER if tool == "moses" else OURS_RUNNER
         env = dict(os.environ)
         if tool != "moses":
-            env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+            env["PYTHONPATH"] = str(src or ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
         wall, peak, cpu, done = run_measured(
             [python, "-c", runner, str(gen_path), str(out_path), str(n_jobs), str(threads)], env=env
         )
@@ -165,6 +167,22 @@ def run_tool(tool: str, python: str, gen: list[str], *, n_jobs: int, threads: in
         result = json.loads(out_path.read_text())
     result.update(wall_s=wall, peak_rss_bytes=peak, cpu_s=cpu)
     return result
+
+
+def load_average() -> float:
+    """The 1-minute load average (how busy the machine was; 0.0 where unknown)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+COMPETITOR = "import time\nend = time.time() + float(__import__('sys').argv[1])\nx = 0\nwhile time.time() < end:\n    x += 1\n"
+
+
+def start_competitor(seconds: float = 36000.0) -> subprocess.Popen:
+    """One CPU-bound process (a busy Python loop) competing for a core until stopped."""
+    return subprocess.Popen([sys.executable, "-c", COMPETITOR, str(seconds)])
 
 
 def sample_smiles(n: int, seed: int = 0) -> list[str]:

@@ -237,76 +237,226 @@ def tanimoto_matrix(a, b=None, *, backend: str = "auto", block_rows: int = DEFAU
     return out
 
 
-def _popcount_buckets(counts: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-    """Stable order of rows by popcount and the ``(popcount, start, stop)`` runs of it."""
-    order = np.argsort(counts, kind="stable")
-    ordered = counts[order]
-    edges = np.flatnonzero(np.diff(ordered)) + 1
-    starts = np.concatenate([[0], edges]).astype(np.int64)
-    stops = np.concatenate([edges, [len(ordered)]]).astype(np.int64)
-    return order, [(int(ordered[s]), int(s), int(e)) for s, e in zip(starts, stops, strict=True)]
-
-
 def max_tanimoto(
-    a, b, *, backend: str = "auto", block_rows: int = DEFAULT_BLOCK_ROWS, return_index: bool = False
+    a, b, *, backend: str = "auto", block_rows: int = DEFAULT_BLOCK_ROWS, return_index: bool = False,
+    n_threads: int | None = None,
 ):
     """For each row of ``a`` its highest Tanimoto to any row of ``b`` (and the argmax).
 
-    Exact, with two shortcuts that cannot change the result. The rows of ``b`` are grouped
-    by popcount: within a group Tanimoto ``c / (a + b - c)`` grows with the common-bit
-    count ``c``, so only each group's largest ``c`` per query needs a division. And a group
-    whose bound ``min(a, b) / max(a, b)`` cannot beat a query's best so far is skipped for
-    that query. Memory is bounded by ``block_rows x block_rows`` counts whatever the set
-    sizes; ties resolve to the lowest index of ``b``.
+    Exact: the values (float64 ``c / (a + b - c)`` from integer counts) and the argmax (ties
+    resolve to the lowest index of ``b``) are those of the full matrix. With a matrix-product
+    backend most pairs are never counted exactly: see :class:`NearestNeighbourIndex` (an
+    upper bound from 4-fold folded counts rules out whole chunks of ``b``). Memory is
+    bounded by ``block_rows`` query rows at a time whatever the set sizes. ``n_threads``
+    query blocks run at once (each on one kernel thread; default: the torch thread count).
     """
-    pa = _prepare(a, backend)
-    pb = _prepare(b, pa.backend)
-    best = np.zeros(len(pa), dtype=np.float64)
-    index = np.zeros(len(pa), dtype=np.int64)
-    if len(pb) == 0:
-        return (best, index - 1) if return_index else best
-    if len(pa) == 0:
+    index = NearestNeighbourIndex(b, backend=backend)
+    return index.query(a, return_index=return_index, block_rows=block_rows, n_threads=n_threads)
+
+
+FOLD = 4
+"""Folding factor of the bound: bit ``i`` of an ``n``-bit fingerprint adds to dimension
+``i % (n / FOLD)``; ``sum_j fold(x)_j fold(y)_j`` is at least the common-bit count."""
+CHUNK_ROWS = 256
+"""Reference rows (consecutive in popcount order) that share one bound per query."""
+PRUNE_ROUNDS = 3
+"""Rounds in which each query counts its most promising remaining chunk first."""
+FOLD_COLUMNS = 1024
+"""Reference rows per folded product: ``torch._int_mm`` runs ~4x faster on outputs of at
+most ~1,024 columns than on 8,192 (measured on a 2-core AVX-512 VNNI CPU)."""
+
+
+def _fold_counts(dense01: np.ndarray, fold: int = FOLD) -> np.ndarray:
+    """``(n, bits)`` 0/1 rows summed in ``fold`` interleaved groups: ``(n, bits // fold)`` int8."""
+    n, bits = dense01.shape
+    return dense01.reshape(n, fold, bits // fold).sum(axis=1, dtype=np.int8)
+
+
+def _folded_products(qf: np.ndarray, rf: np.ndarray) -> np.ndarray:
+    """Exact integer products of folded rows (values <= FOLD): int8 ``_int_mm`` or float32."""
+    if backend_available("torch-int8"):
+        return _counts_dense(qf, rf, "torch-int8")
+    return (qf.astype(np.float32) @ rf.astype(np.float32).T).astype(np.int32)
+
+
+class NearestNeighbourIndex:
+    """Reference fingerprints prepared for exact nearest-neighbour (max Tanimoto) queries.
+
+    Prepared once (sorted by popcount, unpacked, folded), queried many times (streamed
+    query chunks reuse it). For a query ``q`` with ``a`` bits and a reference ``r`` with
+    ``b`` bits, the common count ``c`` is at most ``U = fold(q) . fold(r)`` (products of
+    non-negative per-group counts dominate the per-bit products) and at most ``min(a, b)``;
+    ``c / (a + b - c)`` grows with ``c`` and falls with ``b``, so a chunk of references with
+    popcounts ``b_min..b_max`` and largest ``U`` cannot beat ``U' / (a + b_min - U')`` with
+    ``U' = min(U, a, b_max)``. The folded product is a quarter of the exact one; the chunk
+    whose bound is highest is then counted exactly for each query, and only chunks whose
+    bound still exceeds that query's best so far are counted after it (on MOSES data about
+    4 % of them). Float64 divisions are correctly rounded, hence monotone, so comparing
+    bounds in floating point never drops a chunk that could win. With the
+    ``numpy-popcount`` backend (no matrix product) every pair is counted.
+    """
+
+    def __init__(self, reference, *, backend: str = "auto", chunk_rows: int = CHUNK_ROWS) -> None:
+        packed = np.ascontiguousarray(np.atleast_2d(reference), dtype=np.uint64)
+        counts = popcount(packed)
+        self.order = np.argsort(counts, kind="stable")
+        self.prepared = PreparedFingerprints(packed[self.order], backend)
+        self.backend = self.prepared.backend
+        self.counts = self.prepared.counts
+        self.chunk_rows = chunk_rows
+        n = len(self.prepared)
+        self.starts = np.arange(0, n, chunk_rows)
+        self.stops = np.minimum(self.starts + chunk_rows, n)
+        self.chunk_min = self.counts[self.starts] if n else np.zeros(0, dtype=np.int64)
+        self.chunk_max = self.counts[self.stops - 1] if n else np.zeros(0, dtype=np.int64)
+        self._runs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.folded: np.ndarray | None = None
+        if n and self.backend != "numpy-popcount":
+            dense = self.prepared.dense()
+            folded = _fold_counts(dense)
+            pad = len(self.starts) * chunk_rows - n  # zero rows never raise a chunk's bound
+            self.folded = np.concatenate([folded, np.zeros((pad, folded.shape[1]), np.int8)]) if pad else folded
+
+    def __len__(self) -> int:
+        return len(self.prepared)
+
+    def query(
+        self, queries, *, return_index: bool = False, block_rows: int = DEFAULT_BLOCK_ROWS,
+        n_threads: int | None = None,
+    ):
+        """Highest Tanimoto of each query row to the reference (and its index there)."""
+        pa = _prepare(queries, self.backend)
+        n = len(pa)
+        best = np.zeros(n, dtype=np.float64)
+        index = np.zeros(n, dtype=np.int64)
+        if len(self) == 0:
+            return (best, index - 1) if return_index else best
+        if n == 0:
+            return (best, index) if return_index else best
+        if self.folded is None:
+            self._query_all_pairs(pa, best, index, block_rows)
+        else:
+            from chemassay.runtime.threads import thread_map
+
+            block = max(1, min(block_rows, 1024))
+            starts = list(range(0, n, block))
+
+            def run(start: int) -> None:
+                rows = np.arange(start, min(start + block, n))
+                self._query_pruned(pa.rows_at(rows), best, index, rows, return_index)
+
+            thread_map(run, starts, n_threads=n_threads)
+        index = self.order[index]
         return (best, index) if return_index else best
-    order, buckets = _popcount_buckets(pb.counts)
-    ordered_b = PreparedFingerprints(pb.packed[order], pa.backend)
-    if pa.backend != "numpy-popcount":  # unpack once; tiles below are views or gathers
-        ordered_b.dense()
-        pa.dense()
-    index[:] = len(pb)  # "none yet": larger than any real index
-    query_counts = pa.counts
-    # Popcounts near the queries' own first: good early maxima prune the later groups.
-    centre = float(np.median(query_counts))
-    buckets.sort(key=lambda bucket: abs(bucket[0] - centre))
-    for b_count, start, stop in buckets:
-        lo, hi = np.minimum(query_counts, b_count), np.maximum(query_counts, b_count)
+
+    def _exact(self, part: PreparedFingerprints, lo: int, hi: int):
+        """Exact Tanimoto (float64) of ``part`` against sorted reference rows ``lo:hi``."""
+        common = intersection_counts(part, self.prepared.rows(lo, hi))
+        union = part.counts[:, None] + self.counts[None, lo:hi] - common
         with np.errstate(invalid="ignore", divide="ignore"):
-            bound = np.where(hi > 0, lo / np.maximum(hi, 1), 0.0)
-        # A tie with a lower index of b can still win the argmax, so keep bound == best.
-        alive = np.flatnonzero(bound >= best) if return_index else np.flatnonzero(bound > best)
-        if alive.size == 0:
-            continue
-        for row_start in range(0, alive.size, block_rows):
-            rows = alive[row_start:row_start + block_rows]
-            queries = pa.rows_at(rows)
-            for col in range(start, stop, block_rows):
-                col_stop = min(col + block_rows, stop)
-                common = intersection_counts(queries, ordered_b.rows(col, col_stop))
-                if return_index:
-                    arg = common.argmax(axis=1)
-                    top = common[np.arange(rows.size), arg].astype(np.int64)
-                else:
-                    top = common.max(axis=1).astype(np.int64)
-                union = query_counts[rows] + b_count - top
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    sim = np.where(union > 0, top / np.maximum(union, 1), 0.0)
-                if return_index:
-                    candidate = order[col + arg]
-                    better = (sim > best[rows]) | ((sim == best[rows]) & (candidate < index[rows]))
-                    index[rows[better]] = candidate[better]
-                else:
-                    better = sim > best[rows]
-                best[rows[better]] = sim[better]
-    return (best, index) if return_index else best
+            return np.where(union > 0, common / np.maximum(union, 1), 0.0)
+
+    def _update(self, sim: np.ndarray, lo: int, rows: np.ndarray, best, index, return_index: bool) -> None:
+        """Fold a block of exact similarities (sorted columns ``lo:``) into best/index.
+
+        ``index`` holds sorted positions (``len(self)`` for "none yet"); with
+        ``return_index`` a tie goes to the lowest *original* index of the reference.
+        """
+        arg = sim.argmax(axis=1)
+        top = sim[np.arange(len(rows)), arg]
+        candidate = arg + lo
+        if return_index:
+            original = self.order[lo:lo + sim.shape[1]]
+            tied = np.where(sim == top[:, None], original[None, :], len(self.order))
+            candidate = np.argmin(tied, axis=1) + lo
+            none_yet = index[rows] >= len(self.order)
+            current = np.where(none_yet, len(self.order), self.order[np.minimum(index[rows], len(self.order) - 1)])
+            better = (top > best[rows]) | ((top == best[rows]) & (self.order[candidate] < current))
+        else:
+            better = top > best[rows]
+        best[rows[better]] = top[better]
+        index[rows[better]] = candidate[better]
+
+    def _query_pruned(self, part: PreparedFingerprints, best, index, rows: np.ndarray, return_index: bool) -> None:
+        n_chunks = len(self.starts)
+        part.dense()
+        qf = _fold_counts(part.dense())
+        umax = np.empty((len(rows), n_chunks), dtype=np.int32)
+        per_block = max(1, FOLD_COLUMNS // self.chunk_rows)
+        for c0 in range(0, n_chunks, per_block):
+            c1 = min(c0 + per_block, n_chunks)
+            products = _folded_products(qf, self.folded[c0 * self.chunk_rows:c1 * self.chunk_rows])
+            umax[:, c0:c1] = products.reshape(len(rows), c1 - c0, self.chunk_rows).max(axis=2)
+        a = part.counts[:, None]
+        bounded = np.minimum(np.minimum(umax, a), self.chunk_max[None, :])
+        denominator = a + self.chunk_min[None, :] - bounded
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bound = np.where(denominator > 0, bounded / np.maximum(denominator, 1), 0.0)
+        local_best = np.zeros(len(rows), dtype=np.float64)
+        local_index = np.full(len(rows), len(self.order), dtype=np.int64)  # "none yet"
+        local_rows = np.arange(len(rows))
+        # Each query's most promising chunks first (a few rounds), so that its best so far
+        # is near its final best before the sweep over every chunk still above it.
+        pending = bound.copy()
+        for round_number in range(PRUNE_ROUNDS):
+            pick = pending.argmax(axis=1)
+            top = pending[local_rows, pick]
+            chosen = (top >= local_best) if return_index else (top > local_best)
+            if round_number == 0:
+                chosen[:] = True
+            chosen &= top >= 0
+            if not chosen.any():
+                break
+            pending[local_rows[chosen], pick[chosen]] = -1.0
+            for chunk in np.unique(pick[chosen]):
+                members = np.flatnonzero(chosen & (pick == chunk))
+                self._exact_update(part, members, int(chunk), local_best, local_index, return_index)
+        # A tie with a lower index can still win the argmax, so keep bound == best then.
+        alive = (pending >= local_best[:, None]) if return_index else (pending > local_best[:, None])
+        for chunk in np.flatnonzero(alive.any(axis=0)):
+            members = np.flatnonzero(alive[:, chunk])
+            self._exact_update(part, members, int(chunk), local_best, local_index, return_index)
+        best[rows] = local_best
+        index[rows] = np.minimum(local_index, len(self.order) - 1)
+
+    def _exact_update(self, part, members: np.ndarray, chunk: int, best, index, return_index: bool) -> None:
+        """Count chunk ``chunk`` exactly for the query rows ``members`` and fold it in."""
+        lo, hi = int(self.starts[chunk]), int(self.stops[chunk])
+        queries = part.rows_at(members)
+        if return_index:
+            self._update(self._exact(queries, lo, hi), lo, members, best, index, return_index=True)
+            return
+        # Within a run of equal reference popcounts Tanimoto grows with the common count:
+        # one division per run, on the run's largest count.
+        common = intersection_counts(queries, self.prepared.rows(lo, hi))
+        run_starts, run_counts = self.chunk_runs(chunk)
+        top = np.maximum.reduceat(common, run_starts, axis=1).astype(np.int64)
+        union = queries.counts[:, None] + run_counts[None, :] - top
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sim = np.where(union > 0, top / np.maximum(union, 1), 0.0).max(axis=1)
+        better = sim > best[members]
+        best[members[better]] = sim[better]
+
+    def chunk_runs(self, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+        """Offsets (within the chunk) where the reference popcount changes, and the popcounts."""
+        runs = self._runs.get(chunk)
+        if runs is None:
+            counts = self.counts[int(self.starts[chunk]):int(self.stops[chunk])]
+            offsets = np.concatenate([[0], np.flatnonzero(np.diff(counts)) + 1])
+            runs = (offsets, counts[offsets])
+            self._runs[chunk] = runs
+        return runs
+
+    def _query_all_pairs(self, pa: PreparedFingerprints, best, index, block_rows: int) -> None:
+        index[:] = len(self.order)
+        all_rows = np.arange(len(pa))
+        for r0 in range(0, len(pa), block_rows):
+            rows = all_rows[r0:r0 + block_rows]
+            part = pa.rows_at(rows)
+            for lo in range(0, len(self), block_rows):
+                hi = min(lo + block_rows, len(self))
+                self._update(self._exact(part, lo, hi), lo, rows, best, index, return_index=True)
+        index[:] = np.minimum(index, len(self.order) - 1)
 
 
 def set_num_threads(n: int) -> None:

@@ -19,10 +19,11 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -199,16 +200,24 @@ def _pool_context():
     return None
 
 
-def _run_dask(fn, chunks, scheduler: str, results: list, advance) -> None:
+@contextmanager
+def dask_client(scheduler: str) -> Iterator[Any]:
+    """A Dask client for ``scheduler`` (an address, or ``"dask-local"`` for an in-process
+    cluster), closed on exit. For callers that scatter large inputs once and submit tasks."""
     distributed = require("distributed", "dask", "the Dask scheduler")
     if scheduler == "dask-local":
         client = distributed.Client(processes=False, dashboard_address=None)
     else:
         client = distributed.Client(scheduler)
     try:
+        yield client
+    finally:
+        client.close()
+
+
+def _run_dask(fn, chunks, scheduler: str, results: list, advance) -> None:
+    with dask_client(scheduler) as client:
         futures = [client.submit(_call_chunk, fn, start, chunk, pure=False) for start, chunk in chunks]
         for (start, chunk), future in zip(chunks, futures, strict=True):
             results[start:start + len(chunk)] = future.result()
             advance(len(chunk))
-    finally:
-        client.close()

@@ -187,6 +187,11 @@ def evaluate(
     plot: str | os.PathLike | None = None,
     samples_out: str | os.PathLike | None = None,
     show_progress: bool | None = None,
+    scheduler: str | None = None,
+    n_threads: int | None = None,
+    work_dir: str | os.PathLike | None = None,
+    chunk_rows: int | None = None,
+    intdiv_exact_max: int | None = None,
 ) -> Result:
     """Every MOSES metric of generated molecules, as ``moses.get_all_metrics`` computes them.
 
@@ -199,6 +204,15 @@ def evaluate(
     listed in ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty``
     get 95 % bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none).
     ``plot`` writes the property-distribution PNG there.
+
+    Scale: a file is streamed in chunks of ``chunk_rows`` strings (50,000), so memory stays
+    bounded at a million molecules; with ``work_dir`` each finished chunk is kept there and
+    an interrupted run resumes. ``n_jobs`` worker processes do the RDKit work and
+    ``n_threads`` threads ChemNet and the similarity blocks; ``scheduler`` (a Dask address,
+    or ``"dask-local"``) runs the RDKit work and the similarity blocks on a cluster;
+    ``device="cuda"`` runs ChemNet, SNN and IntDiv on the GPU. IntDiv of more than
+    ``intdiv_exact_max`` distinct molecules (100,000) on one CPU without a scheduler is an
+    estimate, marked in the result (``estimates``, ``config["intdiv"]``, a warning).
 
     >>> import chemassay.generation as generation
     >>> reference = ["CCOc1ccccc1", "CC(=O)Nc1ccc(O)cc1", "c1ccc2ccccc2c1", "OC(=O)c1ccccc1O",
@@ -216,16 +230,20 @@ def evaluate(
     from chemassay.report.intervals import attach_intervals
     from chemassay.runtime.files import ensure_writable
     from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K, evaluate_samples
+    from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX
+    from chemassay.suites.generation.stream import CHUNK_ROWS
 
     started = time.perf_counter()
     _check_device(device)
+    if scheduler is not None and scheduler != "dask-local" and "://" not in scheduler:
+        raise UserInputError(f"--scheduler {scheduler}: give a Dask address (tcp://host:8786) or dask-local")
     if (samples is None) == (model is None):
         raise UserInputError("give the generated SMILES (a list or a file) or model=SPEC, not both and not neither")
     for target, what in ((plot, "plot"), (samples_out, "samples file")):
         if target is not None:
             ensure_writable(target, what)
-    lines: list[int] | None = None
     inputs = []
+    input_sha256: str | None = None
     warnings_out: list[str] = []
     config: dict[str, Any] = {}
     if model is not None:
@@ -245,14 +263,16 @@ def evaluate(
             _write_lines(samples_out, smiles)
             inputs.append(input_ref(samples_out))
     elif isinstance(samples, (str, os.PathLike)):
-        from chemassay.data.readers import read_smiles_file
+        from chemassay.suites.generation.stream import CHUNK_ROWS, iter_smiles_file
 
-        table = read_smiles_file(samples)
-        if not table.smiles:
+        chunk_iter = iter_smiles_file(samples, chunk_rows=chunk_rows or CHUNK_ROWS)
+        first_chunk = next(chunk_iter, None)
+        if first_chunk is None:
             raise UserInputError(f"{samples}: no SMILES in the file; give one SMILES per line or a CSV with a SMILES column")
-        smiles, lines = table.smiles, table.lines
+        smiles = _prepend(first_chunk, chunk_iter)
         model_field = predictions_ref(samples, name=Path(samples).name)
         inputs.append(input_ref(samples))
+        input_sha256 = inputs[-1].sha256
     else:
         if isinstance(samples, (bytes, bytearray)) or not isinstance(samples, Sequence):
             raise UserInputError(f"samples must be a list of SMILES strings or a file path, not {type(samples).__name__}")
@@ -268,17 +288,15 @@ def evaluate(
 
     evaluation = evaluate_samples(
         smiles, test=test, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs, device=device,
-        batch_size=batch_size, show_progress=show_progress,
+        batch_size=batch_size, show_progress=show_progress, scheduler=scheduler, n_threads=n_threads,
+        work_dir=work_dir, chunk_rows=chunk_rows, input_sha256=input_sha256, intdiv_exact_max=intdiv_exact_max,
+        seed=seed,
     )
-
-    def line_of(index: int) -> int | None:
-        return lines[index] if lines is not None else None
-
     skipped = [
-        SkippedItem(line=line_of(bad.index), item=bad.smiles, reason=f"invalid SMILES: {bad.reason}", index=bad.index)
+        SkippedItem(line=bad.line, item=bad.smiles, reason=f"invalid SMILES: {bad.reason}", index=bad.index)
         for bad in evaluation.invalid
     ] + [
-        SkippedItem(line=line_of(bad.index), item=bad.smiles, reason=bad.reason, index=bad.index)
+        SkippedItem(line=bad.line, item=bad.smiles, reason=bad.reason, index=bad.index)
         for bad in evaluation.dropped
     ]
     for spec in (test, scaffold_test, train):
@@ -290,7 +308,12 @@ def evaluate(
         "test": _describe_set(test), "scaffold_test": _describe_set(scaffold_test), "train": _describe_set(train),
         "n_jobs": n_jobs, "device": device, "batch_size": batch_size, "unique_k": list(DEFAULT_UNIQUE_K),
         "fingerprint": "Morgan radius 2, 1024 bits", "bootstrap": bootstrap,
+        "scheduler": scheduler, "chunk_rows": chunk_rows or CHUNK_ROWS,
+        "intdiv": "estimate" if "IntDiv" in evaluation.estimates else "exact",
+        "intdiv_exact_max": INTDIV_EXACT_MAX if intdiv_exact_max is None else intdiv_exact_max,
     })
+    if work_dir is not None:
+        config["work_dir"] = str(work_dir)
     result = Result(
         suite=SUITE,
         task="evaluate",
@@ -314,6 +337,17 @@ def evaluate(
         timings_s=evaluation.timings,
     )
     attach_intervals(result, resamples=bootstrap, seed=seed)
+    if evaluation.estimates:
+        from chemassay.report.result import Interval
+
+        estimate = evaluation.estimates["IntDiv"]
+        result.estimates = evaluation.estimates
+        for key in ("IntDiv", "IntDiv2"):
+            result.intervals[key] = Interval(low=estimate[key]["low"], high=estimate[key]["high"], level=0.95,
+                                             method="sampled molecules (estimate)", resamples=estimate["rows"],
+                                             seed=estimate["seed"])
+    if evaluation.resumed_chunks:
+        result.resumed_chunks = evaluation.resumed_chunks
     if plot is not None:
         from chemassay.suites.generation.metrics import PROPERTY_NAMES
         from chemassay.suites.generation.plots import plot_property_distributions
@@ -326,6 +360,11 @@ def evaluate(
         result.plot = str(png)
     result.elapsed_s = time.perf_counter() - started
     return result
+
+
+def _prepend(first: Any, rest: Any) -> Any:
+    yield first
+    yield from rest
 
 
 def compute_metrics(

@@ -10,7 +10,7 @@ symbol; unknown symbols map to ``X``), one-hot encoded over 350 positions and di
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -153,16 +153,20 @@ def chemnet_activations(
     batch_size: int = 512,
     show_progress: bool | None = None,
     skip_padding: bool = True,
+    n_threads: int | None = None,
 ) -> np.ndarray:
     """ChemNet activations ``(len(smiles), 512)`` (float32) of already canonical SMILES.
 
     On the CPU (``skip_padding``) batches are formed from SMILES of similar length and the
     first LSTM and the convolutions only read the positions that hold them (see
     :class:`_ZeroInputTrajectory`); the result equals the plain forward pass up to float32
-    rounding (about 1e-6), which FCD does not see.
+    rounding (about 1e-6), which FCD does not see. CPU batches run on ``n_threads`` threads
+    with one kernel thread each (:func:`chemassay.runtime.threads.thread_map`): no thread
+    waits for another, so a core taken by another process slows one batch, not every step.
     """
     torch = require("torch", "torch", "the FCD metric")
     from chemassay.runtime.progress import progress_task
+    from chemassay.runtime.threads import thread_map
 
     if not smiles:
         return np.zeros((0, ACTIVATION_SIZE), dtype=np.float32)
@@ -172,18 +176,28 @@ def chemnet_activations(
     order = np.argsort([len(t) for t in tokens], kind="stable") if trajectory else np.arange(len(tokens))
     out = np.empty((len(smiles), ACTIVATION_SIZE), dtype=np.float32)
     disable = None if show_progress is None else not show_progress
-    small = _one_thread_if_small(torch, len(smiles)) if device == "cpu" else nullcontext()
-    with torch.no_grad(), small, progress_task("ChemNet", len(smiles), disable=disable) as advance:
-        for start in range(0, len(smiles), batch_size):
+    if device == "cpu":  # smaller batches keep both threads busy to the end on small sets
+        batch_size = max(16, min(batch_size, -(-len(smiles) // 2)))
+    starts = list(range(0, len(smiles), batch_size))
+    with torch.no_grad(), progress_task("ChemNet", len(smiles), disable=disable) as advance:
+
+        def run(start: int) -> None:
             rows = order[start:start + batch_size]
             chunk = [tokens[i] for i in rows]
-            batch = _one_hot_batch(chunk, torch, device)
-            if trajectory is not None:
-                activations = _activations_skipping_padding(model, batch, [len(t) for t in chunk], trajectory, torch)
-            else:
-                activations = model(batch)
-            out[rows] = activations.to("cpu").numpy()
+            with torch.no_grad():
+                batch = _one_hot_batch(chunk, torch, device)
+                if trajectory is not None:
+                    activations = _activations_skipping_padding(model, batch, [len(t) for t in chunk], trajectory, torch)
+                else:
+                    activations = model(batch)
+                out[rows] = activations.to("cpu").float().numpy()
             advance(len(chunk))
+
+        if device == "cpu":
+            thread_map(run, starts, n_threads=n_threads)
+        else:
+            for start in starts:
+                run(start)
     return out
 
 

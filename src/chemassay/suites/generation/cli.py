@@ -80,9 +80,28 @@ def evaluate_command(
     train: str = typer.Option("moses", "--train", help="Training set for Novelty: 'moses', a SMILES file, or 'none'."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples of the 95% intervals (0: none)."),
     n_jobs: int = JobsOption,
-    device: str = typer.Option("cpu", "--device", help="Where ChemNet (FCD) runs: cpu or cuda."),
+    device: str = typer.Option(
+        "cpu", "--device", help="Where ChemNet (FCD), SNN and IntDiv run: cpu or cuda (RDKit work stays on the CPU)."
+    ),
     batch_size: int = typer.Option(512, "--batch-size", help="ChemNet batch size."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the property-distribution PNG next to OUT."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler",
+        help="Run the RDKit work and the similarity blocks on a Dask cluster: tcp://host:8786, or dask-local.",
+    ),
+    threads: int | None = typer.Option(
+        None, "--threads", min=1,
+        help="Threads for ChemNet and the similarity blocks, one kernel thread each (default: torch's count).",
+    ),
+    work_dir: Path | None = typer.Option(
+        None, "--work-dir",
+        help="Keep each finished chunk here; a run interrupted and started again with the same folder resumes.",
+    ),
+    chunk_rows: int | None = typer.Option(None, "--chunk-rows", min=1, help="Input strings per chunk (50000)."),
+    intdiv_exact_max: int | None = typer.Option(
+        None, "--intdiv-exact-max", min=0,
+        help="Above this many distinct molecules IntDiv is estimated on one CPU (100000; exact with cuda or --scheduler).",
+    ),
 ) -> None:
     """Every MOSES metric of generated SMILES (values as the MOSES reference code computes them)."""
     import warnings
@@ -107,7 +126,8 @@ def evaluate_command(
             gen, model=model, n=n, seed=seed, test=test_spec, scaffold_test=scaffold_spec, train=train_spec,
             bootstrap=bootstrap, n_jobs=n_jobs, device=device, batch_size=batch_size,
             plot=properties_plot_path(out) if out is not None and plot else None, samples_out=samples,
-            show_progress=_show_progress(),
+            show_progress=_show_progress(), scheduler=scheduler, n_threads=threads, work_dir=work_dir,
+            chunk_rows=chunk_rows, intdiv_exact_max=intdiv_exact_max,
         )
     for warning in result.warnings:
         info(f"warning: {warning}")

@@ -172,6 +172,38 @@ def sa_score(mol: Chem.Mol) -> float:
     return min(10.0, max(1.0, scaled))
 
 
+# ---------------------------------------------------------------- atom checks
+
+
+@lru_cache(maxsize=1)
+def _atom_queries() -> dict:
+    """Query atoms for the per-atom checks, matched in one RDKit call per molecule.
+
+    (Iterating ``mol.GetAtoms()`` from Python cost ~0.5 ms per molecule.) ``disallowed``
+    matches any element outside C N S O F Cl Br H (dummy atoms included), as the MOSES
+    test on element symbols does.
+    """
+    from rdkit.Chem import rdqueries
+
+    disallowed = None
+    for number in (6, 7, 16, 8, 9, 17, 35, 1):  # the symbols of ALLOWED_ELEMENTS
+        query = rdqueries.AtomNumEqualsQueryAtom(number, negate=True)
+        if disallowed is None:
+            disallowed = query
+        else:
+            disallowed.ExpandQuery(query)  # AND: none of the allowed elements
+    return {
+        "hydrogen": rdqueries.AtomNumEqualsQueryAtom(1),
+        "charged": rdqueries.FormalChargeEqualsQueryAtom(0, negate=True),
+        "disallowed": disallowed,
+    }
+
+
+def has_atom(mol: Chem.Mol, kind: str) -> bool:
+    """Whether ``mol`` has a ``hydrogen``, ``charged`` or ``disallowed`` (element) atom."""
+    return len(mol.GetAtomsMatchingQuery(_atom_queries()[kind])) > 0
+
+
 # ---------------------------------------------------------------- QED
 
 
@@ -185,7 +217,7 @@ def qed_score(mol: Chem.Mol, logp: float | None = None) -> float:
     atoms (it would return an identical copy) and a logP already computed for the same
     molecule is reused. The value is identical to ``QED.qed(mol)`` (checked in the tests).
     """
-    heavy = mol if all(atom.GetAtomicNum() != 1 for atom in mol.GetAtoms()) else Chem.RemoveHs(mol)
+    heavy = Chem.RemoveHs(mol) if has_atom(mol, "hydrogen") else mol
     if logp is None or heavy is not mol:
         logp = Crippen.MolLogP(heavy)
     acceptors = sum(
@@ -262,23 +294,24 @@ def matches_any_alert(mol_with_hydrogens: Chem.Mol, *, screen: bool = True) -> b
     return any(mol_with_hydrogens.HasSubstructMatch(patterns[i]) for i in candidates)
 
 
-def passes_moses_filters(mol: Chem.Mol, *, screen: bool = True, parses: str | None = None) -> bool:
+def passes_moses_filters(
+    mol: Chem.Mol, *, screen: bool = True, parses: str | None = None, with_hydrogens: Chem.Mol | None = None
+) -> bool:
     """MOSES's ``mol_passes_filters``: the test behind the ``Filters`` metric.
 
     A molecule passes when it has no ring of 8 or more atoms, no charged atom, only the
     elements C N S O F Cl Br H, no MCF or PAINS match (on the molecule with explicit
     hydrogens), and its non-isomeric canonical SMILES is non-empty and parses again.
     ``parses`` may name a SMILES already known to parse (the one ``mol`` was read from):
-    when the non-isomeric SMILES equals it, it is not parsed a second time.
+    when the non-isomeric SMILES equals it, it is not parsed a second time. ``with_hydrogens``
+    may give ``Chem.AddHs(mol)`` when the caller already made it.
     """
     rings = mol.GetRingInfo()
     if rings.NumRings() and any(len(ring) >= 8 for ring in rings.AtomRings()):
         return False
-    if any(atom.GetFormalCharge() != 0 for atom in mol.GetAtoms()):
+    if has_atom(mol, "charged") or has_atom(mol, "disallowed"):
         return False
-    if any(atom.GetSymbol() not in ALLOWED_ELEMENTS for atom in mol.GetAtoms()):
-        return False
-    if matches_any_alert(Chem.AddHs(mol), screen=screen):
+    if matches_any_alert(Chem.AddHs(mol) if with_hydrogens is None else with_hydrogens, screen=screen):
         return False
     smiles = Chem.MolToSmiles(mol, isomericSmiles=False)
     if not smiles:
@@ -352,7 +385,10 @@ def describe_mol(
     reference sets do not need it. ``source`` is the SMILES ``mol`` was parsed from, if any.
     """
     with rdkit_log_silenced():
-        logp = Crippen.MolLogP(mol)
+        # Crippen.MolLogP adds hydrogens itself; the filters need the same molecule with
+        # hydrogens, so it is made once (the value is identical, checked in the tests).
+        with_hydrogens = Chem.AddHs(mol)
+        logp = rdMolDescriptors.CalcCrippenDescriptors(with_hydrogens, includeHs=False)[0]
         return MoleculeDescriptors(
             canonical=Chem.MolToSmiles(mol),
             fingerprint=packed_fingerprint(mol),
@@ -360,7 +396,10 @@ def describe_mol(
             sa=sa_score(mol),
             qed=qed_score(mol, logp),
             weight=Descriptors.MolWt(mol),
-            passes_filters=passes_moses_filters(mol, screen=screen, parses=source) if filters else None,
+            passes_filters=(
+                passes_moses_filters(mol, screen=screen, parses=source, with_hydrogens=with_hydrogens)
+                if filters else None
+            ),
             fragments=tuple(brics_fragments(mol)),
             scaffold=murcko_scaffold(mol),
         )

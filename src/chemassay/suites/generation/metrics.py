@@ -45,9 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chemassay.report.cards import MetricCard
-from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.reference import (
-    PROPERTY_NAMES,
+    PROPERTY_NAMES,  # noqa: F401 - re-exported (the API and plots read it here)
     ReferenceSpec,
     ReferenceStats,
     resolve_reference,
@@ -62,7 +61,8 @@ METRIC_KEYS = (
     "FCD/TestSF", "SNN/TestSF", "Frag/TestSF", "Scaf/TestSF",
     "IntDiv", "IntDiv2", "Filters", "logP", "SA", "QED", "weight", "Novelty",
 )
-_BLOCK = 4096
+_BLOCK = 1024
+"""Rows per block of the IntDiv pair sums (see :data:`.pairs.BLOCK`)."""
 
 
 # ---------------------------------------------------------------- single metrics
@@ -139,29 +139,27 @@ def property_distance(reference: np.ndarray, generated: np.ndarray) -> float:
 
 def _unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of a packed fingerprint matrix and how often each occurs."""
-    if len(packed) == 0:
-        return packed, np.zeros(0, dtype=np.int64)
-    view = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.dtype.itemsize * packed.shape[1])))
-    _, first, counts = np.unique(view.ravel(), return_index=True, return_counts=True)
-    return packed[first], counts.astype(np.int64)
+    from chemassay.suites.generation.pairs import unique_rows
+
+    return unique_rows(packed)
 
 
-def nearest_neighbour_similarities(generated: np.ndarray, reference: np.ndarray) -> np.ndarray:
+def nearest_neighbour_similarities(
+    generated: np.ndarray, reference, *, device: str = "cpu", n_threads: int | None = None
+) -> np.ndarray:
     """For each generated fingerprint, its highest Tanimoto similarity to ``reference``.
 
+    ``reference`` is a packed fingerprint matrix or a prepared
+    :class:`~chemassay.suites.generation.pairs.SnnReference` (reused across chunks).
     Reference duplicates are dropped first (they cannot change a maximum). As in MOSES, two
     empty fingerprints have similarity 1. Empty inputs give an empty array.
     """
-    from chemassay.chem.fingerprints import popcount
-    from chemassay.chem.similarity import max_tanimoto
+    from chemassay.suites.generation.pairs import SnnReference
 
     if len(generated) == 0 or len(reference) == 0:
         return np.zeros(0, dtype=np.float64)
-    distinct_reference, _ = _unique_rows(reference)
-    best = max_tanimoto(generated, distinct_reference)
-    if (popcount(distinct_reference) == 0).any():
-        best[popcount(generated) == 0] = 1.0
-    return best
+    prepared = reference if isinstance(reference, SnnReference) else SnnReference(reference, device=device)
+    return prepared.best(generated, n_threads=n_threads)
 
 
 def nearest_neighbour_similarity(
@@ -202,51 +200,22 @@ def _weights(fingerprints: np.ndarray, weights: np.ndarray | None) -> np.ndarray
 
 
 def pairwise_power_sums(
-    fingerprints: np.ndarray, weights: np.ndarray | None = None, powers: tuple[int, ...] = (1, 2)
+    fingerprints: np.ndarray, weights: np.ndarray | None = None, powers: tuple[int, ...] = (1, 2), *,
+    device: str = "cpu", n_threads: int | None = None, scheduler: str | None = None,
 ) -> dict[int, np.ndarray]:
     """For each row ``i`` and power ``p``: ``sum_j w_j T_ij^p`` over all rows ``j``.
 
-    Exact integer common-bit counts per block (the core's bulk Tanimoto backends), then
-    Tanimoto and the weighted row sums in float64 (with torch when available, which uses
-    every thread). Each unordered block is computed once and added to both sides.
+    See :func:`chemassay.suites.generation.pairs.pairwise_power_sums` (exact integer counts
+    per block, float64 sums, each unordered block once; CPU threads, GPU or Dask).
     """
-    from chemassay.chem.similarity import PreparedFingerprints, intersection_counts
+    from chemassay.suites.generation import pairs
 
-    w = _weights(fingerprints, weights)
-    prepared = PreparedFingerprints(fingerprints)
-    n = len(prepared)
-    sums = {p: np.zeros(n, dtype=np.float64) for p in powers}
-    if n == 0:
-        return sums
-    if prepared.backend != "numpy-popcount":
-        prepared.dense()
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - numpy fallback without the torch extra
-        torch = None
-    counts = prepared.counts.astype(np.float64)
-    for i0 in range(0, n, _BLOCK):
-        i1 = min(i0 + _BLOCK, n)
-        rows = prepared.rows(i0, i1)
-        for j0 in range(i0, n, _BLOCK):
-            j1 = min(j0 + _BLOCK, n)
-            common = intersection_counts(rows, prepared.rows(j0, j1))
-            if torch is not None:
-                block_sums = _block_power_sums_torch(
-                    torch, common, counts[i0:i1], counts[j0:j1], w[i0:i1], w[j0:j1], powers, j0 != i0
-                )
-            else:
-                block_sums = _block_power_sums_numpy(
-                    common, counts[i0:i1], counts[j0:j1], w[i0:i1], w[j0:j1], powers, j0 != i0
-                )
-            for p, (row_part, col_part) in block_sums.items():
-                sums[p][i0:i1] += row_part
-                if col_part is not None:
-                    sums[p][j0:j1] += col_part
-    return sums
+    return pairs.pairwise_power_sums(fingerprints, weights, powers, device=device, n_threads=n_threads,
+                                     scheduler=scheduler, block=_BLOCK)
 
 
 def _block_power_sums_numpy(common, a, b, wa, wb, powers, mirrored):
+    """Plain NumPy version of one block's weighted power sums (the reference of the torch one)."""
     common = common.astype(np.float64)
     union = a[:, None] + b[None, :] - common
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -260,27 +229,23 @@ def _block_power_sums_numpy(common, a, b, wa, wb, powers, mirrored):
 
 
 def _block_power_sums_torch(torch, common, a, b, wa, wb, powers, mirrored):
-    c = torch.from_numpy(np.ascontiguousarray(common)).to(torch.float64)
-    union = torch.from_numpy(a)[:, None] + torch.from_numpy(b)[None, :] - c
-    sim = c.div_(union).masked_fill_(union == 0, 1.0)  # two empty fingerprints: 1, as in MOSES
-    ta, tb = torch.from_numpy(wa), torch.from_numpy(wb)
-    out = {}
-    for p in powers:
-        block = sim if p == 1 else sim.pow(p)
-        out[p] = ((block @ tb).numpy(), (ta @ block).numpy() if mirrored else None)
-    return out
+    """One block's weighted power sums with the kernels the pair stage uses (NumPy in and out)."""
+    from chemassay.suites.generation.pairs import _block_sums
+
+    out = _block_sums(torch, torch.from_numpy(np.ascontiguousarray(common)), torch.from_numpy(a),
+                      torch.from_numpy(b), torch.from_numpy(wa), torch.from_numpy(wb), powers, mirrored)
+    return {p: (rows.numpy(), None if cols is None else cols.numpy()) for p, (rows, cols) in out.items()}
 
 
-def internal_diversities(fingerprints: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float]:
-    """``(IntDiv, IntDiv2)`` from one pass over the pairs."""
-    w = _weights(fingerprints, weights)
-    total = float(np.sum(w))
-    if total == 0:
-        return math.nan, math.nan
-    sums = pairwise_power_sums(fingerprints, w, powers=(1, 2))
-    intdiv = 1.0 - float(np.sum(w * sums[1])) / total**2
-    intdiv2 = 1.0 - float(np.sum(w * np.sqrt(sums[2] / total))) / total
-    return intdiv, intdiv2
+def internal_diversities(
+    fingerprints: np.ndarray, weights: np.ndarray | None = None, *, device: str = "cpu",
+    n_threads: int | None = None, scheduler: str | None = None,
+) -> tuple[float, float]:
+    """``(IntDiv, IntDiv2)`` from one pass over the pairs (exact; see :mod:`.pairs`)."""
+    from chemassay.suites.generation import pairs
+
+    return pairs.internal_diversities(fingerprints, weights, device=device, n_threads=n_threads,
+                                      scheduler=scheduler, block=_BLOCK)
 
 
 # ---------------------------------------------------------------- training set
@@ -385,11 +350,13 @@ def training_set(train, *, limit: int | None = None) -> SortedStrings | None:
 
 @dataclass
 class InvalidMolecule:
-    """A generated string that is not a valid molecule: its position, text and why."""
+    """A generated string that is not a valid molecule: its position, text, why, and its
+    line in the input file (``None`` for a list)."""
 
     index: int
     smiles: str
     reason: str
+    line: int | None = None
 
 
 @dataclass
@@ -397,12 +364,13 @@ class GenerationEvaluation:
     """Everything :func:`evaluate_samples` computed: the metrics and what explains them.
 
     ``properties`` holds the generated molecules' logP/SA/QED/weight (one value per valid
-    molecule, duplicates included) and ``references`` the statistics compared against
-    (``"Test"``, ``"TestSF"``). ``item_scores`` holds, for each metric that is a mean over
-    molecules, one value per input string (``None`` where the metric does not count that
-    string): ``valid`` (every string), ``Filters`` and ``SNN/...`` (every valid molecule),
-    ``Novelty`` (the first occurrence of each distinct valid molecule); each metric is the
-    mean of its non-``None`` values.
+    molecule, duplicates included, in no particular order) and ``references`` the statistics
+    compared against (``"Test"``, ``"TestSF"``). ``item_scores`` holds, for each metric that
+    is a mean over molecules, one value per input string (``None`` where the metric does not
+    count that string): ``valid`` (every string), ``Filters`` and ``SNN/...`` (every valid
+    molecule), ``Novelty`` (the first occurrence of each distinct valid molecule); each
+    metric is the mean of its non-``None`` values. ``estimates`` describes metrics that were
+    estimated rather than computed exactly (IntDiv of very large sets on one CPU).
     """
 
     metrics: dict[str, float]
@@ -416,36 +384,29 @@ class GenerationEvaluation:
     references: dict[str, ReferenceStats]
     timings: dict[str, float] = field(default_factory=dict)
     item_scores: dict[str, list[float | None]] = field(default_factory=dict)
+    estimates: dict = field(default_factory=dict)
+    chunks: int = 0
+    resumed_chunks: int = 0
 
 
-def _canonicalize_chunk(chunk: list[str]) -> list[str | None]:
-    from chemassay.suites.generation.descriptors import canonicalize_many
+def _run_manifest(input_digest: str, references: dict, train, unique_k, chunk_rows: int) -> dict:
+    """What a resumable run computes: a work folder is reused only for the same manifest."""
+    import rdkit
 
-    return canonicalize_many(chunk)
+    from chemassay.suites.generation.stream import FORMAT
 
-
-def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
-def _flatten(results: list, chunks: list[list]) -> list:
-    out: list = []
-    for result, chunk in zip(results, chunks, strict=True):
-        if isinstance(result, Failure):  # an RDKit crash inside a chunk: redo it item by item
-            from chemassay.suites.generation.descriptors import canonicalize
-
-            for item in chunk:
-                try:
-                    out.append(canonicalize(item))
-                except Exception:
-                    out.append(None)
-        else:
-            out.extend(result)
-    return out
+    train_name = None if train is None else (train if isinstance(train, str) else f"{type(train).__name__}")
+    if isinstance(train, SortedStrings):
+        train_name = f"sorted set of {len(train)}"
+    return {
+        "format": FORMAT, "input_sha256": input_digest, "chunk_rows": chunk_rows, "unique_k": list(unique_k),
+        "references": {label: [ref.name, ref.sha256, ref.n_molecules] for label, ref in references.items()},
+        "train": train_name, "rdkit": rdkit.__version__,
+    }
 
 
 def evaluate_samples(
-    gen_smiles: Sequence[str],
+    gen_smiles,
     *,
     test: ReferenceSpec = "moses",
     scaffold_test: ReferenceSpec | None = "moses",
@@ -455,89 +416,32 @@ def evaluate_samples(
     device: str = "cpu",
     batch_size: int = 512,
     show_progress: bool | None = None,
+    scheduler: str | None = None,
+    n_threads: int | None = None,
+    work_dir=None,
+    chunk_rows: int | None = None,
+    input_sha256: str | None = None,
+    intdiv_exact_max: int | None = None,
+    seed: int = 0,
 ) -> GenerationEvaluation:
     """Compute every MOSES metric of ``gen_smiles`` and keep the details (see module doc).
 
-    ``test``/``scaffold_test``: ``"moses"`` (the published statistics), a SMILES file, a
-    list of SMILES or :class:`ReferenceStats`; ``scaffold_test=None`` skips the ``/TestSF``
-    metrics. ``train``: ``"moses"`` (the default, as in :func:`compute_metrics` and MOSES's
-    ``get_all_metrics``), a file, a list/set of SMILES, or ``None`` to leave ``Novelty``
-    out. ``n_jobs`` worker processes do the RDKit work.
+    ``gen_smiles`` is a list of SMILES or an iterable of
+    :class:`~chemassay.suites.generation.stream.SmilesChunk` (a file streamed with
+    :func:`~chemassay.suites.generation.stream.iter_smiles_file`). ``test``/``scaffold_test``:
+    ``"moses"`` (the published statistics), a SMILES file, a list of SMILES or
+    :class:`ReferenceStats`; ``scaffold_test=None`` skips the ``/TestSF`` metrics. ``train``:
+    ``"moses"`` (the default, as in :func:`compute_metrics` and MOSES's ``get_all_metrics``),
+    a file, a list/set of SMILES, or ``None`` to leave ``Novelty`` out. ``n_jobs`` worker
+    processes do the RDKit work (or ``scheduler``, a Dask address or ``"dask-local"``, runs
+    it and the similarity blocks on a cluster); ``n_threads`` threads run ChemNet and the
+    similarity blocks; ``device="cuda"`` puts ChemNet, SNN and IntDiv on the GPU. The input is
+    processed in chunks of ``chunk_rows`` strings; with ``work_dir`` each finished chunk is
+    kept there and an interrupted run resumes (``input_sha256`` names the input). IntDiv of
+    more than ``intdiv_exact_max`` distinct molecules on one CPU is estimated (seeded by
+    ``seed``; see :mod:`.pairs`).
     """
-    from chemassay.suites.generation import chemnet
-    from chemassay.suites.generation.descriptors import (
-        describe_smiles,
-        fingerprint_matrix,
-        invalid_reason,
-    )
-
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-    smiles = [s if isinstance(s, str) else str(s) for s in gen_smiles]
-    jobs = max(1, n_jobs)
-    chunk_size = max(50, min(2000, len(smiles) // (jobs * 4) or 1))
-    chunks = _chunks(smiles, chunk_size)
-    canonical = _flatten(
-        parallel_map(_canonicalize_chunk, chunks, n_jobs=n_jobs, chunk_size=1,
-                     description="parsing", show_progress=show_progress),
-        chunks,
-    )
-    invalid = [
-        InvalidMolecule(i, s, invalid_reason(s)) for i, (s, c) in enumerate(zip(smiles, canonical, strict=True)) if c is None
-    ]
-    metrics: dict[str, float] = {"valid": fraction_valid([c is not None for c in canonical])}
-    item_scores: dict[str, list[float | None]] = {"valid": [0.0 if c is None else 1.0 for c in canonical]}
-    timings["parse"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    valid = [(i, c) for i, c in enumerate(canonical) if c is not None]
-    distinct = list(dict.fromkeys(c for _, c in valid))
-    described = parallel_map(
-        describe_smiles, distinct, n_jobs=n_jobs, description="describing molecules", show_progress=show_progress
-    )
-    records = {}
-    dropped: list[InvalidMolecule] = []
-    failed = set()
-    for text, record in zip(distinct, described, strict=True):
-        if isinstance(record, Failure):
-            failed.add(text)
-        else:
-            records[text] = record
-    for index, text in valid:
-        if text in failed:
-            dropped.append(InvalidMolecule(index, smiles[index], f"canonical SMILES {text!r} cannot be processed"))
-    scored = [(i, c) for i, c in valid if c not in failed]
-    gen = [c for _, c in scored]
-    timings["describe"] = time.perf_counter() - clock
-
-    warnings_out: list[str] = []
-    if dropped:
-        warnings_out.append(f"{len(dropped)} valid molecules could not be re-read from their canonical SMILES")
-    second_canonical = [records[c].canonical for c in gen]
-    for k in unique_k:
-        value, warning = fraction_unique(second_canonical, k)
-        metrics[f"unique@{k}"] = value
-        if warning:
-            warnings_out.append(warning)
-            warnings.warn(warning, stacklevel=2)
-
-    distinct_gen = list(dict.fromkeys(gen))
-    row_of = {c: row for row, c in enumerate(distinct_gen)}
-    multiplicity = Counter(gen)
-    weights = np.array([multiplicity[c] for c in distinct_gen], dtype=np.float64)
-    fingerprints = fingerprint_matrix([records[c].fingerprint for c in distinct_gen])
-    fragments: Counter = Counter()
-    scaffolds: Counter = Counter()
-    for c in gen:
-        fragments.update(records[c].fragments)
-        if records[c].scaffold is not None:
-            scaffolds[records[c].scaffold] += 1
-    properties = {
-        "logP": np.array([records[c].logp for c in gen], dtype=np.float64),
-        "SA": np.array([records[c].sa for c in gen], dtype=np.float64),
-        "QED": np.array([records[c].qed for c in gen], dtype=np.float64),
-        "weight": np.array([records[c].weight for c in gen], dtype=np.float64),
-    }
+    from chemassay.suites.generation import stream
 
     clock = time.perf_counter()
     references = {"Test": resolve_reference(test, moses_set="test", n_jobs=n_jobs, device=device,
@@ -547,80 +451,48 @@ def evaluate_samples(
             scaffold_test, moses_set="test_scaffolds", n_jobs=n_jobs, device=device,
             batch_size=batch_size, show_progress=show_progress,
         )
-    timings["references"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    gen_mu = gen_sigma = None
-    if len(gen) >= 2:
-        activations = chemnet.chemnet_activations(
-            [records[c].canonical for c in distinct_gen], device=device, batch_size=batch_size,
-            show_progress=show_progress,
-        )
-        expanded = np.repeat(activations, weights.astype(np.int64), axis=0)
-        gen_mu, gen_sigma = chemnet.gaussian_statistics(expanded)
-    else:
-        warnings_out.append(f"FCD needs at least 2 valid molecules ({len(gen)} given)")
-    timings["fcd"] = time.perf_counter() - clock
-
-    def per_valid(values_by_row) -> list[float | None]:
-        out: list[float | None] = [None] * len(smiles)
-        for index, c in scored:
-            out[index] = float(values_by_row[row_of[c]])
-        return out
-
-    clock = time.perf_counter()
-    for label, ref in references.items():
-        if gen_mu is None or ref.fcd_mu is None:
-            metrics[f"FCD/{label}"] = math.nan
-        else:
-            metrics[f"FCD/{label}"] = chemnet.frechet_distance(ref.fcd_mu, ref.fcd_sigma, gen_mu, gen_sigma)
-        # nearest_neighbour_similarity, keeping each molecule's value for the intervals
-        best = nearest_neighbour_similarities(fingerprints, ref.fingerprints)
-        if len(best):
-            metrics[f"SNN/{label}"] = float(np.sum(best * weights) / np.sum(weights))
-            item_scores[f"SNN/{label}"] = per_valid(best)
-        else:
-            metrics[f"SNN/{label}"] = math.nan
-        metrics[f"Frag/{label}"] = count_cosine_similarity(ref.fragments, fragments)
-        metrics[f"Scaf/{label}"] = count_cosine_similarity(ref.scaffolds, scaffolds)
-    timings["snn"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    metrics["IntDiv"], metrics["IntDiv2"] = internal_diversities(fingerprints, weights)
-    timings["intdiv"] = time.perf_counter() - clock
-    metrics["Filters"] = (
-        float(np.mean([records[c].passes_filters for c in gen])) if gen else math.nan
-    )
-    if gen:
-        item_scores["Filters"] = per_valid([float(records[c].passes_filters) for c in distinct_gen])
-    for name in PROPERTY_NAMES:
-        metrics[name] = property_distance(references["Test"].properties[name], properties[name])
     train_set = training_set(train)
-    if train_set is not None:
-        metrics["Novelty"] = novelty(second_canonical, train_set)
-        if second_canonical:
-            first_seen: dict[str, int] = {}
-            for (index, _), text in zip(scored, second_canonical, strict=True):
-                first_seen.setdefault(text, index)
-            known = train_set.contains(list(first_seen))
-            novel: list[float | None] = [None] * len(smiles)
-            for position, index in enumerate(first_seen.values()):
-                novel[index] = 0.0 if bool(known[position]) else 1.0
-            item_scores["Novelty"] = novel
-    ordered = {key: metrics[key] for key in METRIC_KEYS if key in metrics}
-    ordered.update({key: value for key, value in metrics.items() if key not in ordered})
+    reference_seconds = time.perf_counter() - clock
+    rows = chunk_rows or stream.CHUNK_ROWS
+    if isinstance(gen_smiles, (list, tuple)):
+        smiles = [s if isinstance(s, str) else str(s) for s in gen_smiles]
+        if input_sha256 is None:
+            from chemassay.suites.generation.reference import _list_digest
+
+            input_sha256 = _list_digest(smiles)
+        chunks = stream.iter_list(smiles, rows)
+    else:
+        chunks = gen_smiles
+    if work_dir is not None and input_sha256 is None:
+        raise ValueError("a resumable run (work_dir) needs input_sha256, the checksum of its input")
+    options = stream.ChunkOptions(n_jobs=n_jobs, device=device, batch_size=batch_size, scheduler=scheduler,
+                                  n_threads=n_threads, show_progress=show_progress)
+    result = stream.evaluate_chunks(
+        chunks, references=references, train_set=train_set, unique_k=unique_k, options=options,
+        work_dir=work_dir, manifest=_run_manifest(input_sha256 or "", references, train, unique_k, rows),
+        intdiv_exact_max=intdiv_exact_max, seed=seed,
+    )
+    for warning in result.warnings:
+        if warning.startswith("Can't compute unique@"):
+            warnings.warn(warning, stacklevel=2)
+    ordered = {key: result.metrics[key] for key in METRIC_KEYS if key in result.metrics}
+    ordered.update({key: value for key, value in result.metrics.items() if key not in ordered})
+    timings = {"references": reference_seconds, **result.timings}
     return GenerationEvaluation(
         metrics=ordered,
-        n_input=len(smiles),
-        n_valid=len(valid),
-        n_unique_valid=len(distinct_gen),
-        invalid=invalid,
-        dropped=dropped,
-        warnings=warnings_out,
-        properties=properties,
+        n_input=result.n_input,
+        n_valid=result.n_valid,
+        n_unique_valid=result.n_unique_valid,
+        invalid=[InvalidMolecule(i.index, i.smiles, i.reason, i.line) for i in result.invalid],
+        dropped=[InvalidMolecule(i.index, i.smiles, i.reason, i.line) for i in result.dropped],
+        warnings=result.warnings,
+        properties=result.properties,
         references=references,
         timings=timings,
-        item_scores=item_scores,
+        item_scores=result.item_scores,
+        estimates=result.estimates,
+        chunks=result.chunks,
+        resumed_chunks=result.resumed_chunks,
     )
 
 
@@ -635,6 +507,8 @@ def compute_metrics(
     device: str = "cpu",
     batch_size: int = 512,
     show_progress: bool | None = None,
+    scheduler: str | None = None,
+    n_threads: int | None = None,
 ) -> dict[str, float]:
     """The MOSES metrics of ``gen_smiles`` as a dict keyed like MOSES's ``get_all_metrics``.
 
@@ -648,6 +522,7 @@ def compute_metrics(
     return evaluate_samples(
         gen_smiles, test=test, scaffold_test=scaffold_test, train=train, unique_k=unique_k,
         n_jobs=n_jobs, device=device, batch_size=batch_size, show_progress=show_progress,
+        scheduler=scheduler, n_threads=n_threads,
     ).metrics
 
 
@@ -689,11 +564,16 @@ def _cards() -> list[MetricCard]:
         ]
     cards += [
         MetricCard("IntDiv", "generation", "internal diversity: 1 - mean pairwise Tanimoto similarity of the valid "
-                   "generated molecules (self-pairs included)", "higher", (0.0, 1.0), "IntDiv1", "Table 2",
-                   interval_note="a mean over pairs of molecules, not over molecules"),
-        MetricCard("IntDiv2", "generation", "internal diversity with p=2: 1 - mean_i sqrt(mean_j T_ij^2)",
+                   "generated molecules (self-pairs included); exact, except above --intdiv-exact-max distinct "
+                   "molecules on one CPU, where it is an estimate (result: estimates, config.intdiv)",
+                   "higher", (0.0, 1.0), "IntDiv1", "Table 2",
+                   interval_note="exact: a mean over pairs of molecules, not over molecules (no interval); an "
+                                 "estimate carries a 95 % normal-approximation interval over its sampled molecules"),
+        MetricCard("IntDiv2", "generation", "internal diversity with p=2: 1 - mean_i sqrt(mean_j T_ij^2); estimated "
+                   "like IntDiv above --intdiv-exact-max distinct molecules on one CPU",
                    "higher", (0.0, 1.0), "IntDiv2", "Table 2",
-                   interval_note="a mean over pairs of molecules, not over molecules"),
+                   interval_note="exact: a mean over pairs of molecules, not over molecules (no interval); an "
+                                 "estimate carries a 95 % normal-approximation interval over its sampled molecules"),
         MetricCard("Filters", "generation", "fraction of valid generated molecules passing the MOSES filters "
                    "(MCF, PAINS, allowed atoms, no charges, no rings of 8+ atoms)",
                    "higher", (0.0, 1.0), "Filters", "Table 2", interval="bootstrap"),
