@@ -141,7 +141,7 @@ def score_one(out: Path, model: str, seed: int, args) -> None:
 
 def paper_rows() -> dict[str, dict[str, str]]:
     """The paper's Tables 1–4 (from the MOSES paper; mean ± std over three seeds)."""
-    from chemassay.suites.generation.baselines.reference import PAPER_TABLES
+    from chemassay.suites.generation.baselines.reference_samples import PAPER_TABLES
 
     return PAPER_TABLES
 
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if "table" in phases:
         print(table(args.out, models, args.seeds))
     if args.package:
-        from chemassay.suites.generation.baselines.reference import write_reference_samples
+        from chemassay.suites.generation.baselines.reference_samples import write_reference_samples
 
         written = write_reference_samples(args.out, models, args.seeds)
         print(f"wrote {written}")
