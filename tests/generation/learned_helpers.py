@@ -64,10 +64,12 @@ def untrained_val_loss(kind: str, folder: Path) -> float:
         return float(module._loss(batch))
 
 
-def check_pieces(kind: str, tmp_path: Path, epochs: int = 2) -> None:
-    """A run cut into one-epoch pieces ends with the uncut run's weights."""
-    uncut = train(kind, tmp_path / "uncut")
-    assert uncut.finished
+def check_pieces(kind: str, uncut_folder: Path, tmp_path: Path, epochs: int = 2) -> None:
+    """A run cut into one-epoch pieces ends with the weights of the uncut run in ``uncut_folder``
+    (trained by :func:`train` with the same settings)."""
+    from chemassay.models import load_model
+
+    uncut = load_model(f"{kind}:{uncut_folder}", "generator")
     outcomes = []
     for _ in range(epochs + 2):
         piece = train(kind, tmp_path / "cut", stop_after_epochs=1)
@@ -75,7 +77,7 @@ def check_pieces(kind: str, tmp_path: Path, epochs: int = 2) -> None:
         if piece.finished:
             break
     assert outcomes == [False] * (epochs - 1) + [True]
-    assert same_weights(tmp_path / "uncut" / "last.ckpt", tmp_path / "cut" / "last.ckpt")
+    assert same_weights(uncut_folder / "last.ckpt", tmp_path / "cut" / "last.ckpt")
     assert uncut.sample(12, seed=4) == piece.sample(12, seed=4)
 
 

@@ -31,8 +31,8 @@ def test_reconstruction_falls_and_both_players_train(trained):
     assert generator.info["config"]["disc_layers"] == [16]
 
 
-def test_pieces_give_the_uncut_model(tmp_path):
-    helpers.check_pieces("aae", tmp_path)
+def test_pieces_give_the_uncut_model(trained, tmp_path):
+    helpers.check_pieces("aae", trained[1], tmp_path)
 
 
 def test_sampling(trained):

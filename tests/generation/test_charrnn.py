@@ -35,8 +35,8 @@ def test_loss_falls_and_the_run_is_recorded(trained):
     assert info["config"]["hidden"] == 32 and info["train"]["n_train"] == 300 and info["train"]["n_val"] == 32
 
 
-def test_pieces_give_the_uncut_model(tmp_path):
-    helpers.check_pieces("charrnn", tmp_path)
+def test_pieces_give_the_uncut_model(trained, tmp_path):
+    helpers.check_pieces("charrnn", trained[1], tmp_path)
 
 
 def test_sampling_is_seeded_and_the_kind_passes_the_contract(trained):
@@ -121,3 +121,29 @@ def test_cli_train_resumes_and_predict_writes_seeded_samples(cli, tmp_path):
         assert cli("generation", "predict", "--model", f"charrnn:{folder}", "--n", "30", "--seed", "5",
                    "--out", out).code == 0
     assert outs[0].read_text() == outs[1].read_text() and len(outs[0].read_text().splitlines()) == 30
+
+
+def test_paper_presets_are_the_moses_settings():
+    # The GPU commands in docs/generation.md train these (size=paper); pinned against the MOSES
+    # paper (appendix C) and the reference code's defaults.
+    from chemassay.suites.generation.baselines.learned import training_plan
+
+    charrnn = training_plan("charrnn", {"size": "paper"})
+    assert charrnn["config"] == {"hidden": 768, "layers": 3, "dropout": 0.2, "lr": 1e-3, "lr_step": 10,
+                                 "lr_gamma": 0.5}
+    assert charrnn["training"]["epochs"] == 80 and charrnn["training"]["batch_size"] == 64
+    assert charrnn["training"]["steps"] is None  # one pass over the training set per epoch
+    vae = training_plan("vae", {"size": "paper"})
+    assert (vae["config"]["dec_layers"], vae["config"]["dec_hidden"], vae["config"]["latent"]) == (3, 512, 128)
+    assert vae["config"]["kl_epochs"] == vae["training"]["epochs"] == 100 and vae["training"]["grad_clip"] == 50
+    aae = training_plan("aae", {"size": "paper"})
+    assert (aae["config"]["enc_hidden"], aae["config"]["dec_layers"], aae["config"]["disc_layers"]) == (512, 2,
+                                                                                                      [640, 256])
+    assert (aae["training"]["epochs"], aae["training"]["batch_size"], aae["config"]["lr_step"]) == (120, 512, 20)
+    gan = training_plan("latentgan", {"size": "paper"})
+    assert (gan["config"]["enc_layers"], gan["config"]["dec_layers"], gan["config"]["latent"]) == (2, 4, 512)
+    assert (gan["training"]["gan_epochs"], gan["config"]["n_critic"], gan["config"]["gp"]) == (2000, 5, 10.0)
+    hmm = training_plan("hmm", {"size": "paper"})
+    assert hmm["config"]["states"] == 200 and hmm["training"]["iterations"] == 100
+    assert hmm["training"]["limit"] == 100_000
+    assert training_plan("charrnn", {"size": "paper", "hidden": "512"})["config"]["hidden"] == 512

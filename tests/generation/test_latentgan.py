@@ -47,8 +47,8 @@ def test_randomized_inputs_are_the_same_molecule():
     assert [Chem.CanonSmiles(s) for s in randomized] == [Chem.CanonSmiles(s) for s in smiles]
 
 
-def test_pieces_give_the_uncut_model(tmp_path):
-    uncut = helpers.train("latentgan", tmp_path / "uncut")
+def test_pieces_give_the_uncut_model(trained, tmp_path):
+    uncut, folder = trained
     pieces = []
     for _ in range(6):
         piece = helpers.train("latentgan", tmp_path / "cut", stop_after_epochs=1)
@@ -58,7 +58,7 @@ def test_pieces_give_the_uncut_model(tmp_path):
     # 2 heteroencoder epochs, then 2 GAN epochs: the piece that ends the first stage starts the second.
     assert pieces == [False, False, True]
     for stage in ("autoencoder", "gan"):
-        assert helpers.same_weights(tmp_path / "uncut" / stage / "last.ckpt", tmp_path / "cut" / stage / "last.ckpt")
+        assert helpers.same_weights(folder / stage / "last.ckpt", tmp_path / "cut" / stage / "last.ckpt")
     assert uncut.sample(10, seed=1) == piece.sample(10, seed=1)
 
 

@@ -33,8 +33,8 @@ def test_loss_falls_and_the_kl_weight_follows_the_run(trained):
     assert module.kl_weight() == pytest.approx(0.0)  # epoch 0 of a loaded model
 
 
-def test_pieces_give_the_uncut_model(tmp_path):
-    helpers.check_pieces("vae", tmp_path)
+def test_pieces_give_the_uncut_model(trained, tmp_path):
+    helpers.check_pieces("vae", trained[1], tmp_path)
 
 
 def test_sampling(trained):
