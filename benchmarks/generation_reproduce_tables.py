@@ -146,31 +146,48 @@ def paper_rows() -> dict[str, dict[str, str]]:
     return PAPER_TABLES
 
 
-def table(out: Path, models: list[str], seeds: list[int]) -> str:
+TABLES = {
+    "Table 1": ["valid", "unique@1000", "unique@10000"],
+    "Table 2": ["Filters", "Novelty", "IntDiv", "IntDiv2"],
+    "Table 3": ["FCD/Test", "FCD/TestSF", "SNN/Test", "SNN/TestSF"],
+    "Table 4": ["Frag/Test", "Frag/TestSF", "Scaf/Test", "Scaf/TestSF"],
+}
+
+
+def _scores(out: Path, model: str, seeds: list[int]) -> list[dict]:
     from chemassay.report.result import read_result
 
+    return [read_result(p).metrics for p in (out / "scores" / f"{model}_s{seed}.json" for seed in seeds)
+            if p.is_file()]
+
+
+def _cell(values: list[float]) -> str:
+    digits = 3 if max(abs(v) for v in values) >= 1 else 4
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.fmean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+def table(out: Path, models: list[str], seeds: list[int]) -> str:
+    """The paper's Tables 1-4, each model's row (mean ± std over the seeds found) under the
+    paper's row for it."""
     paper = paper_rows()
     lines = []
-    for model in models:
-        rows = []
-        for seed in seeds:
-            path = out / "scores" / f"{model}_s{seed}.json"
-            if path.is_file():
-                rows.append(read_result(path).metrics)
-        if not rows:
-            continue
-        lines.append(f"\n### {PAPER_NAMES.get(model, model)} ({len(rows)} seed{'s' if len(rows) != 1 else ''})\n")
-        lines.append("| metric | chemassay (mean ± std) | MOSES paper | Train (paper) |")
-        lines.append("| --- | --- | --- | --- |")
-        for metric in METRICS:
-            values = [r.get(metric) for r in rows if r.get(metric) is not None]
-            if not values:
-                continue
-            mean = statistics.fmean(values)
-            std = statistics.stdev(values) if len(values) > 1 else 0.0
-            ours = f"{mean:.4f} ± {std:.4f}" if len(values) > 1 else f"{mean:.4f}"
-            published = paper.get(PAPER_NAMES.get(model, model), {}).get(metric, "—")
-            lines.append(f"| {metric} | {ours} | {published} | {paper['Train'].get(metric, '—')} |")
+    for title, metrics in TABLES.items():
+        lines += [f"\n**{title}**\n", "| model | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 1) + "|"]
+        for model in models:
+            rows = _scores(out, model, seeds)
+            name = PAPER_NAMES.get(model, model)
+            published = paper.get(name, {})
+            if published:
+                lines.append(f"| {name}, paper | " + " | ".join(published.get(m, "—") for m in metrics) + " |")
+            if rows:
+                cells = []
+                for metric in metrics:
+                    values = [r[metric] for r in rows if r.get(metric) is not None]
+                    cells.append(_cell(values) if values else "—")
+                lines.append(f"| {name}, chemassay ({len(rows)} seed{'s' if len(rows) > 1 else ''}) | "
+                             + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -431,8 +431,10 @@ def _train_set(source: Any, limit: int | None) -> tuple[dict[str, Any], list[str
     from chemassay.suites.generation.baselines.kinds import _train_source
 
     origin, load = _train_source(source, limit)
-    smiles = [s for s in load() if s]
-    origin["n_train"] = len(smiles)
+    everything = load()
+    smiles = [s for s in everything if s]
+    # Empty cells of a SMILES file are not molecules to learn from; they are counted, not lost.
+    origin["n_train"], origin["n_empty_skipped"] = len(smiles), len(everything) - len(smiles)
     return origin, smiles
 
 
@@ -487,6 +489,7 @@ def train_learned(kind: str, folder: str | os.PathLike, source: Any = "moses", *
         info = {"format": FORMAT, **json.loads(json.dumps(wanted)), "vocab": CharVocab.from_smiles(smiles).as_json(),
                 "finished": False, "epochs_done": 0, "train_seconds": 0.0, "versions": current_versions()}
         info["train"]["n_train"] = len(smiles)
+        info["train"]["n_empty_skipped"] = origin["n_empty_skipped"]
         if adopted is not None:
             _adopt_autoencoder(adopted, target, info)
         _write_info(target, info)
