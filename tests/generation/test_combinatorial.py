@@ -69,13 +69,35 @@ def test_moses_join_equals_the_reference(trained):
     assert trained.sample(5, seed=0, join="moses") == [trained.sample_one(i, "moses") for i in range(5)]
 
 
+def test_brics_join_equals_the_reference_that_made_the_paper_row(trained):
+    # Reference file: the MOSES repository's CombinatorialGenerator after its April 2020 change
+    # "combinatorial generator updated to do only valid fragment combination" (the version that
+    # produced the paper's combinatorial row), fit on moses_train_2000; [generate_one(i) for i in 0..19].
+    expected = (DATA / "reference_combinatorial_brics_seeds0-19.txt").read_text().splitlines()
+    assert [trained.sample_one(i, "brics") for i in range(20)] == expected
+    assert trained.sample(20, seed=0) == expected  # brics is the default join
+    # Joins follow RDKit's BRICS rules, so the BRICS fragments of a sample are training fragments.
+    fragments = set(trained.fragments)
+    for sample in expected[:10]:
+        assert set(brics_fragments(sample)) <= fragments, sample
+
+
+def test_brics_rules_are_rdkits():
+    from chemassay.suites.generation.baselines.combinatorial import brics_connection_rules
+
+    partners, pairs = brics_connection_rules()
+    assert (1, 3) in pairs and (3, 1) in pairs and (7, 7) in pairs and (16, 16) in pairs
+    assert (1, 1) not in pairs and (4, 4) not in pairs
+    assert partners[7] == 1 << 7
+
+
 def test_valid_join_gives_valid_molecules(trained):
-    samples = trained.sample(60, seed=2)
+    samples = trained.sample(60, seed=2, join="valid")
     assert all(Chem.MolFromSmiles(s) is not None for s in samples)
     assert all("*" not in s for s in samples)
-    assert samples == trained.sample(60, seed=2)
+    assert samples == trained.sample(60, seed=2, join="valid")
     assert len(set(samples)) > 50
-    assert trained.sample(6, seed=2, n_jobs=2) == trained.sample(6, seed=2)
+    assert trained.sample(6, seed=2, n_jobs=2, join="valid") == trained.sample(6, seed=2, join="valid")
 
 
 def test_single_fragment_molecules():

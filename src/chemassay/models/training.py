@@ -122,6 +122,15 @@ class EpochBatchSampler:
         self.epoch = int(epoch)
 
     def _pass_batches(self, pass_index: int) -> list[np.ndarray]:
+        # One pass's batches are computed once (a permutation of a large set costs 0.1 s+).
+        cached = getattr(self, "_cached_pass", None)
+        if cached is not None and cached[0] == pass_index:
+            return cached[1]
+        batches = self._compute_pass(pass_index)
+        self._cached_pass = (pass_index, batches)
+        return batches
+
+    def _compute_pass(self, pass_index: int) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, pass_index])
         order = rng.permutation(self.n)
         if self.lengths is not None:

@@ -82,14 +82,7 @@ def _write_lines(path: str | os.PathLike, lines: Sequence[str]) -> None:
 
 def _generator(model: Any, n_jobs: int, show_progress: bool | None) -> Any:
     from chemassay.models import resolve_model
-    from chemassay.models.spec import ModelSpec, parse_spec
 
-    if isinstance(model, (str, ModelSpec)):
-        from chemassay.suites.generation.baselines.kinds import check_kind
-
-        kind = parse_spec(model).kind
-        if kind == "hmm":
-            check_kind(kind)  # explains why there is no HMM baseline
     return resolve_model(model, "generator", {"n_jobs": n_jobs, "show_progress": show_progress})
 
 
@@ -157,15 +150,35 @@ def train(
     limit: int | None = None,
     n_jobs: int = 1,
     show_progress: bool | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    threads: int | None = None,
+    max_minutes: float | None = None,
 ) -> Any:
     """Train a built-in baseline and return it as a generator (``.sample(n, seed)``).
 
     ``model`` is ``ngram:PATH[,context_len=10]`` or ``combinatorial:PATH``: the model is
     trained and saved at ``PATH`` (replacing a file there); without ``PATH`` the cached model
-    that ``--model ngram`` uses is retrained. ``train`` is the training set (``moses``, the
-    default, ``moses:PART``, a SMILES file or a list), ``limit`` keeps its first molecules.
-    The returned generator's ``spec`` names the saved file.
+    that ``--model ngram`` uses is retrained. The learned baselines are
+    ``charrnn:DIR``, ``vae:DIR``, ``aae:DIR``, ``latentgan:DIR`` and ``hmm:DIR`` with
+    ``size=tiny|cpu|paper`` and hyper-parameters as options: the run goes into ``DIR`` (or
+    resumes the one there) with ``seed``, on ``device`` with ``threads`` CPU threads, for at
+    most ``max_minutes`` in this call (the returned generator's ``finished`` says whether
+    training is complete; call again to go on). ``train`` is the training set (``moses``,
+    the default, ``moses:PART``, a SMILES file or a list), ``limit`` keeps its first
+    molecules. The returned generator's ``spec`` names the saved model.
     """
+    from chemassay.models.spec import parse_spec
+    from chemassay.suites.generation.baselines.learned import KINDS as LEARNED
+
+    kind = parse_spec(model).kind
+    if kind in LEARNED:
+        from chemassay.suites.generation.baselines.learned import RunControls
+        from chemassay.suites.generation.baselines.learned import train_spec as train_learned
+
+        run = RunControls(seed=seed, device=device, threads=threads, max_minutes=max_minutes,
+                          show_progress=show_progress)
+        return train_learned(model, train, limit=limit, run=run)
     from chemassay.suites.generation.baselines.kinds import train_spec
 
     return train_spec(model, train, limit=limit, n_jobs=n_jobs, show_progress=show_progress)

@@ -180,7 +180,7 @@ def sample_command(
     limit: int | None = typer.Option(None, "--limit", help="Default model trained on the first N molecules only."),
     context_len: int = typer.Option(10, "--context-len", help="n-gram: context length of the default model."),
     max_len: int = typer.Option(100, "--max-len", help="n-gram: stop after max-len - 1 characters."),
-    join: str = typer.Option("valid", "--join", help="combinatorial: valid or moses."),
+    join: str = typer.Option("brics", "--join", help="combinatorial: brics (default), valid or moses."),
     n_jobs: int = JobsOption,
 ) -> None:
     """Sample a baseline (old spelling of ``predict``)."""
@@ -194,15 +194,22 @@ def train_command(
     baseline: str | None = typer.Argument(None, hidden=True, help="Old spelling: ngram or combinatorial."),
     model: str | None = typer.Option(
         None, "--model", "-m",
-        help="What to train and where to save it: ngram:PATH[,context_len=10] or combinatorial:PATH "
-             "(without PATH: the cached model that --model ngram uses).",
+        help="What to train and where to save it: ngram:PATH[,context_len=10], combinatorial:PATH "
+             "(without PATH: the cached model that --model ngram uses), or charrnn|vae|aae|latentgan|hmm:DIR"
+             "[,size=tiny|cpu|paper][,key=value...].",
     ),
     train: str = typer.Option("moses", "--train", help="Training SMILES: moses, moses:PART, or a SMILES file."),
     limit: int | None = typer.Option(None, "--limit", help="Train on the first N molecules only."),
     context_len: int | None = typer.Option(None, "--context-len", hidden=True, help="Old spelling of context_len=N."),
     n_jobs: int = JobsOption,
+    seed: int = typer.Option(0, "--seed", help="Learned models: seed of the training run."),
+    device: str = typer.Option("auto", "--device", help="Learned models: cpu, cuda or auto (a GPU when there is one)."),
+    threads: int | None = typer.Option(None, "--threads", help="Learned models: CPU threads for torch."),
+    max_minutes: float | None = typer.Option(
+        None, "--max-minutes", help="Learned models: end this piece after about this long; run again to resume."),
 ) -> None:
-    """Train the ngram or combinatorial baseline once and save it, so that sampling does not retrain."""
+    """Train a baseline and save it: ngram/combinatorial once; charrnn, vae, aae, latentgan, hmm
+    (learned, resumable: run the same command again to continue a cut run)."""
     import time
 
     from chemassay.models.spec import parse_spec
@@ -215,6 +222,16 @@ def train_command(
     else:
         spec = parse_spec(model).with_options(context_len=context_len).text
     started = time.perf_counter()
+    if parse_spec(spec).kind in ("charrnn", "vae", "aae", "latentgan", "hmm"):
+        generator = api.train(spec, train, limit=limit, show_progress=_show_progress(), seed=seed, device=device,
+                              threads=threads, max_minutes=max_minutes)
+        state = "finished" if generator.finished else "not finished: run the same command again to resume"
+        _say(
+            f"generation / train {generator.kind}: {generator.info['train'].get('n_train')} training SMILES, "
+            f"{generator.info.get('epochs_done')} epochs done ({state}), {time.perf_counter() - started:.1f} s\n"
+            f"wrote {generator.folder}\nsample it with --model {generator.spec.text}"
+        )
+        return
     generator = api.train(spec, train, limit=limit, n_jobs=n_jobs, show_progress=_show_progress())
     _say(
         f"generation / train {generator.kind}: {generator.info.get('n_train')} training SMILES, "

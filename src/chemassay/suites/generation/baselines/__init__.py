@@ -29,6 +29,13 @@ _TRAINING_OPTIONS = {
     "limit": "train on the first N molecules only",
 }
 
+_SAMPLING_OPTIONS = {
+    "max_len": "stop a sample after max_len characters (default 100)",
+    "temperature": "softmax temperature (default 1; LatentGAN 0: greedy decoding, as the reference)",
+    "batch": "molecules sampled at once (default 512; HMM 4096); the same n, seed and batch give the same samples",
+    "device": "cpu (default) or cuda",
+}
+
 MODEL_KINDS = [
     ModelKind(
         name="ngram", protocols=("generator",),
@@ -41,6 +48,24 @@ MODEL_KINDS = [
         suite="generation",
         example="ngram:models/ngram.npz,train=moses",
     ),
+    *[
+        ModelKind(
+            name=kind, protocols=("generator",),
+            factory="chemassay.suites.generation.baselines.learned:create",
+            description=description, arg="DIR", arg_required=True,
+            options=_SAMPLING_OPTIONS if kind != "hmm" else {k: v for k, v in _SAMPLING_OPTIONS.items()
+                                                            if k in ("max_len", "batch")},
+            extra="hmm" if kind == "hmm" else "train", suite="generation",
+            example=f"{kind}:models/{kind}-cpu-s0,max_len=100",
+        )
+        for kind, description in (
+            ("charrnn", "MOSES CharRNN: character-level LSTM language model, trained here"),
+            ("vae", "MOSES VAE: SMILES variational autoencoder (GRU encoder and decoder), trained here"),
+            ("aae", "MOSES AAE: SMILES adversarial autoencoder (LSTM encoder/decoder, latent discriminator), trained here"),
+            ("latentgan", "MOSES LatentGAN: SMILES heteroencoder plus a WGAN-GP on its codes, trained here"),
+            ("hmm", "MOSES HMM: 200-state categorical hidden Markov model over SMILES characters (hmmlearn), trained here"),
+        )
+    ],
     ModelKind(
         name="combinatorial", protocols=("generator",),
         factory="chemassay.suites.generation.baselines.kinds:create_combinatorial",

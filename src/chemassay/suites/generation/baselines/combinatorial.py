@@ -22,10 +22,22 @@ molecule had. Sampling one molecule:
 samples. It joins any two attachment points, even a double-bond cut (BRICS type 7) to a
 single-bond one, so a small fraction of its samples (about 0.3 %) are not valid molecules.
 
-``join="valid"`` (default) joins only where the result is a valid molecule: the fragment's
-point must carry the same bond order as the molecule's, and the joined molecule must pass
-RDKit sanitization; otherwise another fragment is drawn (the molecule is restarted after
-many failures). Its samples are canonical SMILES of sanitized molecules.
+``join="brics"`` (default) is the generator that produced the MOSES paper's combinatorial
+row: the MOSES repository's version after its April 2020 change "combinatorial generator
+updated to do only valid fragment combination" (``molsets`` 0.3.1 on PyPI predates it).
+Each attachment point keeps its BRICS label (the dummy atom's isotope, ``[16*]``); after the
+first fragment, only fragments with a point whose label may bond to one of the molecule's
+open labels under RDKit's BRICS rules (``rdkit.Chem.BRICS.reactionDefs``; 7a/7b as 7–7)
+are drawn, and the join is drawn uniformly among the compatible (molecule point, fragment
+point) pairs. Draw for draw as that code (``generate_one(seed)`` with its ``np.random``
+draws replayed; sample ``i`` of ``sample(n, seed)`` uses ``RandomState(seed * n + i)``),
+except where it would crash (no compatible fragment left): there the molecule starts over
+with the next draws.
+
+``join="valid"`` joins only where the result is a valid molecule: the fragment's point
+must carry the same bond order as the molecule's, and the joined molecule must pass RDKit
+sanitization; otherwise another fragment is drawn (the molecule is restarted after many
+failures). Its samples are canonical SMILES of sanitized molecules.
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import time
 import zlib
 from collections import Counter
@@ -50,7 +63,33 @@ from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.filters import parse_like_moses
 
 FORMAT = "chemassay.generation.combinatorial/1"
-JOIN_MODES = ("valid", "moses")
+JOIN_MODES = ("brics", "valid", "moses")
+DEFAULT_JOIN = "brics"
+_LABEL_PATTERN = re.compile(r"\[([0-9]+)[ab]?\*\]")
+
+
+def brics_connection_rules() -> tuple[dict[int, int], frozenset[tuple[int, int]]]:
+    """RDKit's BRICS bond rules as label pairs: ``partners[label]`` is the bit set (bit ``j``
+    for label ``j``) of the labels ``label`` may bond to, ``pairs`` the allowed ordered pairs
+    (types 7a/7b are one label, 7, bonding to itself)."""
+    from rdkit.Chem.BRICS import reactionDefs
+
+    partners: dict[int, int] = {}
+    pairs: set[tuple[int, int]] = set()
+    for row in reactionDefs:
+        for first, second, _bond in row:
+            if first in ("7a", "7b"):
+                partners[7] = 1 << 7
+                pairs.add((7, 7))
+                continue
+            a, b = int(first), int(second)
+            partners[a] = partners.get(a, 0) | (1 << b)
+            partners[b] = partners.get(b, 0) | (1 << a)
+            pairs.update({(a, b), (b, a)})
+    return partners, frozenset(pairs)
+
+
+_PARTNERS, _PAIRS = brics_connection_rules()
 _MAX_FRAGMENT_TRIES = 50
 _MAX_RESTARTS = 20
 
@@ -137,6 +176,8 @@ class CombinatorialGenerator:
         self.size_counts = [int(c) for c in size_counts]
         self.info = dict(info or {})
         self.attachments = np.array([f.count("*") for f in self.fragments], dtype=np.int64)
+        self.partner_bits = np.array([_fragment_partners(f) for f in self.fragments], dtype=np.int64)
+        self.restarts = 0
         self.frequency = self.fragment_counts / self.fragment_counts.sum()
         total = sum(self.size_counts)
         size_probs = np.array([c / total for c in self.size_counts])
@@ -234,15 +275,19 @@ class CombinatorialGenerator:
             ) from None
 
     # Sampling -------------------------------------------------------------------------
-    def _choice_table(self, lowest: int, highest: int) -> tuple[np.ndarray, np.ndarray]:
-        key = (lowest, highest)
+    def _choice_table(self, lowest: int, highest: int, open_labels: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        key = (lowest, highest, open_labels)
         table = self._masked.get(key)
         if table is None:
             # Same arithmetic as the reference's pandas ``sample(weights=frequency)``.
-            index = np.flatnonzero((self.attachments <= highest) & (self.attachments >= lowest))
+            mask = (self.attachments <= highest) & (self.attachments >= lowest)
+            if open_labels:
+                mask &= (self.partner_bits & open_labels) > 0
+            index = np.flatnonzero(mask)
             weights = self.frequency[index]
-            cdf = (weights / weights.sum()).cumsum()
-            cdf /= cdf[-1]
+            cdf = (weights / weights.sum()).cumsum() if len(index) else weights
+            if len(index):
+                cdf /= cdf[-1]
             table = (index, cdf)
             self._masked[key] = table
         return table
@@ -258,10 +303,10 @@ class CombinatorialGenerator:
             self._mols[index] = mol
         return mol
 
-    def _draw_fragment(self, rng: np.random.RandomState, lowest: int, highest: int) -> Chem.Mol:
-        index, cdf = self._choice_table(lowest, highest)
+    def _draw_fragment(self, rng: np.random.RandomState, lowest: int, highest: int, open_labels: int = 0) -> Chem.Mol:
+        index, cdf = self._choice_table(lowest, highest, open_labels)
         if len(index) == 0:
-            raise RuntimeError(f"no fragment with {lowest}..{highest} attachment points")
+            raise _NoFragment(f"no fragment with {lowest}..{highest} attachment points")
         return self._fragment_mol(int(index[cdf.searchsorted(rng.random_sample(), side="right")]))
 
     def _limits(self, step: int, total: int, open_points: int) -> tuple[int, int]:
@@ -288,6 +333,34 @@ class CombinatorialGenerator:
             fragment_points = attachment_points(fragment)
             fragment_point = fragment_points[rng.randint(0, len(fragment_points))]
             mol = join_at(mol, fragment, mol_point, fragment_point)
+        return Chem.MolToSmiles(mol)
+
+    def _one_brics(self, rng: np.random.RandomState) -> str:
+        for _restart in range(_MAX_RESTARTS):
+            try:
+                return self._try_brics(rng)
+            except _NoFragment:
+                self.restarts += 1
+        raise RuntimeError("no compatible fragment after many restarts; is the model trained on enough molecules?")
+
+    def _try_brics(self, rng: np.random.RandomState) -> str:
+        total = self.size_values[int(self._size_cdf.searchsorted(rng.random_sample(), side="right"))]
+        mol = None
+        points: list[Chem.Atom] = []
+        for step in range(total):
+            lowest, highest = self._limits(step, total, len(points))
+            if mol is None:
+                mol = self._draw_fragment(rng, lowest, highest)
+            else:
+                open_labels = 0
+                for atom in points:
+                    open_labels |= 1 << atom.GetIsotope()
+                fragment = self._draw_fragment(rng, lowest, highest, open_labels)
+                pairs = [(a, b) for a in points for b in attachment_points(fragment)
+                         if (a.GetIsotope(), b.GetIsotope()) in _PAIRS]
+                mol_point, fragment_point = pairs[rng.randint(0, len(pairs))]
+                mol = join_at(mol, fragment, mol_point, fragment_point)
+            points = attachment_points(mol)
         return Chem.MolToSmiles(mol)
 
     def _one_valid(self, rng: np.random.RandomState) -> str:
@@ -324,12 +397,14 @@ class CombinatorialGenerator:
                 last = Chem.MolToSmiles(mol)
         return last
 
-    def sample_one(self, sample_seed: int, join: str = "valid") -> str:
+    def sample_one(self, sample_seed: int, join: str = DEFAULT_JOIN) -> str:
         """One sample drawn with ``RandomState(sample_seed)``."""
         if join not in JOIN_MODES:
             raise UserInputError(f"unknown join mode {join!r}; use one of {', '.join(JOIN_MODES)}")
         rng = np.random.RandomState(sample_seed)
         with rdkit_log_silenced():
+            if join == "brics":
+                return self._one_brics(rng)
             return self._one_moses(rng) if join == "moses" else self._one_valid(rng)
 
     def sample(
@@ -337,7 +412,7 @@ class CombinatorialGenerator:
         n: int,
         seed: int = 0,
         *,
-        join: str = "valid",
+        join: str = DEFAULT_JOIN,
         n_jobs: int = 1,
         show_progress: bool | None = None,
     ) -> list[str]:
@@ -354,6 +429,18 @@ class CombinatorialGenerator:
         if failed:
             raise RuntimeError(f"{len(failed)} combinatorial samples failed; first: {failed[0]}")
         return list(results)
+
+
+class _NoFragment(Exception):
+    """No training fragment satisfies the constraints of this step."""
+
+
+def _fragment_partners(fragment: str) -> int:
+    """Bit set of the labels any attachment point of ``fragment`` may bond to."""
+    bits = 0
+    for label in {int(x) for x in _LABEL_PATTERN.findall(fragment)}:
+        bits |= _PARTNERS.get(label, 0)
+    return bits
 
 
 def _sample_one(model: CombinatorialGenerator, sample_seed: int, join: str) -> str:

@@ -249,9 +249,9 @@ def _sampling(kind: str, spec: ModelSpec) -> dict[str, Any]:
 
         return {"max_len": option_int(spec, "max_len", DEFAULT_MAX_LEN, minimum=2),
                 "l_smooth": option_float(spec, "l_smooth", DEFAULT_SMOOTHING)}
-    from chemassay.suites.generation.baselines.combinatorial import JOIN_MODES
+    from chemassay.suites.generation.baselines.combinatorial import DEFAULT_JOIN, JOIN_MODES
 
-    join = spec.options.get("join", "valid")
+    join = spec.options.get("join", DEFAULT_JOIN)
     if join not in JOIN_MODES:
         raise UserInputError(f"--model {spec.text}: join must be one of {', '.join(JOIN_MODES)}, got {join!r}")
     return {"join": join}
@@ -270,7 +270,11 @@ def model_file(kind: str, spec: ModelSpec, context: dict[str, Any]) -> Path:
     if spec.arg:
         target = Path(spec.arg).expanduser()
         if target.is_dir():
-            raise UserInputError(f"{target}: is a directory; --model {kind}:PATH names a model file")
+            from chemassay.suites.generation.baselines.learned import folder_kind
+
+            learned = folder_kind(target)
+            held = f" (it holds a {learned} model: use --model {learned}:{target})" if learned else ""
+            raise UserInputError(f"{target}: is a directory; --model {kind}:PATH names a model file{held}")
         if target.exists() or train is None:
             return target
         info(f"no {_LABEL[kind]} model at {target}: training it on {train} now (once)")
