@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch first, from the local CPU build: a bare `torch` requirement (pulled in by the
 # extras) would otherwise download a multi-GB CUDA build.
 TORCH_PIN ?= torch==2.13.0
-EXTRAS ?= torch,hf,train,faiss,dask,llm,dev
+EXTRAS ?= torch,hf,train,hmm,faiss,dask,llm,captions,dev
 STAMP := $(VENV)/.chemassay-installed
 
 .PHONY: install demo test test-slow bench lint clean
@@ -18,6 +18,9 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet "$(TORCH_PIN)"
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	$(BIN)/python -m pip install --quiet --no-deps "drfp>=0.3.6" "tqdm>=4.60"
+	# the pretrained SMILES encoders ship in these wheels; chemassay loads only their model
+	# folders, so their own pins (transformers<5, simpletransformers) are not installed
+	$(BIN)/python -m pip install --quiet --no-deps "rxnmapper>=0.4.3" "rxnfp>=0.1.0"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -62,3 +62,17 @@ def test_prose_and_failed_requests_are_counted_as_invalid_samples(openai_server,
     assert result.metrics["valid"] == 0.0
     assert all(item.reason == "invalid SMILES: empty string" for item in result.skipped)
     assert any("requests to the model failed" in warning for warning in result.warnings)
+
+
+def test_base_url_option_points_an_openai_spec_at_the_server(openai_server, isolated_home, tmp_path, cli):
+    out = tmp_path / "samples.txt"
+    outcome = cli("generation", "predict", "--model", "openai:chemist,batch=8", "--base-url", openai_server.base_url,
+                  "--n", "8", "--seed", "0", "--out", out)
+    assert outcome.code == 0, outcome.stderr
+    assert len(out.read_text().splitlines()) == 8
+    assert len(openai_server.chat_requests()) == 1
+    manifest = json.loads((tmp_path / "samples.txt.manifest.json").read_text())
+    assert f"base_url={openai_server.base_url}" in json.dumps(manifest)
+    refused = cli("generation", "predict", "--model", "ngram", "--base-url", openai_server.base_url,
+                  "--n", "8", "--out", tmp_path / "other.txt")
+    assert refused.code == 2 and "--base-url is for openai: models" in refused.stderr

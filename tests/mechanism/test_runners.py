@@ -192,7 +192,7 @@ def test_kshot_run_through_the_cli(cli, tmp_path, fake_openai, template_reaction
     assert 100 < len(usable) < len(template_reactions)  # Template steps with foreign labels are left out
     out = tmp_path / "kshot.jsonl"
     result = cli("mechanism", "run", "gold", "--model", "openai:m", "--base-url", fake_openai.base_url,
-                 "--prompt", "kshot", "--k", "2", "--limit", "2", "--out", out)
+                 "--prompt", "kshot", "--shots", "2", "--limit", "2", "--out", out)
     assert result.code == 0, result.stderr
     assert "usable as exemplars" in result.stderr
     rows = lines(out)

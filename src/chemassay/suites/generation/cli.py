@@ -29,6 +29,21 @@ ModelOption = typer.Option(
          "python:MODULE:FACTORY... (see 'chemassay models list --suite generation').",
 )
 NOption = typer.Option(30000, "--n", help="Samples to draw from --model (MOSES: 30,000).")
+BaseUrlOption = typer.Option(
+    None, "--base-url", help="Server URL of an openai: model (else base_url= in the spec or $OPENAI_BASE_URL)."
+)
+
+
+def _with_base_url(model: str | None, base_url: str | None) -> str | None:
+    """``model`` with ``base_url=`` added when it is an ``openai:`` spec that names none."""
+    if model is None or base_url is None:
+        return model
+    from chemassay.models.spec import parse_spec
+
+    spec = parse_spec(model)
+    if spec.kind != "openai":
+        raise UserInputError(f"--base-url is for openai: models, not {spec.kind}:")
+    return spec.text if "base_url" in spec.options else spec.with_options(base_url=base_url).text
 
 
 def _say(text: str) -> None:
@@ -67,6 +82,7 @@ def evaluate_command(
         None, help="Generated SMILES: a text file (one per line) or a CSV with a SMILES column. Or use --model."
     ),
     model: str | None = ModelOption,
+    base_url: str | None = BaseUrlOption,
     n: int = NOption,
     seed: int = typer.Option(0, "--seed", help="Seed of the samples drawn from --model and of the bootstrap."),
     samples: Path | None = typer.Option(None, "--samples", help="With --model: also write the drawn samples here."),
@@ -109,6 +125,7 @@ def evaluate_command(
     from chemassay.suites.generation import api
 
     writable_out(out)
+    model = _with_base_url(model, base_url)
     if gen is not None and model is not None:
         raise UserInputError("give a file of generated SMILES or --model SPEC, not both")
     if gen is None and model is None:
@@ -141,6 +158,7 @@ app.command("metrics", hidden=True, help="Old name of 'evaluate' (kept for one r
 def predict_command(
     model: str = typer.Option(..., "--model", "-m", help=ModelOption.help),
     out: Path = typer.Option(..., "--out", "-o", help="Write the samples here, one per line (and OUT.manifest.json)."),
+    base_url: str | None = BaseUrlOption,
     n: int = NOption,
     seed: int = SeedOption,
     n_jobs: int = JobsOption,
@@ -151,6 +169,7 @@ def predict_command(
     from chemassay.suites.generation import api
 
     writable_out(out, "samples file")
+    model = _with_base_url(model, base_url)
     started = time.perf_counter()
     samples = api.sample(model, n, seed, out=out, n_jobs=n_jobs, show_progress=_show_progress())
     _say(

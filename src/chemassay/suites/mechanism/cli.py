@@ -31,7 +31,7 @@ GoldArgument = typer.Argument(..., help="oMeBench JSON / JSONL file, or 'gold' /
 ModelOption = typer.Option(None, "--model", "-m", help="Model spec KIND:ARG[,key=value...]: openai:MODEL, hf:PATH, "
                            "nearest-neighbour[:pool=...], gold-oracle, python:module:fn (see 'chemassay models list').")
 PromptOption = typer.Option("default", "--prompt", help="default (the paper's one-shot), cot, or kshot.")
-KOption = typer.Option(3, "--k", help="Exemplars for --prompt kshot.")
+KOption = typer.Option(3, "--shots", "--k", help="Exemplars (shots) for --prompt kshot; --k is its old name (elsewhere --k means top-k).")
 PoolOption = typer.Option("template", "--pool", help="Exemplar pool for --prompt kshot ('template', 'gold' or a file).")
 SameFamilyOption = typer.Option(False, "--allow-same-family", help="The paper's App. G protocol: leave out only the "
                                 "identical reaction (same id or SMILES), not the query's family (leaky).")
