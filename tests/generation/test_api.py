@@ -112,8 +112,8 @@ def test_bad_calls_are_clear_errors(tmp_path):
         generation.evaluate(["CCO"], test=tmp_path / "missing.txt")
     with pytest.raises(UserInputError, match="--n must be"):
         generation.sample("ngram", 0)
-    with pytest.raises(UserInputError, match="HMM baseline is not provided"):
-        generation.sample("hmm", 5)
+    with pytest.raises(UserInputError, match="hmm needs an argument, hmm:DIR"):
+        generation.sample("hmm", 5)  # a learned kind: trained into a folder first
     with pytest.raises(UserInputError, match="cpu or cuda"):
         generation.evaluate(["CCO"], device="tpu")
 

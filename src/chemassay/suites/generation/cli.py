@@ -205,7 +205,7 @@ def sample_command(
     """Sample a baseline (old spelling of ``predict``)."""
     training = {} if model is not None else {"train": train, "limit": limit, "context_len": context_len}
     spec = _old_spec(baseline, model, {**training, "max_len": max_len, "join": join})
-    predict_command(model=spec, out=out, n=n, seed=seed, n_jobs=n_jobs)
+    predict_command(model=spec, out=out, base_url=None, n=n, seed=seed, n_jobs=n_jobs)
 
 
 @app.command("train")
