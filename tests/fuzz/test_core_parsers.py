@@ -21,7 +21,6 @@ from chemassay.chem import (
     tokenize_smiles,
 )
 from chemassay.errors import UserInputError
-
 from support.fuzz_strategies import FUZZ, adversarial_text, hostile_file_bytes, smiles_like
 
 
