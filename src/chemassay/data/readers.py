@@ -12,7 +12,8 @@ import gzip
 import io
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,6 +145,92 @@ def _table_delimiter(target: Path, first: str) -> str | None:
     return None
 
 
+@dataclass
+class SmilesRows:
+    """An open SMILES file: its layout and its items, ``(line number, string)``, read lazily."""
+
+    path: Path
+    layout: str
+    column: str | None
+    rows: Iterator[tuple[int, str]]
+
+
+@contextmanager
+def open_smiles_rows(path: str | os.PathLike, column: str | None = None) -> Iterator[SmilesRows]:
+    """Open a SMILES file with the rules of :func:`read_smiles_file`, streaming its rows.
+
+    Only the lines up to the first item are read before the layout is known; a text list is
+    then read line by line and a table row by row, so a file of any size is never held.
+    """
+    target = _readable(path)
+    with open_text(target) as handle:
+        head: list[str] = []
+        first = ""
+        for raw in handle:
+            head.append(raw)
+            text = raw.rstrip("\n")
+            found = next((p for p in (text.splitlines() or [text]) if p.strip() and not p.lstrip().startswith("#")),
+                         None)
+            if found is not None:
+                first = found
+                break
+        delimiter = _table_delimiter(target, first)
+        lines_in = _chain(head, handle)
+        if delimiter is None:
+            yield SmilesRows(target, "text", None, _text_rows(lines_in, column))
+            return
+        header_cells = [c.strip() for c in first.split(delimiter)]
+        wanted = _find_column(header_cells, column)
+        if wanted is None:
+            if column is not None:
+                raise UserInputError(f"{target}: no column {column!r}; columns are {header_cells}")
+            raise UserInputError(
+                f"{target}: looks like a table ({header_cells[:5]}) but has no SMILES column; "
+                f"pass --column NAME, or give a text file with one SMILES per line"
+            )
+        yield SmilesRows(target, "table", wanted, _table_rows(lines_in, delimiter, wanted))
+
+
+def _chain(head: list[str], rest: Iterable[str]) -> Iterator[str]:
+    yield from head
+    yield from rest
+
+
+def _table_rows(lines: Iterable[str], delimiter: str, wanted: str) -> Iterator[tuple[int, str]]:
+    """Every non-blank row after the header: its SMILES cell (``""`` when empty or missing)."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    index = None
+    for row in reader:
+        if index is None:
+            if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
+                continue
+            index = [c.strip() for c in row].index(wanted)
+            continue
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        yield reader.line_num, (row[index].strip() if index < len(row) else "")
+
+
+def _text_rows(lines: Iterable[str], column: str | None) -> Iterator[tuple[int, str]]:
+    """The first token of every non-blank, non-comment line; a SMILES header line is skipped."""
+    header_names = {name.lower() for name in SMILES_COLUMN_NAMES} | ({column.lower()} if column else set())
+    header_seen = False
+    line_no = 0
+    for raw in lines:
+        text = raw.rstrip("\n")
+        for part in text.splitlines() or [text]:  # as str.splitlines numbers the lines of the whole file
+            line_no += 1
+            value = part.strip()
+            if not value or value.startswith("#"):
+                continue
+            token = value.split()[0]
+            if not header_seen:
+                header_seen = True
+                if token.lower() in header_names:
+                    continue
+            yield line_no, token
+
+
 def read_smiles_file(path: str | os.PathLike, column: str | None = None) -> SmilesList:
     """Read SMILES from a plain list (one per line) or a CSV/TSV table with a SMILES column.
 
@@ -161,53 +248,13 @@ def read_smiles_file(path: str | os.PathLike, column: str | None = None) -> Smil
     Whether each string is valid chemistry is left to the caller. A missing, binary,
     non-UTF-8 or truncated file, or a table without the column, raises :class:`UserInputError`.
     """
-    target = _readable(path)
-    text = read_text(target)
-    raw_lines = text.splitlines()
-    first = next((line for line in raw_lines if line.strip() and not line.lstrip().startswith("#")), "")
-    delimiter = _table_delimiter(target, first)
-    if delimiter is not None:
-        header_cells = [c.strip() for c in first.split(delimiter)]
-        wanted = _find_column(header_cells, column)
-        if wanted is None:
-            if column is not None:
-                raise UserInputError(f"{target}: no column {column!r}; columns are {header_cells}")
-            raise UserInputError(
-                f"{target}: looks like a table ({header_cells[:5]}) but has no SMILES column; "
-                f"pass --column NAME, or give a text file with one SMILES per line"
-            )
-        result = SmilesList([], [], [], column=wanted, layout="table", path=target)
-        reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-        index = None
-        for row in reader:
-            line_no = reader.line_num
-            if index is None:
-                if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
-                    continue
-                index = [c.strip() for c in row].index(wanted)
-                continue
-            if not row or not any(cell.strip() for cell in row):
-                continue
-            value = row[index].strip() if index < len(row) else ""
-            if not value:
+    with open_smiles_rows(path, column) as source:
+        result = SmilesList([], [], [], column=source.column, layout=source.layout, path=source.path)
+        for line_no, value in source.rows:
+            if source.layout == "table" and not value:
                 result.empty_lines.append(line_no)
             result.smiles.append(value)
             result.lines.append(line_no)
-        return result
-    result = SmilesList([], [], [], column=None, layout="text", path=target)
-    header_names = {name.lower() for name in SMILES_COLUMN_NAMES} | ({column.lower()} if column else set())
-    header_seen = False
-    for line_no, line in enumerate(raw_lines, start=1):
-        value = line.strip()
-        if not value or value.startswith("#"):
-            continue
-        token = value.split()[0]
-        if not header_seen:
-            header_seen = True
-            if token.lower() in header_names:
-                continue
-        result.smiles.append(token)
-        result.lines.append(line_no)
     return result
 
 

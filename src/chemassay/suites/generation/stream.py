@@ -25,7 +25,6 @@ values, and duplicates across chunks are weighted, not recomputed.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -76,88 +75,20 @@ def iter_smiles_file(path: str | os.PathLike, column: str | None = None,
 
     Yields exactly what :func:`chemassay.data.readers.read_smiles_file` returns (same
     strings, same line numbers, empty table cells kept as empty SMILES), without holding
-    the file: a text list line by line, a table row by row (the tests compare both).
+    the file: both read :func:`chemassay.data.readers.open_smiles_rows`.
     """
-    from chemassay.data.readers import (
-        SMILES_COLUMN_NAMES,
-        _find_column,
-        _readable,
-        _table_delimiter,
-        open_text,
-    )
+    from chemassay.data.readers import open_smiles_rows
 
-    target = _readable(path)
-    with open_text(target) as handle:
-        head: list[str] = []
-        first = ""
-        for raw in handle:
-            head.append(raw)
-            text = raw.rstrip("\n")
-            parts = text.splitlines() or [text]
-            found = next((p for p in parts if p.strip() and not p.lstrip().startswith("#")), None)
-            if found is not None:
-                first = found
-                break
-        delimiter = _table_delimiter(target, first)
-        lines_in = _chain(head, handle)
-        if delimiter is not None:
-            header_cells = [c.strip() for c in first.split(delimiter)]
-            wanted = _find_column(header_cells, column)
-            if wanted is None:
-                if column is not None:
-                    raise UserInputError(f"{target}: no column {column!r}; columns are {header_cells}")
-                raise UserInputError(
-                    f"{target}: looks like a table ({header_cells[:5]}) but has no SMILES column; "
-                    f"pass --column NAME, or give a text file with one SMILES per line"
-                )
-            reader = csv.reader(lines_in, delimiter=delimiter)
-            index = None
-            chunk = SmilesChunk([], [])
-            for row in reader:
-                line_no = reader.line_num
-                if index is None:
-                    if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
-                        continue
-                    index = [c.strip() for c in row].index(wanted)
-                    continue
-                if not row or not any(cell.strip() for cell in row):
-                    continue
-                chunk.smiles.append(row[index].strip() if index < len(row) else "")
-                chunk.lines.append(line_no)
-                if len(chunk.smiles) == chunk_rows:
-                    yield chunk
-                    chunk = SmilesChunk([], [])
-            if chunk.smiles:
-                yield chunk
-            return
-        header_names = {name.lower() for name in SMILES_COLUMN_NAMES} | ({column.lower()} if column else set())
-        header_seen = False
-        line_no = 0
+    with open_smiles_rows(path, column) as source:
         chunk = SmilesChunk([], [])
-        for raw in lines_in:
-            text = raw.rstrip("\n")
-            for part in text.splitlines() or [text]:  # the one reader splits with str.splitlines
-                line_no += 1
-                value = part.strip()
-                if not value or value.startswith("#"):
-                    continue
-                token = value.split()[0]
-                if not header_seen:
-                    header_seen = True
-                    if token.lower() in header_names:
-                        continue
-                chunk.smiles.append(token)
-                chunk.lines.append(line_no)
-                if len(chunk.smiles) == chunk_rows:
-                    yield chunk
-                    chunk = SmilesChunk([], [])
+        for line_no, value in source.rows:
+            chunk.smiles.append(value)
+            chunk.lines.append(line_no)
+            if len(chunk.smiles) == chunk_rows:
+                yield chunk
+                chunk = SmilesChunk([], [])
         if chunk.smiles:
             yield chunk
-
-
-def _chain(head: list[str], rest: Iterable[str]) -> Iterator[str]:
-    yield from head
-    yield from rest
 
 
 # ---------------------------------------------------------------- per-chunk work
