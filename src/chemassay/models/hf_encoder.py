@@ -180,11 +180,9 @@ class HFEncoder:
         if tokenizer.pad_token is None:
             self.batch_size = 1
         tokenizer.padding_side = "right"
-        device = self.device_name
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise UserInputError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+        from chemassay.models.training import torch_device
+
+        device = torch_device(self.device_name)
         model.to(device)
         model.eval()
         self.device = device

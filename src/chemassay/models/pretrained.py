@@ -172,11 +172,9 @@ class VocabTransformerEncoder:
         if missing:
             raise UserInputError(f"{self.folder}: weights do not fit the {self.architecture} model "
                                  f"({len(missing)} missing tensors, e.g. {missing[0]})")
-        device = self.device_name
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise UserInputError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+        from chemassay.models.training import torch_device
+
+        device = torch_device(self.device_name)
         self.device = device
         self._torch = torch
         self._model = model.to(device).eval()
@@ -281,11 +279,9 @@ class ChemNetEncoder:
         except (OSError, RuntimeError, ValueError, KeyError, TypeError, EOFError, pickle.UnpicklingError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserInputError(f"{self.weights}: not a ChemNet weights file ({first[:200]})") from None
-        device = self.device_name
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise UserInputError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+        from chemassay.models.training import torch_device
+
+        device = torch_device(self.device_name)
         self.device = device
         self._torch = torch
         self._one_hot = utils.get_one_hot

@@ -826,15 +826,9 @@ def load_seq2seq(folder: str | os.PathLike, *, device: str = "cpu", threads: int
 
 
 def _device(device: str) -> str:
-    import torch
+    from chemassay.models.training import torch_device
 
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise UserInputError(f"device {device}: CUDA is not available on this machine (use device=cpu)")
-    if device != "cpu" and not device.startswith("cuda"):
-        raise UserInputError(f"unknown device {device!r}; use cpu, cuda, cuda:N or auto")
-    return device
+    return torch_device(device)
 
 
 # ------------------------------------------------------------------------------------------

@@ -228,19 +228,25 @@ def _precision(settings: TrainSettings, accelerator: str) -> str:
     return "32-true"
 
 
-def resolve_device(device: str) -> str:
-    """``cpu`` or ``gpu`` (Lightning's accelerator name) for ``auto``/``cpu``/``cuda``."""
+def torch_device(device: str) -> str:
+    """The torch device for ``auto``/``cpu``/``cuda``/``cuda:N``: a GPU asked for where there is
+    none, or an unknown name, is one :class:`UserInputError`."""
     import torch
 
     if device == "auto":
-        return "gpu" if torch.cuda.is_available() else "cpu"
+        return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise UserInputError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
-        return "gpu"
+        return device
     if device != "cpu":
-        raise UserInputError(f"unknown device {device!r}; use cpu, cuda or auto")
+        raise UserInputError(f"unknown device {device!r}; use cpu, cuda, cuda:N or auto")
     return "cpu"
+
+
+def resolve_device(device: str) -> str:
+    """``cpu`` or ``gpu`` (Lightning's accelerator name) for ``auto``/``cpu``/``cuda``."""
+    return "gpu" if torch_device(device).startswith("cuda") else "cpu"
 
 
 def fit(
