@@ -184,6 +184,9 @@ class ReactionResult:
             "n_pred": self.n_pred,
             **self.values,
             "alignment": list(self.alignment.tags) if self.alignment else [],
+            "gold_steps": [{"type": g.type, "subtype": g.subtype, "smiles": g.smiles} for g in self.gold],
+            "predicted_steps": ([{"type": p.type, "subtype": p.subtype, "smiles": p.smiles} for p in self.parsed.steps]
+                                if self.parsed is not None and self.parsed.steps is not None else []),
         }
         if self.weight_source != "data":
             out["weights"] = self.weight_source

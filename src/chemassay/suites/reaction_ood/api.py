@@ -312,6 +312,7 @@ def evaluate(
         n_unmatched_prediction_ids=len(evaluation.unmatched_prediction_ids),
         prediction_file_problems=evaluation.problems[:MAX_LISTED],
         duplicate_predictions=evaluation.duplicates[:MAX_LISTED],
+        items=evaluation.misses,
         **extras,
     )
     return attach_intervals(result, resamples=bootstrap, seed=seed)

@@ -236,7 +236,13 @@ class Evaluation:
     problems: list[dict]
     k_values: list[int]
     duplicates: list[dict] = field(default_factory=list)
+    misses: list[dict] = field(default_factory=list)
+    """Test reactions whose first prediction is wrong (at most :data:`MAX_MISSES`, in test
+    order): ``id``, ``reactants`` (where the test table has them), ``target``, ``predictions``
+    (the first five, as given) and ``rank`` (of the first correct one, ``None``: none)."""
 
+
+MAX_MISSES = 200
 
 def align_predictions(
     test: pd.DataFrame, predictions: Predictions, *, source: str, id_column: str | None = None,
@@ -404,7 +410,28 @@ def evaluate_predictions(
         breakdowns[column] = breakdown(per_item, f"group_{column}", k_values)
     missing_ids = per_item.loc[per_item["missing"], "id"].tolist()
     return Evaluation(metrics, per_item, breakdowns, skipped, missing_ids, unmatched, predictions.problems, k_values,
-                      list(predictions.duplicates))
+                      list(predictions.duplicates), _misses(test, per_item, lists))
+
+
+def _misses(test: pd.DataFrame, per_item: pd.DataFrame, lists: list[list[str]]) -> list[dict]:
+    """The first :data:`MAX_MISSES` reactions whose top-1 prediction is wrong (for galleries)."""
+    try:
+        reactants = truth_reactants(test, "the test file").tolist()
+    except UserInputError:
+        reactants = None
+    misses: list[dict] = []
+    for item_id, row, products, rank in zip(per_item["id"], per_item["row"], per_item["products"], per_item["rank"],
+                                           strict=True):
+        if len(misses) >= MAX_MISSES:
+            break
+        rank = None if pd.isna(rank) else int(rank)
+        if rank == 1 or not lists[row]:
+            continue
+        miss = {"id": str(item_id), "target": products, "predictions": list(lists[row][:5]), "rank": rank}
+        if reactants is not None:
+            miss["reactants"] = reactants[row]
+        misses.append(miss)
+    return misses
 
 
 def item_scores(evaluation: Evaluation) -> dict[str, list[float | None]]:

@@ -158,6 +158,13 @@ class AmoreRun:
     item_scores: dict[str, list[float | None]] = field(default_factory=dict)
     """Per molecule of the table (``None`` where the pair was not scored), for intervals."""
     truncated: list[int] = field(default_factory=list)
+    misses: list[dict] = field(default_factory=list)
+    """Up to :data:`MISSES_PER_AUGMENTATION` molecules per augmentation whose rewritten string
+    is not retrieved first (original→augmented): ``augmentation``, ``id``, ``original``,
+    ``augmented`` and ``rank`` (1-based, last layer), for failure galleries."""
+
+
+MISSES_PER_AUGMENTATION = 20
 
 
 def levenshtein_ratio(original: str, augmented: str) -> float:
@@ -227,6 +234,7 @@ def run_amore(
     not_applied: dict[str, int] = {}
     n_scored: dict[str, int] = {}
     item_scores: dict[str, list[float | None]] = {}
+    misses: list[dict] = []
     truncated = set(original.truncated)
     string_stats: dict[str, dict[str, float]] = {"original": string_statistics(table.smiles, table.smiles)}
     for kind in augmentations:
@@ -251,10 +259,14 @@ def run_amore(
             metrics[f"{kind}/{key}"] = value
         for key, values in scores.per_query.items():
             item_scores[f"{kind}/{key}"] = spread(values, scores.kept, len(table))
+        ranks = np.asarray(scores.ranks["o2a"], dtype=np.int64) + 1
+        missed = [(int(row), int(rank)) for row, rank in zip(scores.kept, ranks, strict=True) if rank > 1]
+        misses += [{"augmentation": kind, "id": str(table.ids[row]), "original": table.smiles[row],
+                    "augmented": augmented_text[row], "rank": rank} for row, rank in missed[:MISSES_PER_AUGMENTATION]]
         table_rows.append({"augmentation": kind, "n": int(keep.sum()), "not_applied": not_applied[kind],
                            **{k: v for k, v in scores.metrics.items() if "tied" not in k}})
     return AmoreRun(table_rows, metrics, per_layer, skipped, not_applied, n_scored, string_stats, item_scores,
-                    sorted(truncated))
+                    sorted(truncated), misses)
 
 
 TABLE_COLUMNS = ("o2a_acc@1", "o2a_acc@5", "o2a_mrr", "a2o_acc@1", "a2o_acc@5", "a2o_mrr")

@@ -420,7 +420,8 @@ def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric,
     headline = {key: value for key, value in outcome.metrics.items() if key.endswith("/o2a_acc@1")}
     metrics = {**headline, **{key: value for key, value in outcome.metrics.items() if key not in headline}}
     extra: dict[str, Any] = {"table": outcome.table_rows, "not_applied": outcome.not_applied,
-                             "strings": outcome.string_stats, "truncated": outcome.truncated, "warnings": []}
+                             "strings": outcome.string_stats, "truncated": outcome.truncated, "warnings": [],
+                             "misses": outcome.misses}
     if any(len(values) > 1 for values in outcome.per_layer.values()):
         extra["per_layer"] = outcome.per_layer
         for aug, per_layer in outcome.per_layer.items():

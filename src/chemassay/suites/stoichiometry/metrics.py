@@ -155,6 +155,8 @@ class SampleScore:
     acc: float = 0.0
     alo: float = 0.0
     balance: str | None = None
+    texts: tuple[str, str, str | None] | None = None
+    """``(prediction, target, source)`` as written, for the result's rows (failure galleries)."""
 
     @property
     def jac(self) -> float:
@@ -182,6 +184,11 @@ class SampleScore:
         }
         if self.reason:
             row["reason"] = self.reason
+        if self.texts is not None:
+            prediction, target, source = self.texts
+            row.update({"prediction": prediction, "target": target})
+            if source is not None:
+                row["source"] = source
         return row
 
 

@@ -151,9 +151,11 @@ def score_lines(
             predicted, reason = None, reasons.get(index) or str(exc)
             invalid_reasons[reason.split(":")[0]] += 1
         if compat == "reference":
-            samples.append(score_sample_reference(number, pred_line, tgt_line, reader, predicted, target, source, reason))
+            sample = score_sample_reference(number, pred_line, tgt_line, reader, predicted, target, source, reason)
         else:
-            samples.append(score_sample(number, predicted, target, source, reason))
+            sample = score_sample(number, predicted, target, source, reason)
+        sample.texts = (pred_line.strip(), tgt_line.strip(), src_lines[index].strip() if src_lines is not None else None)
+        samples.append(sample)
     if not samples:
         first = skipped[0]
         hint = ", not JSON lines or a CSV table" if looks_tabular(tgt_lines) else ""
