@@ -95,3 +95,4 @@ def test_key_value_store_from_many_threads(isolated_home):
     for thread in threads:
         thread.join()
     assert len(store) == 200
+

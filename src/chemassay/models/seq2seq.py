@@ -440,10 +440,9 @@ def train_seq2seq(
 
     chosen = get_config(config, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size,
                         **dict(overrides or {}))
-    target = Path(out)
-    if target.exists() and not target.is_dir():
-        raise UserInputError(f"{target}: exists and is not a folder")
-    target.mkdir(parents=True, exist_ok=True)
+    from chemassay.runtime.files import ensure_writable_dir
+
+    target = ensure_writable_dir(out, "model folder")
     pairs = [(str(s), str(t)) for s, t in pairs]
     if not pairs:
         raise UserInputError("no training pairs")

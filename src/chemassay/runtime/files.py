@@ -95,6 +95,9 @@ def ensure_writable_dir(path: str | os.PathLike, what: str = "output folder") ->
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise UserInputError(f"{target}: exists and is not a folder; give a folder for the {what}")
+    if target.is_symlink() and not target.exists():
+        raise UserInputError(f"{target}: a link to a folder that does not exist ({os.readlink(target)}); "
+                             f"remove it or give another {what}")
     try:
         target.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".probe.", dir=target)
