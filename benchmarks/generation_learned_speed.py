@@ -139,19 +139,23 @@ def reference_state(kind: str, state: dict) -> dict:
 
 def load(kind: str, args):
     """A generator of ``kind``: the trained folder under --models-dir, else fresh weights."""
+    from chemassay.errors import UserInputError
     from chemassay.suites.generation.baselines import learned
 
     if args.models_dir:
         folder = Path(args.models_dir) / f"{kind}-{args.size}-s0"
         if (folder / "model.json").is_file():
-            return learned.load_learned(kind, folder), True
+            try:
+                return learned.load_learned(kind, folder), True
+            except UserInputError as exc:  # a run that never finished an epoch: time fresh weights
+                print(f"{kind}: {exc}; timing fresh weights instead", file=sys.stderr)
     import chemassay
 
     smiles = chemassay.load_dataset("moses", part="train", limit=400)
     with tempfile.TemporaryDirectory() as tmp:
         run = learned.RunControls(seed=0, device="cpu", threads=args.threads, show_progress=False)
-        options = {"size": args.size, "epochs": "1", "steps": "1"} if kind != "hmm" else {"size": args.size,
-                                                                                          "iterations": "1"}
+        options = ({"size": args.size, "epochs": "1", "steps": "1", "val": "50"} if kind != "hmm"
+                   else {"size": args.size, "iterations": "1"})
         if kind == "latentgan":
             options.update({"gan_epochs": "1", "gan_steps": "1", "gan_train": "64"})
         generator, _ = learned.train_learned(kind, Path(tmp) / kind, smiles, options=options, run=run)
