@@ -3,6 +3,7 @@ the uncut weights), save/load with a checksum, deterministic decoding, both prot
 hidden states, unknown symbols at inference, and bad checkpoints (one line, exit 2)."""
 
 import json
+import os
 
 import pytest
 
@@ -58,6 +59,9 @@ def test_training_lowers_the_loss_and_writes_the_model(trained):
     log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     assert log[-1]["loss"] < log[0]["loss"] - 0.5 and log[-1]["val_loss"] < log[0]["val_loss"]
     record = json.loads((out / MODEL_JSON).read_text())
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out / WEIGHTS).stat().st_mode & 0o777 == 0o666 & ~umask  # like any file (safetensors writes 0600)
     assert record["format"] == "chemassay-seq2seq/1" and record["config"]["name"] == "tiny"
     assert record["training"]["finished"] and record["training"]["tokens_per_s"] > 0
     assert report.parameters == record["parameters"] and report.vocab_size == len(record["vocab"]["tokens"])

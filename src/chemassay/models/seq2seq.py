@@ -561,12 +561,13 @@ def export_model(model, config: Seq2SeqConfig, vocab: Vocabulary, out: str | os.
     atomically; returns the folder."""
     from safetensors.torch import save_model
 
-    from chemassay.runtime.files import atomic_write_text
+    from chemassay.runtime.files import atomic_write_text, plain_file_mode
 
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     temporary = target / (WEIGHTS + ".tmp")
     save_model(model, str(temporary))
+    plain_file_mode(temporary)  # safetensors creates its file 0600
     os.replace(temporary, target / WEIGHTS)
     record = {"format": FORMAT, "config": config.as_dict(), "vocab": vocab.as_dict(),
               "weights": WEIGHTS, "weights_sha256": sha256_of(target / WEIGHTS),

@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import IO
 
 
+def plain_file_mode(path: str | os.PathLike) -> None:
+    """Give ``path`` the mode a plain ``open()`` would have given it (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to ``path``; on success rename it over ``path``.
@@ -26,10 +33,7 @@ def atomic_writer(path: str | os.PathLike, mode: str = "w", encoding: str | None
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp creates the file 0600; give it the mode a plain open() would have had.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        plain_file_mode(tmp)  # mkstemp creates the file 0600
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

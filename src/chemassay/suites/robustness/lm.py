@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from chemassay.errors import UserInputError, require
-from chemassay.runtime.files import atomic_write_text, sha256_file
+from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
 
 SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 TOKEN_PATTERN = r"Cl|Br|%[0-9]{2}|."
@@ -378,6 +378,8 @@ def train_smiles_lm(train: Sequence[str], valid: Sequence[str], out: str | Path,
     manifest["validation"] = evaluate_lm(module, tokenizer, list(valid), config) if valid else {}
     module.model.save_pretrained(target)
     tokenizer.save_pretrained(target)
+    for written in target.glob("*.safetensors"):
+        plain_file_mode(written)  # safetensors creates its files 0600
     manifest["files"] = {p.name: sha256_file(p) for p in sorted(target.iterdir())
                          if p.is_file() and p.name != "train_manifest.json"}
     atomic_write_text(target / "train_manifest.json", json.dumps(manifest, indent=2) + "\n")
