@@ -20,7 +20,7 @@ from chemassay.suites.generation.descriptors import canonicalize
 
 def test_every_row_names_its_samples_and_the_train_row_is_there():
     rows = reference_rows()
-    assert {"charrnn", "train"} <= {row["model"] for row in rows}
+    assert {"charrnn", "combinatorial", "train"} <= {row["model"] for row in rows}
     assert sorted(row["seed"] for row in rows if row["model"] == "charrnn") == [0, 1, 2]
     for row in rows:
         draws = gzip.open(sample_path(row["model"], row["seed"]), "rt").read().split("\n")[:-1]
@@ -31,7 +31,7 @@ def test_every_row_names_its_samples_and_the_train_row_is_there():
         assert row["label"] and row["metrics"]["valid"] is not None and row["versions"]["chemassay"]
 
 
-@pytest.mark.parametrize("model", ["charrnn", "train"])
+@pytest.mark.parametrize("model", ["charrnn", "combinatorial", "train"])
 def test_stored_validity_and_uniqueness_are_those_of_the_shipped_strings(model):
     row = next(r for r in reference_rows() if r["model"] == model and r["seed"] == 0)
     draws = read_smiles_file(sample_path(model, 0)).smiles
@@ -47,3 +47,13 @@ def test_paper_tables_and_a_missing_model_are_clear():
     assert set(PAPER_TABLES) >= {"HMM", "NGram", "Combinatorial", "CharRNN", "VAE", "AAE", "JTN-VAE", "LatentGAN"}
     with pytest.raises(UserInputError, match="no reference samples for vae seed 0; shipped: .*charrnn_s0"):
         sample_path("vae", 0)
+
+
+def test_the_combinatorial_rows_reproduce_the_paper_within_its_spread():
+    rows = [r for r in reference_rows() if r["model"] == "combinatorial"]
+    assert len(rows) == 3
+    for metric in ("FCD/Test", "SNN/Test", "Frag/Test", "Filters", "Novelty"):
+        values = [r["metrics"][metric] for r in rows]
+        mean = sum(values) / 3
+        paper_mean, paper_std = paper_value("combinatorial", metric)
+        assert abs(mean - paper_mean) <= max(paper_std, 1e-3), metric
