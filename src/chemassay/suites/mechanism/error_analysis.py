@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from chemassay.suites.mechanism.parse import open_brackets
+
 CATEGORIES: dict[str, str] = {
     "invalid_smiles": "structural",
     "inconsistent_smiles": "structural",
@@ -195,23 +197,8 @@ def answer_shape(text: object) -> str | None:
         return None
     if not text.strip():
         return "empty"
-    depth = 0
-    in_string = escaped = False
-    for char in text[-200_000:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth = max(0, depth - 1)
-    return "truncated" if depth > 0 or in_string else None
+    stack, in_string = open_brackets(text[-200_000:])
+    return "truncated" if stack or in_string else None
 
 
 def _unparsed_kind(reason: str, shape: str | None) -> str:

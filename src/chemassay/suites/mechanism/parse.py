@@ -199,8 +199,10 @@ def _strip_comments(text: str) -> str:
     return "".join(out)
 
 
-def _close_brackets(text: str) -> str:
-    stack = []
+def open_brackets(text: str) -> tuple[list[str], bool]:
+    """The closers of the ``[``/``{`` left open outside JSON strings (innermost last), and
+    whether the text ends inside a string."""
+    stack: list[str] = []
     in_string = False
     escaped = False
     for char in text:
@@ -217,6 +219,11 @@ def _close_brackets(text: str) -> str:
             stack.append("]" if char == "[" else "}")
         elif char in "]}" and stack:
             stack.pop()
+    return stack, in_string
+
+
+def _close_brackets(text: str) -> str:
+    stack, in_string = open_brackets(text)
     tail = text.rstrip()
     if in_string:
         tail += '"'
