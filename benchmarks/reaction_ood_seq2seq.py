@@ -47,13 +47,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import pandas as pd
+from seq2seq_runs import print_plan, print_train_times, run_stage  # noqa: E402
 
 DATASET = "schneider-50k (cleaned), a public stand-in for Pistachio"
 SEED = 0
@@ -418,23 +419,11 @@ def table(args) -> None:
                 if n:
                     acc = sum(r["top1_accuracy"] * r["n"] for r in group) / n
                     print(f"  time_{year} {label}: n={n} top-1 {100 * acc:.1f}")
-    times = args.out / "models" / "train_times.jsonl"
-    if times.is_file():
-        print("\n| model | pairs | steps | best val loss | tokens/s | wall min | CPU min |\n" + "| --- " * 7 + "|")
-        for line in times.read_text().splitlines():
-            r = json.loads(line)
-            print(f"| {r['name']} | {r['train_pairs']} | {r['steps']} | {r['best_val_loss']:.3f} | "
-                  f"{r['tokens_per_s'] or 0:.0f} | {r['wall_s'] / 60:.1f} | {r['cpu_s'] / 60:.1f} |")
+    print_train_times(args.out)
 
 
 def plan(args) -> None:
-    for name in EXPERIMENTS:
-        done = (args.out / "models" / name / "seq2seq.json").is_file()
-        record = json.loads((args.out / "models" / name / "seq2seq.json").read_text()) if done else {}
-        finished = record.get("training", {}).get("finished")
-        state = "trained" if finished else ("partly trained" if done else "not trained")
-        print(f"{name:24s} {state:15s} python benchmarks/reaction_ood_seq2seq.py train {name} --out {args.out} "
-              f"&& python benchmarks/reaction_ood_seq2seq.py evaluate {name} --out {args.out}")
+    print_plan(EXPERIMENTS, args.out, "reaction_ood_seq2seq.py")
 
 
 def main() -> None:
@@ -457,10 +446,7 @@ def main() -> None:
             p.add_argument("--max-test", type=int, default=2000, help="Seeded sample of at most N per test part.")
             p.add_argument("--force", action="store_true")
     args = parser.parse_args()
-    started = time.perf_counter()
-    {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan}[args.stage](args)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"# {args.stage}: {time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB", file=sys.stderr)
+    run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan})
 
 
 if __name__ == "__main__":

@@ -30,10 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from seq2seq_runs import print_plan, print_train_times, run_stage  # noqa: E402
 
 DATA = "uspto-15k (bundled), a public stand-in for USPTO-MIT"
 VARIANTS = [f"{enc}_{task}_{aug}" for enc in ("formula", "smiles") for task in ("t1", "t2") for aug in ("x1", "x5")]
@@ -219,22 +221,11 @@ def table(args) -> None:
             print(f"| {variant} | {label} | {result['n']} | {_cell(result, 'EM')} | {em} | {_cell(result, 'JAC')} | "
                   f"{jac} | {_cell(result, 'F1')} | {f1} | {_cell(result, 'mol_JAC')} | {mjac} | "
                   f"{_cell(result, 'mol_F1')} | {mf1} |")
-    times = args.out / "models" / "train_times.jsonl"
-    if times.is_file():
-        print("\n| model | pairs | steps | best val loss | tokens/s | wall min | CPU min |\n" + "| --- " * 7 + "|")
-        for line in times.read_text().splitlines():
-            r = json.loads(line)
-            print(f"| {r['name']} | {r['train_pairs']} | {r['steps']} | {r['best_val_loss']:.3f} | "
-                  f"{r['tokens_per_s'] or 0:.0f} | {r['wall_s'] / 60:.1f} | {r['cpu_s'] / 60:.1f} |")
+    print_train_times(args.out)
 
 
 def plan(args) -> None:
-    for name in experiments():
-        record_file = args.out / "models" / name / "seq2seq.json"
-        finished = json.loads(record_file.read_text()).get("training", {}).get("finished") if record_file.is_file() else None
-        state = "trained" if finished else ("partly trained" if record_file.is_file() else "not trained")
-        print(f"{name:24s} {state:15s} python benchmarks/stoichiometry_seq2seq.py train {name} --out {args.out} "
-              f"&& python benchmarks/stoichiometry_seq2seq.py evaluate {name} --out {args.out}")
+    print_plan(experiments(), args.out, "stoichiometry_seq2seq.py")
 
 
 def main() -> None:
@@ -256,10 +247,7 @@ def main() -> None:
             p.add_argument("--max-test", type=int, default=None, help="The first N lines of each test file.")
             p.add_argument("--force", action="store_true")
     args = parser.parse_args()
-    started = time.perf_counter()
-    {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan}[args.stage](args)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"# {args.stage}: {time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB", file=sys.stderr)
+    run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan})
 
 
 if __name__ == "__main__":
