@@ -21,14 +21,20 @@ class UserInputError(ChemassayError):
 class MissingDependencyError(UserInputError):
     """An optional dependency is not installed; the message names the extra to install."""
 
-    def __init__(self, module: str, extra: str, purpose: str = "") -> None:
+    def __init__(self, module: str, extra: str, purpose: str = "", broken: str | None = None) -> None:
         self.module = module
         self.extra = extra
         what = f" for {purpose}" if purpose else ""
-        super().__init__(
-            f"the optional dependency '{module}' is needed{what}: "
-            f"pip install 'chemassay[{extra}]'"
-        )
+        if broken:  # installed (e.g. with --no-deps) but its own imports fail
+            super().__init__(
+                f"'{module}' is installed but cannot be imported ({broken}), so it cannot be used{what}; "
+                f"install it with its dependencies: pip install 'chemassay[{extra}]'"
+            )
+        else:
+            super().__init__(
+                f"the optional dependency '{module}' is needed{what}: "
+                f"pip install 'chemassay[{extra}]'"
+            )
 
 
 class ChecksumError(UserInputError):
@@ -45,10 +51,13 @@ def require(module: str, extra: str, purpose: str = ""):
     """Import an optional module or raise :class:`MissingDependencyError` naming its extra."""
     import importlib
 
+    import importlib.util
+
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingDependencyError(module, extra, purpose) from exc
+        found = exc.name != module and importlib.util.find_spec(module.split(".")[0]) is not None
+        raise MissingDependencyError(module, extra, purpose, broken=str(exc) if found else None) from exc
 
 
 def describe_os_error(exc: OSError) -> str:
