@@ -50,7 +50,6 @@ class ChecksumError(UserInputError):
 def require(module: str, extra: str, purpose: str = ""):
     """Import an optional module or raise :class:`MissingDependencyError` naming its extra."""
     import importlib
-
     import importlib.util
 
     try:
