@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import cpu_model  # noqa: E402
 
 LEARNED = ("charrnn", "vae", "aae", "latentgan", "hmm")
 PAPER_NAMES = {"charrnn": "CharRNN", "vae": "VAE", "aae": "AAE", "latentgan": "LatentGAN", "hmm": "HMM",
@@ -38,16 +39,6 @@ PAPER_NAMES = {"charrnn": "CharRNN", "vae": "VAE", "aae": "AAE", "latentgan": "L
 METRICS = ["valid", "unique@1000", "unique@10000", "Filters", "Novelty", "IntDiv", "IntDiv2", "FCD/Test",
            "FCD/TestSF", "SNN/Test", "SNN/TestSF", "Frag/Test", "Frag/TestSF", "Scaf/Test", "Scaf/TestSF"]
 N_SAMPLES = 30_000
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def log_run(out: Path, record: dict) -> None:

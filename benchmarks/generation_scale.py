@@ -87,7 +87,7 @@ def watched(command: list[str], *, env=None, timeout: float | None = None, max_b
             for child in parent.children(recursive=True):
                 child.kill()
             parent.kill()
-        except psutil.Error:
+        except psutil.Error:  # the process ended between listing and reading it
             pass
 
     def sample() -> None:
@@ -101,7 +101,7 @@ def watched(command: list[str], *, env=None, timeout: float | None = None, max_b
                         rss += proc.memory_info().rss
                         times = proc.cpu_times()
                         state["cpu"][proc.pid] = times.user + times.system
-                    except psutil.Error:
+                    except psutil.Error:  # the process ended between listing and reading it
                         pass
                 state["peak"] = max(state["peak"], rss)
                 elapsed = time.perf_counter() - start
@@ -111,7 +111,7 @@ def watched(command: list[str], *, env=None, timeout: float | None = None, max_b
                     stop("timeout")
                 elif kill_after is not None and elapsed > kill_after:
                     stop("killed")
-            except psutil.Error:
+            except psutil.Error:  # the process ended between listing and reading it
                 pass
             time.sleep(0.2)
 
@@ -194,9 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work)
         out = data / f"result-{size}.json"
         run = {"status": "skipped"}
-        if args.skip_chemassay:
-            pass
-        elif args.resume_check:
+        if args.resume_check and not args.skip_chemassay:
             first = run_chemassay(path, work, out, args, kill_after=args.kill_after)
             print(_row(size, "chemassay", first), flush=True)
         if not args.skip_chemassay:

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
+import sys
 import time
 from pathlib import Path
 
 import chemassay.mechanism as mechanism
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import cpu_model  # noqa: E402
 
 METRICS = ("S_total", "S_partial", "V", "L")
 
@@ -39,16 +42,6 @@ def cell(result, key: str) -> str:
     if interval is None or interval.low is None:
         return f"{100 * value:.1f}"
     return f"{100 * value:.1f} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main() -> None:

@@ -28,18 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import peak_rss_mb  # noqa: E402
+from timing import cpu_model, peak_rss_mb  # noqa: E402
 
 
 def _machine() -> str:
-    model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = cpu_model()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{model}, {os.cpu_count()} cores, load average {load}"
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import platform
 import resource
 import statistics
 import time
+from pathlib import Path
 
 
 def timed(fn, repeats: int = 1):
@@ -21,3 +23,14 @@ def timed(fn, repeats: int = 1):
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, in MB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; elsewhere what ``platform`` knows)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:  # no /proc (not Linux): fall back below
+        pass
+    return platform.processor() or "unknown CPU"

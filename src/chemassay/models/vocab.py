@@ -200,7 +200,7 @@ def guess_tokenizer(texts: Sequence[str]) -> str:
                 tokenize_bag(text)
             if all(try_canonical(s) is not None for s in species):
                 return "bag"
-        except TokenizationError:
+        except TokenizationError:  # not bags: the formula tokenizer reads the rest
             pass
         return "formula"
     try:

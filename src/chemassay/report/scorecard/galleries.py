@@ -26,6 +26,7 @@ Each gallery is drawn when its fields are present and otherwise says which field
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,71 +139,84 @@ def stoichiometry_gallery(results: list[Result], limit: int = DEFAULT_LIMIT) -> 
     return gallery
 
 
-# --- reaction-ood ----------------------------------------------------------------------------
-def reaction_ood_gallery(results: list[Result], limit: int = DEFAULT_LIMIT) -> Gallery:
-    """Wrong top-1 products beside the true product."""
-    gallery = Gallery("reaction-ood", "Wrong top-1 products beside the true product")
-    has_items = False
+def _entry_gallery(gallery: Gallery, results: list[Result], field_name: str, limit: int,
+                   item_of: Callable[[Result, dict], GalleryItem | None], no_field: str, no_item: str) -> Gallery:
+    """Fill ``gallery`` from the list field ``field_name`` of each result: ``item_of`` turns an
+    entry into an item (``None``: not a failure to show), up to ``limit`` items; ``missing`` says
+    why nothing is shown (``no_field``: no result has the field, ``no_item``: none qualified)."""
+    has_field = False
     for result in results:
-        items = _extra(result, "items")
-        if not isinstance(items, list):
+        entries = _extra(result, field_name)
+        if not isinstance(entries, list):
             continue
-        has_items = True
-        for item in items:
+        has_field = True
+        for entry in entries:
             if len(gallery.items) >= limit:
                 break
-            if not isinstance(item, dict) or item.get("rank") == 1 or not item.get("predictions"):
-                continue
-            top1 = str(item["predictions"][0])
-            rank = item.get("rank")
-            found = f"true product at rank {rank}" if rank else "true product not among the predictions"
-            gallery.items.append(GalleryItem(
-                caption=f"{_model(result)} · {item.get('id', '?')} · {found}",
-                panels=[Panel("reactants", depict(str(item.get("reactants", "")), (), 300, 170), str(item.get("reactants", ""))),
-                        Panel("predicted top-1", depict(top1), top1),
-                        Panel("true product", depict(str(item.get("target", ""))), str(item.get("target", "")))],
-            ))
-    if not has_items:
-        gallery.missing = ("these results carry no per-reaction predictions: reaction-ood should write items = "
-                           "[{id, reactants, target, predictions: [ranked SMILES], rank}]")
+            item = item_of(result, entry) if isinstance(entry, dict) else None
+            if item is not None:
+                gallery.items.append(item)
+    if not has_field:
+        gallery.missing = no_field
     elif not gallery.items:
-        gallery.missing = "every reaction's top-1 prediction is right"
+        gallery.missing = no_item
     return gallery
+
+
+# --- reaction-ood ----------------------------------------------------------------------------
+def _wrong_top1(result: Result, item: dict) -> GalleryItem | None:
+    if item.get("rank") == 1 or not item.get("predictions"):
+        return None
+    top1 = str(item["predictions"][0])
+    rank = item.get("rank")
+    found = f"true product at rank {rank}" if rank else "true product not among the predictions"
+    reactants, target = str(item.get("reactants", "")), str(item.get("target", ""))
+    return GalleryItem(
+        caption=f"{_model(result)} · {item.get('id', '?')} · {found}",
+        panels=[Panel("reactants", depict(reactants, (), 300, 170), reactants),
+                Panel("predicted top-1", depict(top1), top1),
+                Panel("true product", depict(target), target)],
+    )
+
+
+def reaction_ood_gallery(results: list[Result], limit: int = DEFAULT_LIMIT) -> Gallery:
+    """Wrong top-1 products beside the true product."""
+    return _entry_gallery(
+        Gallery("reaction-ood", "Wrong top-1 products beside the true product"), results, "items", limit,
+        _wrong_top1,
+        no_field=("these results carry no per-reaction predictions: reaction-ood should write items = "
+                  "[{id, reactants, target, predictions: [ranked SMILES], rank}]"),
+        no_item="every reaction's top-1 prediction is right",
+    )
 
 
 # --- robustness ------------------------------------------------------------------------------
+def _retrieval_miss(result: Result, miss: dict) -> GalleryItem | None:
+    if "original" not in miss or "augmented" not in miss:
+        return None
+    original, augmented = str(miss["original"]), str(miss["augmented"])
+    panels = [Panel("molecule", depict(original), None),
+              Panel("original string", None, original),
+              Panel(f"{miss.get('augmentation', 'augmented')} string", None, augmented)]
+    if miss.get("retrieved"):
+        panels.append(Panel("retrieved instead", depict(str(miss["retrieved"])), str(miss["retrieved"])))
+    rank = miss.get("rank")
+    return GalleryItem(
+        caption=f"{_model(result)} · {miss.get('augmentation', '?')} · {miss.get('id', '?')}"
+                + (f" · true match at rank {rank}" if rank else ""),
+        panels=panels,
+    )
+
+
 def robustness_gallery(results: list[Result], limit: int = DEFAULT_LIMIT) -> Gallery:
     """Retrieval misses: the two strings of one molecule side by side."""
-    gallery = Gallery("robustness", "Retrieval misses: two strings of one molecule that the model keeps apart")
-    has_misses = False
-    for result in results:
-        misses = _extra(result, "misses")
-        if not isinstance(misses, list):
-            continue
-        has_misses = True
-        for miss in misses:
-            if len(gallery.items) >= limit:
-                break
-            if not isinstance(miss, dict) or "original" not in miss or "augmented" not in miss:
-                continue
-            original, augmented = str(miss["original"]), str(miss["augmented"])
-            panels = [Panel("molecule", depict(original), None),
-                      Panel("original string", None, original),
-                      Panel(f"{miss.get('augmentation', 'augmented')} string", None, augmented)]
-            if miss.get("retrieved"):
-                panels.append(Panel("retrieved instead", depict(str(miss["retrieved"])), str(miss["retrieved"])))
-            rank = miss.get("rank")
-            gallery.items.append(GalleryItem(
-                caption=f"{_model(result)} · {miss.get('augmentation', '?')} · {miss.get('id', '?')}"
-                        + (f" · true match at rank {rank}" if rank else ""),
-                panels=panels,
-            ))
-    if not has_misses:
-        gallery.missing = ("these results carry no retrieval misses: robustness should write misses = "
-                           "[{augmentation, id, original, augmented, retrieved, rank}]")
-    elif not gallery.items:
-        gallery.missing = "no retrieval miss"
-    return gallery
+    return _entry_gallery(
+        Gallery("robustness", "Retrieval misses: two strings of one molecule that the model keeps apart"),
+        results, "misses", limit, _retrieval_miss,
+        no_field=("these results carry no retrieval misses: robustness should write misses = "
+                  "[{augmentation, id, original, augmented, retrieved, rank}]"),
+        no_item="no retrieval miss",
+    )
 
 
 # --- mechanism -------------------------------------------------------------------------------

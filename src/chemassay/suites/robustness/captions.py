@@ -74,7 +74,7 @@ def wordnet(home: Path | None = None):
 
         installed.ensure_loaded()
         return installed
-    except (LookupError, OSError):
+    except (LookupError, OSError):  # no NLTK WordNet: try the Debian files below
         pass
     source = Path(os.environ.get("CHEMASSAY_WORDNET", "/usr/share/wordnet"))
     if not all((source / name).is_file() for name in WORDNET_FILES):
