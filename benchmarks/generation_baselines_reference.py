@@ -26,28 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from generation_common import ensure_reference_venv  # noqa: E402
+from generation_common import MOLSETS_SHIMS, ensure_reference_venv  # noqa: E402
 
-# Runs inside the reference venv. The shims restore removed library names that molsets
-# 0.3.1 imports (rdkit.six, np.NaN, DataFrame.append) and stub pomegranate, which only the
-# HMM baseline uses, and tqdm (progress bars, not installed with --no-deps); none changes
-# any arithmetic.
-REFERENCE_RUNNER = r'''
-import json, sys, time, types
-six = types.ModuleType("rdkit.six"); six.iteritems = lambda d: iter(d.items())
-sys.modules["rdkit.six"] = six
-import numpy as np
-if not hasattr(np, "NaN"):
-    np.NaN = np.nan
-import pandas as pd
-if not hasattr(pd.DataFrame, "append"):
-    pd.DataFrame.append = lambda self, other, sort=False, **_: pd.concat([self, other], sort=sort)
-tqdm = types.ModuleType("tqdm"); tqdm.auto = types.ModuleType("tqdm.auto")
-tqdm.auto.tqdm = lambda iterable, **_: iterable
-sys.modules["tqdm"] = tqdm; sys.modules["tqdm.auto"] = tqdm.auto
-pomegranate = types.ModuleType("pomegranate")
-pomegranate.HiddenMarkovModel = pomegranate.DiscreteDistribution = None
-sys.modules["pomegranate"] = pomegranate
+# Runs inside the reference venv, after the shared shims (generation_common.MOLSETS_SHIMS).
+REFERENCE_RUNNER = MOLSETS_SHIMS + r'''
 from moses.baselines import CombinatorialGenerator, NGram
 from moses.metrics.utils import mol_passes_filters
 args = json.load(open(sys.argv[1]))

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_PACKAGES = ("rdkit", "numpy", "pandas", "scipy", "matplotlib", "torch")
 
-REFERENCE_RUNNER = r'''
+MOLSETS_SHIMS = r'''
 import json, sys, time, types
 six = types.ModuleType("rdkit.six")
 six.iteritems = lambda d: iter(d.items())
@@ -41,6 +41,19 @@ if not hasattr(pd.DataFrame, "append"):
     def _append(self, other, sort=False, **_):
         return pd.concat([self, other], sort=sort)
     pd.DataFrame.append = _append
+tqdm = types.ModuleType("tqdm"); tqdm.auto = types.ModuleType("tqdm.auto")
+tqdm.auto.tqdm = lambda iterable, **_: iterable
+sys.modules["tqdm"] = tqdm; sys.modules["tqdm.auto"] = tqdm.auto
+pomegranate = types.ModuleType("pomegranate")
+pomegranate.HiddenMarkovModel = pomegranate.DiscreteDistribution = None
+sys.modules["pomegranate"] = pomegranate
+'''
+"""The preamble of every script run in the reference venv: the library names molsets 0.3.1 still
+imports (``rdkit.six``, ``np.NaN``, ``DataFrame.append``) restored as aliases, and stubs for
+tqdm (progress bars, not installed with ``--no-deps``) and pomegranate (only the HMM baseline
+uses it). None changes any arithmetic."""
+
+REFERENCE_RUNNER = MOLSETS_SHIMS + r'''
 import torch
 torch.set_num_threads(int(sys.argv[4]))
 from moses.metrics import get_all_metrics
@@ -195,9 +208,14 @@ def sample_smiles(n: int, seed: int = 0) -> list[str]:
 
     rng = random.Random(seed)
     pool = pd.read_csv(dataset_file("moses", "train.csv.gz"), nrows=200_000)["SMILES"].tolist()
-    base = rng.sample(pool, n)
+    return with_edits(rng.sample(pool, n), rng)
+
+
+def with_edits(base: list[str], rng: random.Random) -> list[str]:
+    """``base`` with every 10th molecule given one random character edit and every 20th
+    replaced by a repeat of an earlier one, shuffled with ``rng``."""
     alphabet = "CNOcnos()=#123[]+-FClBr"
-    out = []
+    out: list[str] = []
     for i, smiles in enumerate(base):
         if i % 20 == 0 and out:
             out.append(rng.choice(out))

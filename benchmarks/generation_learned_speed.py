@@ -28,25 +28,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from generation_common import MOLSETS_SHIMS, ensure_reference_venv  # noqa: E402
+
 # Runs inside the reference venv: the MOSES models with chemassay's weights (renamed), sampled
-# with the reference's own sample(); torch seeded once. The shims restore names molsets 0.3.1
-# imports (rdkit.six, np.NaN, DataFrame.append), give its uint8 masks as bool, and stub tqdm and pomegranate; none changes any arithmetic.
-REFERENCE_SAMPLER = r'''
-import json, sys, time, types
-six = types.ModuleType("rdkit.six"); six.iteritems = lambda d: iter(d.items())
-sys.modules["rdkit.six"] = six
-import numpy as np
-if not hasattr(np, "NaN"):
-    np.NaN = np.nan
-import pandas as pd
-if not hasattr(pd.DataFrame, "append"):
-    pd.DataFrame.append = lambda self, other, sort=False, **_: pd.concat([self, other], sort=sort)
-tqdm = types.ModuleType("tqdm"); tqdm.auto = types.ModuleType("tqdm.auto")
-tqdm.auto.tqdm = lambda iterable, **_: iterable
-sys.modules["tqdm"] = tqdm; sys.modules["tqdm.auto"] = tqdm.auto
-pomegranate = types.ModuleType("pomegranate")
-pomegranate.HiddenMarkovModel = pomegranate.DiscreteDistribution = None
-sys.modules["pomegranate"] = pomegranate
+# with the reference's own sample(); torch seeded once. After the shared shims
+# (generation_common.MOLSETS_SHIMS) it gives molsets' uint8 masks as bool; no arithmetic changes.
+REFERENCE_SAMPLER = MOLSETS_SHIMS + r'''
 import torch
 torch.set_num_threads(int(sys.argv[3]))
 args = json.load(open(sys.argv[1]))
@@ -250,8 +237,6 @@ def main(argv: list[str] | None = None) -> int:
                                         "n": args.n, "batch": args.batch}
             print(json.dumps({kind: rows[kind]}), flush=True)
         if reference_jobs:
-            from generation_common import ensure_reference_venv
-
             venv = Path(args.venv) if args.venv else Path(tmp) / "venv"
             python = ensure_reference_venv(venv, quiet=True)
             script, jobs, result = Path(tmp) / "ref.py", Path(tmp) / "jobs.json", Path(tmp) / "out.json"

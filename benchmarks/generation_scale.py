@@ -34,7 +34,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from generation_common import REFERENCE_RUNNER, ROOT, ensure_reference_venv, load_average  # noqa: E402
+from generation_common import (  # noqa: E402
+    REFERENCE_RUNNER,
+    ROOT,
+    ensure_reference_venv,
+    load_average,
+    with_edits,
+)
 
 
 def build_input(n: int, path: Path, seed: int = 0) -> Path:
@@ -50,17 +56,7 @@ def build_input(n: int, path: Path, seed: int = 0) -> Path:
     base = rng.sample(pool, min(n, len(pool)))
     while len(base) < n:  # past the 1.58M training molecules: draw again
         base.append(rng.choice(pool))
-    alphabet = "CNOcnos()=#123[]+-FClBr"
-    out: list[str] = []
-    for i, smiles in enumerate(base):
-        if i % 20 == 0 and out:
-            out.append(rng.choice(out))
-        elif i % 10 == 1:
-            position = rng.randrange(len(smiles))
-            out.append(smiles[:position] + rng.choice(alphabet) + smiles[position + 1:])
-        else:
-            out.append(smiles)
-    rng.shuffle(out)
+    out = with_edits(base, rng)
     tmp = path.with_suffix(".tmp")
     with gzip.open(tmp, "wt", encoding="utf-8") as handle:
         handle.write("\n".join(out) + "\n")
@@ -213,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             print(_row(size, "moses", ref), flush=True)
             if ref["status"] == "finished":
                 timings["moses"].append((size, ref["wall_s"]))
-                ratio = ref["wall_s"] / run["wall_s"] if run["status"] == "finished" else float("nan")
-                print(f"          MOSES / chemassay wall: {ratio:.1f}x", flush=True)
+                if run["status"] == "finished":
+                    print(f"          MOSES / chemassay wall: {ref['wall_s'] / run['wall_s']:.1f}x", flush=True)
     for tool, points in timings.items():
         for (n0, t0), (n1, t1) in zip(points, points[1:], strict=False):
             print(f"{tool}: time grows as size^{math.log(t1 / t0) / math.log(n1 / n0):.2f} from {n0:,} to {n1:,}")
