@@ -33,12 +33,13 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
 from chemassay.models.registry import ModelKind
+from chemassay.models.seq2seq import Seq2SeqTrainReport
 from chemassay.suites.mechanism.records import Reaction, Step
 from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, TAXONOMY
 
@@ -163,22 +164,11 @@ def families_as_reactions(records: Sequence[Mapping[str, Any]]) -> list[Reaction
 
 
 @dataclass
-class MechanismTrainReport:
-    """What :func:`train_mechanism_model` did (the seq2seq report and the data used)."""
+class MechanismTrainReport(Seq2SeqTrainReport):
+    """What :func:`train_mechanism_model` did: the seq2seq report, with ``train_pairs`` and
+    ``valid_pairs`` counting the reactions used and ``left_out`` the reactions not usable."""
 
-    out: Path
-    finished: bool
-    epochs_done: int
-    global_step: int
-    best_val_loss: float | None
-    stopped_by: str
-    elapsed_s: float
-    train_pairs: int
-    valid_pairs: int
-    dropped: dict[str, int]
     left_out: list[dict[str, str]] = field(default_factory=list)
-    parameters: int = 0
-    tokens_per_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items() if k != "left_out"} | {
@@ -240,12 +230,9 @@ def train_mechanism_model(
                            max_minutes=max_minutes, stop_after_epochs=stop_after_epochs, device=device, threads=threads,
                            progress=progress, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
                            batch_size=batch_size, metadata=metadata)
-    return MechanismTrainReport(
-        out=report.out, finished=report.finished, epochs_done=report.epochs_done, global_step=report.global_step,
-        best_val_loss=report.best_val_loss, stopped_by=report.stopped_by, elapsed_s=report.elapsed_s,
-        train_pairs=len(kept), valid_pairs=len(valid), dropped=dict(report.dropped or {}), left_out=left_out,
-        parameters=report.parameters, tokens_per_s=report.tokens_per_s,
-    )
+    base = {f.name: getattr(report, f.name) for f in fields(report)}
+    base.update(train_pairs=len(kept), valid_pairs=len(valid), dropped=dict(report.dropped or {}))
+    return MechanismTrainReport(**base, left_out=left_out)
 
 
 class MechanismSeq2Seq:
