@@ -29,19 +29,13 @@ from pathlib import Path
 import chemassay.mechanism as mechanism
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import cpu_model  # noqa: E402
+from timing import cpu_model, interval_cell  # noqa: E402
 
 METRICS = ("S_total", "S_partial", "V", "L")
 
 
 def cell(result, key: str) -> str:
-    value = result.metrics.get(key)
-    if value is None:
-        return "—"
-    interval = result.intervals.get(key)
-    if interval is None or interval.low is None:
-        return f"{100 * value:.1f}"
-    return f"{100 * value:.1f} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+    return interval_cell(result, key, scale=100.0, digits=1)
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ Run: ``PYTHONPATH=src python benchmarks/mechanism_protocols.py [--silver FILE] [
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,15 +29,12 @@ from pathlib import Path
 import chemassay.mechanism as mechanism
 from chemassay.report.intervals import percentile_interval
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import interval_cell  # noqa: E402
+
 
 def cell(result, key: str) -> str:
-    value = result.metrics.get(key)
-    if value is None:
-        return "—"
-    interval = result.intervals.get(key)
-    if interval is None or interval.low is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+    return interval_cell(result, key)
 
 
 def main() -> None:

@@ -34,3 +34,14 @@ def cpu_model() -> str:
     except OSError:  # no /proc (not Linux): fall back below
         pass
     return platform.processor() or "unknown CPU"
+
+
+def interval_cell(result, key: str, scale: float = 1.0, digits: int = 3) -> str:
+    """``value [low, high]`` of a result's metric and its 95 % interval (``—`` if absent)."""
+    value = result.metrics.get(key)
+    if value is None:
+        return "—"
+    interval = result.intervals.get(key)
+    if interval is None or interval.low is None:
+        return f"{scale * value:.{digits}f}"
+    return f"{scale * value:.{digits}f} [{scale * interval.low:.{digits}f}, {scale * interval.high:.{digits}f}]"
