@@ -119,7 +119,15 @@ def _interrupt(args: list[str], tmp_path: Path, *, after: float) -> tuple[int, f
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen([sys.executable, "-m", "chemassay", *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-    time.sleep(after)
+    # Interrupt in the middle of the parallel work: shortly after the first worker process
+    # appears (a quiet machine finishes these commands in a few seconds), at most after ``after``.
+    deadline = time.perf_counter() + after
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    while time.perf_counter() < deadline and process.poll() is None:
+        if children.is_file() and children.read_text().split():
+            time.sleep(0.5)
+            break
+        time.sleep(0.05)
     sent = time.perf_counter()
     process.send_signal(signal.SIGINT)
     try:
