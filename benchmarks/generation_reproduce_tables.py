@@ -64,7 +64,7 @@ def train_one(out: Path, model: str, size: str, seed: int, args) -> None:
     if info_file.is_file() and json.loads(info_file.read_text()).get("finished"):
         return
     options = [f"size={size}", *args.option]
-    if model == "latentgan" and seed != args.seeds[0]:
+    if model == "latentgan" and seed != args.seeds[0] and not any(o.startswith("autoencoder=") for o in options):
         options.append(f"autoencoder={model_dir(out, model, size, args.seeds[0])}")
     spec = f"{model}:{folder}," + ",".join(options)
     wall, cpu = time.perf_counter(), time.process_time()
@@ -182,13 +182,57 @@ def table(out: Path, models: list[str], seeds: list[int]) -> str:
     return "\n".join(lines)
 
 
+def runs_table(out: Path, models: list[str], seeds: list[int]) -> str:
+    """One line per trained model and seed: its configuration, how many molecules it saw, and the
+    wall and CPU time of training, sampling and scoring (from ``OUT/runs.jsonl``)."""
+    from chemassay.suites.generation.baselines.reference_samples import runs_by_phase
+
+    runs = runs_by_phase(out / "runs.jsonl")
+    lines = ["| model | seed | training | molecules seen | train CPU s | train wall s | sample 30k wall s "
+             "| score wall s |", "|---" * 8 + "|"]
+    for model in models:
+        for seed in seeds:
+            trained, sampled, scored = (runs.get((phase, model, seed), {}) for phase in ("train", "sample", "score"))
+            if not (trained or sampled):
+                continue
+            lines.append(f"| {PAPER_NAMES.get(model, model)} | {seed} | {_training_text(model, trained)} | "
+                         f"{_seen(model, trained)} | {trained.get('cpu_s', '—')} | {trained.get('wall_s', '—')} | "
+                         f"{sampled.get('wall_s', '—')} | {scored.get('wall_s', '—')} |")
+    return "\n".join(lines)
+
+
+def _training_text(model: str, trained: dict) -> str:
+    training = trained.get("training") or {}
+    if not training:
+        return "—"
+    if model == "hmm":
+        return f"{training.get('iterations')} EM iterations"
+    text = f"{trained.get('epochs_done')} epochs × {training.get('steps')} steps × {training.get('batch_size')}"
+    if model == "latentgan":
+        adopted = "adopted autoencoder; " if "autoencoder=" in (trained.get("spec") or "") else ""
+        text = (f"{adopted}autoencoder {training.get('epochs')} × {training.get('steps')} × "
+                f"{training.get('batch_size')}; GAN {training.get('gan_epochs')} × {training.get('gan_steps')} × "
+                f"{training.get('gan_batch_size')}")
+    return text
+
+
+def _seen(model: str, trained: dict) -> str:
+    training = trained.get("training") or {}
+    if model == "hmm":
+        return f"{training.get('limit'):,}" if training.get("limit") else "—"
+    if not training.get("steps"):
+        return "—"
+    return f"{training['epochs'] * training['steps'] * training['batch_size']:,}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="folder for models, samples, scores, runs.jsonl")
     parser.add_argument("--models", default="charrnn,vae,aae,latentgan,hmm")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--size", default="cpu", choices=["tiny", "cpu", "paper"])
-    parser.add_argument("--phases", default="train,sample,score,table")
+    parser.add_argument("--phases", default="train,sample,score,table",
+                        help="any of train, sample, score, table (the paper's Tables 1-4), runs (times per run)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-minutes", type=float, default=None, help="length of one training piece")
@@ -213,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                 score_one(args.out, model, seed, args)
     if "table" in phases:
         print(table(args.out, models, args.seeds))
+    if "runs" in phases:
+        print(runs_table(args.out, models, args.seeds))
     if args.package:
         from chemassay.suites.generation.baselines.reference_samples import write_reference_samples
 

@@ -107,7 +107,7 @@ def write_reference_samples(out: str | os.PathLike, models: list[str], seeds: li
     source = Path(out)
     target = Path(folder) if folder is not None else FOLDER
     target.mkdir(parents=True, exist_ok=True)
-    runs = _runs(source / "runs.jsonl")
+    runs = runs_by_phase(source / "runs.jsonl")
     existing = []
     scores = target / "scores.json"
     if scores.is_file():
@@ -153,7 +153,7 @@ def _label(model: str, trained: dict[str, Any]) -> str:
     return "reduced CPU config (smaller network, a fraction of one epoch; not the paper-size model)"
 
 
-def _runs(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+def runs_by_phase(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     """The last record of each (phase, model, seed) in a ``runs.jsonl``, summing the CPU and
     wall time of a training that ran in several pieces."""
     records: dict[tuple[str, str, int], dict[str, Any]] = {}
