@@ -35,6 +35,8 @@ def reference_list(
     table: str = typer.Option(None, "--table", help="Only this table (e.g. 'Table 3', 'S2.2')."),
     model: str = typer.Option(None, "--model", help="Only models whose name contains this text."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON records (values in chemassay's units)."),
+    runs: bool = typer.Option(False, "--runs", help="Also list the reference runs chemassay ships (the MOSES "
+                              "baselines trained here, mean ± std over seeds), marked as not published."),
 ) -> None:
     """List the papers' published results under chemassay's metric keys (fractions where the paper printed percentages).
 
@@ -42,7 +44,7 @@ def reference_list(
     """
     from chemassay.report.published import format_value, reference_results
 
-    records = reference_results(_suite_option(suite))
+    records = reference_results(_suite_option(suite), runs=runs)
     if table:
         wanted = table.lower().removeprefix("table").strip()
         records = [r for r in records if r.table.lower().removeprefix("table").strip() == wanted]
@@ -54,7 +56,8 @@ def reference_list(
     from rich.markup import escape
     from rich.table import Table
 
-    grid = Table(show_header=True, title=f"published results ({len(records)} records; values in chemassay's units)")
+    title = "published results" + (" and chemassay's reference runs" if runs else "")
+    grid = Table(show_header=True, title=f"{title} ({len(records)} records; values in chemassay's units)")
     for column in ("suite", "paper · table", "model", "setting", "paper's data", "metrics"):
         grid.add_column(column, overflow="fold")
     for record in records:

@@ -104,7 +104,7 @@ class PublishedRecord:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (``chemassay reference list --json``)."""
         return {
-            "published": True, "suite": self.suite, "paper": self.paper.key, "citation": self.citation,
+            "published": self.published, "suite": self.suite, "paper": self.paper.key, "citation": self.citation,
             "table": self.table, "caption": self.caption, "dataset": self.dataset, "model": self.model,
             "label": self.label, "setting": self.setting,
             "metrics": {key: value.as_dict() for key, value in self.metrics.items()},
@@ -261,8 +261,9 @@ def papers() -> list[Paper]:
     return [_paper(doc) for doc in _documents()]
 
 
-def reference_results(suite: str | None = None) -> list[PublishedRecord]:
-    """Every published record (of one suite if ``suite`` is given).
+def reference_results(suite: str | None = None, *, runs: bool = False) -> list[PublishedRecord]:
+    """Every published record (of one suite if ``suite`` is given); with ``runs``, also the
+    reference runs chemassay ships (the MOSES baselines trained here: ``published = False``).
 
     >>> rows = reference_results("generation")
     >>> charrnn = next(r for r in rows if r.model == "CharRNN" and "FCD/Test" in r.metrics)
@@ -270,7 +271,12 @@ def reference_results(suite: str | None = None) -> list[PublishedRecord]:
     (0.073, 0.025, 'Table 3')
     """
     wanted = _check_suite(suite)
-    return [record for record in _records() if wanted is None or record.suite == wanted]
+    records = list(_records())
+    if runs:
+        from chemassay.suites.generation.baselines.reference_samples import reference_records
+
+        records += reference_records()
+    return [record for record in records if wanted is None or record.suite == wanted]
 
 
 def reference_tables(suite: str | None = None) -> list[PublishedTable]:

@@ -96,6 +96,45 @@ def reference_rows() -> list[dict[str, Any]]:
     return list(payload["rows"])
 
 
+RUNS_TABLE = "chemassay reference samples"
+
+
+def reference_records() -> list[Any]:
+    """The shipped runs as reference records beside the papers' (``published = False``): one
+    :class:`~chemassay.report.published.PublishedRecord` per model, every MOSES metric as the
+    mean ± standard deviation over its seeds, as the paper's Tables 1–4 print them
+    (``chemassay reference list --suite generation --runs``)."""
+    import statistics
+
+    from chemassay.report.published import Paper, PublishedRecord, PublishedValue
+
+    paper = Paper(key="chemassay-moses-runs", suite="generation", short="chemassay reference runs",
+                  title="MOSES baselines trained and sampled by chemassay", authors="chemassay", year=2026,
+                  citation="chemassay reference samples (chemassay/suites/generation/data/reference_samples)")
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for row in reference_rows():
+        by_model.setdefault(row["model"], []).append(row)
+    records = []
+    for model, rows in by_model.items():
+        metrics = {}
+        for key in _COLUMNS:
+            values = [float(r["metrics"][key]) for r in rows if r["metrics"].get(key) is not None]
+            if not values:
+                continue
+            mean = statistics.fmean(values)
+            std = statistics.stdev(values) if len(values) > 1 else None
+            printed = f"{mean:.4g}" + (f" ± {std:.2g}" if std is not None else "")
+            metrics[key] = PublishedValue(printed=printed, value=mean, std=std, label=key, paper_metric=key, key=key)
+        seeds = sorted(r["seed"] for r in rows)
+        label = f"{PAPER_NAMES.get(model, model)} (chemassay: {rows[0]['label']}; seeds {', '.join(map(str, seeds))})"
+        records.append(PublishedRecord(
+            paper=paper, table=RUNS_TABLE, caption="30,000 samples per seed, scored by chemassay generation evaluate",
+            dataset="MOSES test and scaffold-test sets (the paper's data)", model=PAPER_NAMES.get(model, model),
+            label=label, setting={}, metrics=metrics, spread="standard deviation over seeds",
+            notes=(f"samples: {', '.join(r['samples'] for r in rows)}",), published=False))
+    return records
+
+
 def write_reference_samples(out: str | os.PathLike, models: list[str], seeds: list[int],
                             folder: str | os.PathLike | None = None) -> Path:
     """Copy the samples and scores of a ``generation_reproduce_tables`` run (``out``) into the
