@@ -115,7 +115,12 @@ def infer_speed(args) -> None:
     print("\n| model | reactions | median s | reactions/s |\n| --- | --- | --- | --- |")
     for label, median, rate in rows:
         print(f"| {label} | {len(queries)} | {median:.1f} | {rate:.1f} |")
-    print(f"\nseq2seq / template-kNN speed ratio: {rows[0][2] / rows[1][2]:.2f}; peak RSS {peak_rss_mb():.0f} MB")
+    reasons: dict[str, int] = {}
+    for reason in seq2seq.failures.values():
+        reasons[reason.split(":")[0]] = reasons.get(reason.split(":")[0], 0) + 1
+    print(f"\nseq2seq: {len(seq2seq.failures)} of {len(queries)} inputs got no prediction without decoding "
+          f"({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'}); the others were decoded with beam 5")
+    print(f"seq2seq / template-kNN speed ratio: {rows[0][2] / rows[1][2]:.2f}; peak RSS {peak_rss_mb():.0f} MB")
 
 
 def main() -> None:
