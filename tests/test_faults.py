@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from support.signals import sigint_by_default
+
 BINARY = b"CCO\n\xff\xfe\x00\x01binary\n"
 
 
@@ -118,7 +120,8 @@ def test_unreachable_endpoint_fails_fast_with_the_url(cli, inputs, tmp_path, iso
 def _interrupt(args: list[str], tmp_path: Path, *, after: float) -> tuple[int, float, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen([sys.executable, "-m", "chemassay", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+                               preexec_fn=sigint_by_default)
     # Interrupt in the middle of the parallel work: shortly after the first worker process
     # appears (a quiet machine finishes these commands in a few seconds), at most after ``after``.
     deadline = time.perf_counter() + after

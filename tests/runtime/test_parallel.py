@@ -5,6 +5,7 @@ import pytest
 
 from chemassay.chem import canonical_smiles
 from chemassay.runtime import Failure, atomic_write_text, atomic_writer, parallel_map, sha256_file
+from support.signals import sigint_by_default
 from support.workers import crash_on_negative, self_similarity_sum, slow_on_seven
 
 
@@ -94,7 +95,8 @@ def test_ctrl_c_stops_a_pool_within_seconds(tmp_path):
         "    try:\n        parallel_map(slow, list(range(8)), n_jobs=2, chunk_size=1)\n"
         "    except KeyboardInterrupt:\n        print('interrupted', flush=True)\n        raise SystemExit(130)\n"
     )
-    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                               preexec_fn=sigint_by_default)
     assert process.stdout.readline().strip() == "started"
     time.sleep(1.5)
     sent = time.perf_counter()
