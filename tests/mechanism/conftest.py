@@ -95,8 +95,17 @@ class FakeOpenAI:
             def log_message(self, *args):  # keep test output clean
                 return
 
+            def _leave(self) -> None:
+                """The request stops counting as in flight (once), before its answer is sent: a
+                client that reads the answer may send its next request at once."""
+                if getattr(self, "_counted", False):
+                    self._counted = False
+                    with script.lock:
+                        script.in_flight -= 1
+
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 body = json.dumps(payload).encode()
+                self._leave()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -119,6 +128,7 @@ class FakeOpenAI:
                     attempt = script.seen[rid]
                     script.in_flight += 1
                     script.max_in_flight = max(script.max_in_flight, script.in_flight)
+                self._counted = True
                 try:
                     if self.path != "/v1/chat/completions":
                         return self._send(404, {"error": {"message": "not found"}})
@@ -140,8 +150,7 @@ class FakeOpenAI:
                         "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(answer.split())},
                     })
                 finally:
-                    with script.lock:
-                        script.in_flight -= 1
+                    self._leave()
 
         return Handler
 
