@@ -265,17 +265,20 @@ def models_train_seq2seq(
     limit: int = typer.Option(None, "--limit", help="Use the first N training pairs."),
     valid_limit: int = typer.Option(2000, "--valid-limit", help="Use the first N validation pairs (0: all)."),
     tokenizer: str = typer.Option(None, "--tokenizer", help="smiles, bag, formula or char (default: from the task)."),
+    settings: list[str] = typer.Option(None, "--set", help="Override any config setting, KEY=VALUE (repeatable): "
+                                       "copy=false, positions=learned, target_root=canonical, dropout=0.2..."),
     stop_after_epochs: int = typer.Option(None, "--stop-after-epochs", hidden=True),
 ) -> None:
     """Train (or continue training) the BART sequence-to-sequence model; use it as --model seq2seq:OUT."""
-    from chemassay.models.seq2seq import train_from_source
+    from chemassay.models.seq2seq import parse_settings, train_from_source
 
     report = train_from_source(
         train, out, task=task, valid=valid, split=split, limit=limit, valid_limit=valid_limit or None,
         tokenizer=tokenizer, config=config, seed=seed, augment=augment, max_minutes=max_minutes, device=device,
         precision=precision, threads=threads, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch,
         batch_size=batch_size, stop_after_epochs=stop_after_epochs,
-        overrides={k: v for k, v in (("lr", lr), ("architecture", architecture)) if v is not None},
+        overrides={**parse_settings(settings or []),
+                   **{k: v for k, v in (("lr", lr), ("architecture", architecture)) if v is not None}},
     )
     state = "finished" if report.finished else "not finished: run the same command again to continue"
     rate = f", {report.tokens_per_s:,.0f} tokens/s" if report.tokens_per_s else ""

@@ -240,3 +240,78 @@ def test_the_pre_norm_architecture_trains_and_loads(reactions, tmp_path):
         load_seq2seq(tmp_path / "mbart")
     with pytest.raises(UserInputError, match="unknown seq2seq architecture"):
         _train(reactions, tmp_path / "other", max_epochs=1, overrides={"architecture": "t5"})
+
+
+def test_the_copy_head_trains_decodes_with_its_cache_and_loads(reactions, tmp_path):
+    """The pointer-generator head: its outputs are probabilities, greedy decoding through
+    ``generate`` (with the decoder cache and the beams' expanded source ids) picks the same
+    tokens as step-by-step decoding without a cache, and the folder loads back."""
+    overrides = {"architecture": "mbart", "positions": "sinusoidal", "copy": True}
+    report = _train(reactions, tmp_path / "copy", max_epochs=1, steps_per_epoch=20, overrides=overrides)
+    assert report.finished
+    model = load_seq2seq(tmp_path / "copy")
+    assert type(model.model).__name__ == "CopyMBartForConditionalGeneration" and model.config.copy
+    net, vocab = model.model, model.vocab
+    source = torch.tensor([vocab.encode(reactions[0][0])])
+    decoded = [vocab.bos_id]
+    with torch.inference_mode():
+        for _ in range(12):
+            out = net(input_ids=source, attention_mask=torch.ones_like(source), decoder_input_ids=torch.tensor([decoded]))
+            assert torch.allclose(out.logits.exp().sum(-1), torch.ones(1, len(decoded)), atol=1e-4)
+            decoded.append(int(out.logits[0, -1].argmax()))
+            if decoded[-1] == vocab.eos_id:
+                break
+    greedy = model.generate([reactions[0][0]], max_new_tokens=12)[0].texts[0]
+    assert greedy == vocab.decode(decoded[1:])
+    beams = model.generate([reactions[0][0], reactions[1][0]], beam=3, max_new_tokens=12)
+    assert all(len(g.texts) == 3 and g.scores == sorted(g.scores, reverse=True) for g in beams)
+
+
+def test_sinusoidal_positions_are_fixed(reactions, tmp_path):
+    import math
+
+    overrides = {"architecture": "mbart", "positions": "sinusoidal"}
+    _train(reactions, tmp_path / "sin", max_epochs=1, steps_per_epoch=5, overrides=overrides)
+    table = load_seq2seq(tmp_path / "sin").model.model.encoder.embed_positions.weight
+    offset = table.shape[0] - CONFIGS["tiny"].max_positions
+    assert not table.requires_grad
+    assert float(table[offset + 3, 0]) == pytest.approx(math.sin(3.0), abs=1e-6)
+    assert float(table[offset + 3, 1]) == pytest.approx(math.cos(3.0), abs=1e-6)
+    with pytest.raises(UserInputError, match="unknown seq2seq positions"):
+        _train(reactions, tmp_path / "other", max_epochs=1, overrides={"positions": "rotary"})
+
+
+def test_ordered_sources_and_aligned_targets(reactions, tmp_path):
+    from rdkit import Chem
+
+    from chemassay.models.seq2seq_data import aligned_product, arrange_pairs, order_molecules
+
+    assert order_molecules("O.CCO.c1ccccc1.CC") == "c1ccccc1.CCO.CC.O"
+    assert order_molecules("O.CCO", "as-given") == "O.CCO"
+    # the ester is written from the carbonyl that starts the acid chloride's SMILES
+    assert aligned_product("O=C(Cl)c1ccccc1.OCC", "CCOC(=O)c1ccccc1") == "O=C(OCC)c1ccccc1"
+    for source, target in reactions[:40]:
+        ordered = order_molecules(source)
+        aligned = aligned_product(ordered, target)
+        assert Chem.CanonSmiles(aligned) == Chem.CanonSmiles(target)  # the same molecules
+    arranged = arrange_pairs(reactions[:5], source_order="largest-first", target_root="aligned")
+    assert [Chem.CanonSmiles(t) for _, t in arranged] == [Chem.CanonSmiles(t) for _, t in reactions[:5]]
+    bags = [("{1}H2.{2}O2", "{2}H2O")]
+    assert arrange_pairs(bags, source_order="largest-first", target_root="aligned", tokenizer="formula") == bags
+    overrides = {"source_order": "largest-first", "target_root": "aligned"}
+    _train(reactions, tmp_path / "arranged", max_epochs=1, steps_per_epoch=3, overrides=overrides,
+           metadata={"task": "reactions"})
+    predictor = Seq2SeqPredictor(load_seq2seq(tmp_path / "arranged"))
+    assert predictor._prepare(["OCC.O=C(Cl)c1ccccc1"]) == ["O=C(Cl)c1ccccc1.CCO"]
+
+
+def test_config_settings_from_the_command_line():
+    from chemassay.models.seq2seq import parse_settings
+
+    assert parse_settings(["copy=false", "lr=5e-4", "patience=none", "positions=learned", "batch_size=16"]) == {
+        "copy": False, "lr": 5e-4, "patience": None, "positions": "learned", "batch_size": 16}
+    for bad in ("copy", "colour=red", "copy=maybe", "batch_size=many"):
+        with pytest.raises(UserInputError, match="--set"):
+            parse_settings([bad])
+    small = get_config("small", **parse_settings(["copy=false"]))
+    assert not small.copy and small.target_root == "aligned" and CONFIGS["small"].copy

@@ -12,8 +12,13 @@ Three configurations (:data:`CONFIGS`):
 
 * ``tiny`` — for tests: a few thousand parameters, trains in seconds;
 * ``small`` — for CPUs: 3+3 layers, d = 128, 4 heads, feed-forward 512 (1.5 M
-  parameters); 2,500 steps of 64 pairs train on two cores in under half an hour on
-  USPTO-15K-size data;
+  parameters), 5,000 steps of 32 pairs (one torch thread each, two runs side by side on two
+  cores: about 30 minutes on USPTO-15K-size data). Built to learn in that budget: layer norm
+  before each block (``mbart``), fixed sinusoidal positions, a copy head
+  (:mod:`chemassay.models.seq2seq_copy`), reactant molecules largest first and products
+  written to continue a reactant's SMILES (``target_root="aligned"``). Without these four the
+  same network, trained as long, predicted 0.2 % of USPTO-15K's test products
+  (docs/stoichiometry.md);
 * ``paper`` — ChemAlgebra's Appendix D: 6+6 layers, 8 heads, d = 512, feed-forward 512,
   batch 64, Adam at 1e-5 halved after 1,000 steps without validation improvement, stopped
   after 5,000, label smoothing 0.1 (a point of the grid of Bradshaw et al.'s Table S1.1).
@@ -88,6 +93,22 @@ class Seq2SeqConfig:
     """``bart`` (Hugging Face BART: layer norm after each residual block, as Bradshaw et al.'s
     model) or ``mbart`` (the same encoder-decoder with layer norm before each block and at the
     end of each stack, as the Molecular Transformer's OpenNMT layers; trains faster early)."""
+    positions: str = "learned"
+    """``learned`` (BART's trained position embeddings) or ``sinusoidal`` (fixed sine/cosine
+    positions of the original Transformer and the Molecular Transformer: with scaled token
+    embeddings the position signal is as strong as the token signal from the first step, and
+    the model learns to copy reactant atoms into the product much sooner)."""
+    copy: bool = False
+    """Add a copy (pointer-generator) head: the output distribution mixes the vocabulary with an
+    attention over the source tokens (:mod:`chemassay.models.seq2seq_copy`)."""
+    source_order: str = "as-given"
+    """``as-given`` or ``largest-first``: the molecules of a SMILES source sorted by heavy atoms,
+    largest first (ties by text), in training and at prediction alike."""
+    target_root: str = "canonical"
+    """``canonical`` or ``aligned``: training products written from the atom that continues the
+    longest stretch of a source molecule's SMILES (the same molecule, another starting atom;
+    root alignment as in R-SMILES), so the product reads as an edited copy of the source.
+    Predictions are canonicalized, so this only changes what the model is taught to write."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -108,8 +129,9 @@ CONFIGS: dict[str, Seq2SeqConfig] = {
                           dropout=0.1, max_positions=256, lr=3e-3, warmup_steps=5, batch_size=16, steps_per_epoch=10,
                           max_epochs=4, patience=None),
     "small": Seq2SeqConfig("small", d_model=128, encoder_layers=3, decoder_layers=3, attention_heads=4, ffn_dim=512,
-                           dropout=0.1, max_positions=512, lr=1e-3, warmup_steps=300, batch_size=64,
-                           steps_per_epoch=250, max_epochs=10, patience=None),
+                           dropout=0.1, max_positions=512, lr=2e-3, warmup_steps=300, batch_size=32,
+                           steps_per_epoch=500, max_epochs=10, patience=None, architecture="mbart",
+                           positions="sinusoidal", copy=True, source_order="largest-first", target_root="aligned"),
     "paper": Seq2SeqConfig("paper", d_model=512, encoder_layers=6, decoder_layers=6, attention_heads=8, ffn_dim=512,
                            dropout=0.1, max_positions=512, label_smoothing=0.1, optimizer="adam", lr=1e-5,
                            warmup_steps=0, schedule="plateau", plateau_patience=1, batch_size=64,
@@ -133,13 +155,67 @@ def get_config(config: str | Seq2SeqConfig, **overrides: Any) -> Seq2SeqConfig:
     return replace(config, **changes) if changes else config
 
 
+def parse_settings(items: Sequence[str]) -> dict[str, Any]:
+    """Config overrides written ``KEY=VALUE`` (``copy=false``, ``lr=5e-4``, ``patience=none``),
+    each value read as its setting's type; one line naming the item for anything else."""
+    known = {f.name for f in fields(Seq2SeqConfig)} - {"name"}
+    reference = CONFIGS["small"]
+    settings: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = str(item).partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or key not in known:
+            raise UserInputError(f"--set {item!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
+        default = getattr(reference, key)
+        try:
+            if text.lower() == "none" and key == "patience":
+                value: Any = None
+            elif isinstance(default, bool):
+                value = _truthy(text)
+            elif isinstance(default, int) or key == "patience":
+                value = int(text)
+            elif isinstance(default, float):
+                value = float(text)
+            else:
+                value = text
+        except (UserInputError, ValueError):
+            raise UserInputError(f"--set {item!r}: {text!r} is not a valid {type(default).__name__}") from None
+        settings[key] = value
+    return settings
+
+
 ARCHITECTURES = ("bart", "mbart")
+POSITIONS = ("learned", "sinusoidal")
+SOURCE_ORDERS = ("as-given", "largest-first")
+TARGET_ROOTS = ("canonical", "aligned")
+
+
+def sinusoid_table(positions: int, dim: int):
+    """The Transformer's sine/cosine position table, ``positions × dim`` (sines in the even,
+    cosines in the odd columns)."""
+    import torch
+
+    position = torch.arange(positions, dtype=torch.float32)[:, None]
+    rate = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    table = torch.zeros(positions, dim)
+    table[:, 0::2] = torch.sin(position * rate)
+    table[:, 1::2] = torch.cos(position * rate[:dim // 2])
+    return table
+
+
+def check_config(config: Seq2SeqConfig) -> None:
+    """One line for a setting outside its choices."""
+    for name, value, choices in (("architecture", config.architecture, ARCHITECTURES),
+                                 ("positions", config.positions, POSITIONS),
+                                 ("source_order", config.source_order, SOURCE_ORDERS),
+                                 ("target_root", config.target_root, TARGET_ROOTS)):
+        if value not in choices:
+            raise UserInputError(f"unknown seq2seq {name} {value!r}; use {' or '.join(choices)}")
 
 
 def _bart_config(config: Seq2SeqConfig, vocab: Vocabulary):
     transformers = require("transformers", "hf", "the seq2seq model")
-    if config.architecture not in ARCHITECTURES:
-        raise UserInputError(f"unknown seq2seq architecture {config.architecture!r}; use {' or '.join(ARCHITECTURES)}")
+    check_config(config)
     kind = transformers.BartConfig if config.architecture == "bart" else transformers.MBartConfig
     return kind(
         vocab_size=len(vocab), d_model=config.d_model, encoder_layers=config.encoder_layers,
@@ -156,10 +232,27 @@ def build_bart(config: Seq2SeqConfig, vocab: Vocabulary):
     """A freshly initialised ``BartForConditionalGeneration`` for ``config`` and ``vocab``
     (seeded by the caller's torch seed)."""
     transformers = require("transformers", "hf", "the seq2seq model")
+    import torch
+
+    check_config(config)
     settings = _bart_config(config, vocab)
-    if config.architecture == "mbart":
-        return transformers.MBartForConditionalGeneration(settings)
-    return transformers.BartForConditionalGeneration(settings)
+    if config.copy:
+        from chemassay.models.seq2seq_copy import copy_class
+
+        kind = copy_class(config.architecture)
+    else:
+        kind = transformers.MBartForConditionalGeneration if config.architecture == "mbart" else \
+            transformers.BartForConditionalGeneration
+    model = kind(settings)
+    if config.positions == "sinusoidal":
+        for stack in (model.model.encoder, model.model.decoder):
+            table = stack.embed_positions.weight
+            offset = getattr(stack.embed_positions, "offset", 0)
+            with torch.no_grad():
+                table.zero_()
+                table[offset:] = sinusoid_table(table.shape[0] - offset, table.shape[1])
+            table.requires_grad_(False)
+    return model
 
 
 def count_parameters(model) -> int:
@@ -435,7 +528,7 @@ def train_seq2seq(
     ``overrides`` change other config settings (``{"lr": 5e-4, "architecture": "mbart"}``);
     ``metadata`` (task, data names...) is recorded in ``seq2seq.json``.
     """
-    from chemassay.models.seq2seq_data import augment_pairs
+    from chemassay.models.seq2seq_data import arrange_pairs, augment_pairs
     from chemassay.models.training import CHECKPOINT, TrainSettings, fit, load_module_state
 
     chosen = get_config(config, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size,
@@ -468,13 +561,16 @@ def train_seq2seq(
         vocab = Vocabulary.from_dict(before["vocab"])
     else:
         vocab = Vocabulary.build([s for s, _ in pairs] + [t for _, t in pairs], tokenizer)
-    training = augment_pairs(pairs, augment, tokenizer, seed)
+    training = arrange_pairs(augment_pairs(pairs, augment, tokenizer, seed), source_order=chosen.source_order,
+                             target_root=chosen.target_root, tokenizer=tokenizer)
     encoded = encode_pairs(training, vocab, chosen.max_positions)
     if not len(encoded.dataset):
         raise UserInputError(f"no usable training pairs ({encoded.dropped}; e.g. {'; '.join(encoded.examples[:2])})")
     valid_set = None
     if valid:
-        valid_set = encode_pairs([(str(s), str(t)) for s, t in valid], vocab, chosen.max_positions, unknown="unk").dataset
+        arranged = arrange_pairs([(str(s), str(t)) for s, t in valid], source_order=chosen.source_order,
+                                 target_root=chosen.target_root, tokenizer=tokenizer)
+        valid_set = encode_pairs(arranged, vocab, chosen.max_positions, unknown="unk").dataset
     run = {"format": FORMAT, "train_sha256": data_hash, "config": chosen.as_dict(), "tokenizer": tokenizer,
            "augment": augment, "seed": seed, "vocab": vocab.as_dict(), "train_pairs": len(pairs),
            "train_examples": len(encoded.dataset), "valid_pairs": len(valid_set) if valid_set else 0,
@@ -682,7 +778,8 @@ class Seq2SeqModel:
         with torch.inference_mode():
             for rows in self._batches(encoded, batch_size):
                 ids, mask = self._tensors([encoded[i] for i in rows])
-                result = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=generation)
+                extra = {"source_ids": ids} if self.config.copy else {}
+                result = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=generation, **extra)
                 sequences = result.sequences.cpu().numpy()
                 if beam > 1:
                     scores = result.sequences_scores.float().cpu().numpy()
@@ -870,15 +967,20 @@ class Seq2SeqPredictor:
 
     def _prepare(self, texts: Sequence[str]) -> list[str]:
         prepared = [str(t).replace(" ", "").strip() for t in texts]
-        if not self.canonicalize:
-            return prepared
-        from chemassay.chem import try_canonical
+        if self.canonicalize:
+            from chemassay.chem import try_canonical
 
-        out = []
-        for text in prepared:
-            parts = [try_canonical(m) for m in text.split(".") if m]
-            out.append(".".join(parts) if parts and all(p is not None for p in parts) else text)
-        return out
+            out = []
+            for text in prepared:
+                parts = [try_canonical(m) for m in text.split(".") if m]
+                out.append(".".join(parts) if parts and all(p is not None for p in parts) else text)
+            prepared = out
+        order = self.model.config.source_order
+        if order != "as-given" and self.model.tokenizer == "smiles":
+            from chemassay.models.seq2seq_data import order_molecules
+
+            prepared = [order_molecules(text, order) for text in prepared]
+        return prepared
 
     def predict(self, reactants: Sequence[str], k: int = 10) -> list[list[str]]:
         """Up to ``k`` distinct products per query, best first: beam search of width

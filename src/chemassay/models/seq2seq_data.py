@@ -27,6 +27,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -289,3 +290,95 @@ def tokenizer_for(task: str, pairs: PairSet) -> str:
     if task == "bags" and pairs.encoding == "smiles":
         return "bag" if any(t.startswith("{") for t in texts) else "smiles"
     return guess_tokenizer(texts)
+
+
+# ------------------------------------------------------------------------------------------
+# Source order and target rooting (the ``source_order`` and ``target_root`` config settings)
+
+
+@lru_cache(maxsize=200_000)
+def _heavy_atoms(smiles: str) -> int:
+    from rdkit import Chem
+
+    from chemassay.chem import rdkit_log_silenced
+
+    with rdkit_log_silenced():
+        mol = Chem.MolFromSmiles(smiles, sanitize=False)
+    return mol.GetNumHeavyAtoms() if mol is not None else 0
+
+
+def order_molecules(text: str, order: str = "largest-first") -> str:
+    """The molecules of ``text`` (``.``-separated SMILES) in ``order``: ``largest-first`` sorts
+    them by heavy atoms, largest first, ties by their text; ``as-given`` keeps them."""
+    if order == "as-given":
+        return text
+    molecules = [m for m in text.split(".") if m]
+    return ".".join(sorted(molecules, key=lambda m: (-_heavy_atoms(m), m)))
+
+
+def _common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def aligned_molecule(product: str, sources: Sequence[Sequence[str]]) -> str:
+    """``product`` (one molecule) written from the atom whose SMILES shares the longest start
+    with one of ``sources`` (token lists of source molecules); the canonical SMILES when no
+    root does better, the text unchanged when it does not parse."""
+    from rdkit import Chem
+
+    from chemassay.chem import rdkit_log_silenced, tokenize_smiles
+
+    with rdkit_log_silenced():
+        mol = Chem.MolFromSmiles(product)
+        if mol is None:
+            return product
+        best_text = Chem.MolToSmiles(mol)
+        best = max((_common_prefix(tokenize_smiles(best_text), s) for s in sources), default=0)
+        seen = {best_text}
+        for atom in range(mol.GetNumAtoms()):
+            text = Chem.MolToSmiles(mol, rootedAtAtom=atom)
+            if text in seen:
+                continue
+            seen.add(text)
+            tokens = tokenize_smiles(text)
+            score = max((_common_prefix(tokens, s) for s in sources), default=0)
+            if score > best:
+                best, best_text = score, text
+    return best_text
+
+
+def aligned_product(source: str, product: str) -> str:
+    """Every molecule of ``product`` rooted to continue a molecule of ``source`` as far as it
+    can (:func:`aligned_molecule`): the same molecules, written so that the product reads as
+    an edited copy of the source (what ``target_root="aligned"`` trains on)."""
+    from chemassay.chem import TokenizationError, tokenize_smiles
+
+    sources = []
+    for molecule in source.split("."):
+        try:
+            sources.append(tokenize_smiles(molecule))
+        except TokenizationError:
+            continue
+    return ".".join(aligned_molecule(m, sources) for m in product.split(".") if m)
+
+
+def arrange_pairs(pairs: Sequence[Pair], *, source_order: str = "as-given", target_root: str = "canonical",
+                  tokenizer: str = "smiles") -> list[Pair]:
+    """``pairs`` with their sources in ``source_order`` and their targets rooted by
+    ``target_root``. Both apply to reaction SMILES (tokenizer ``smiles``); pairs of other
+    tokenizers (ChemAlgebra bags, formulas, text) come back as given, so one config serves
+    every task."""
+    if (source_order == "as-given" and target_root == "canonical") or tokenizer != "smiles":
+        return list(pairs)
+    arranged = []
+    for source, target in pairs:
+        source = order_molecules(source, source_order)
+        if target_root == "aligned":
+            target = aligned_product(source, target)
+        arranged.append((source, target))
+    return arranged
