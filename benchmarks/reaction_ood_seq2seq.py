@@ -38,7 +38,7 @@ Stages (each resumable; training runs in pieces with ``--max-minutes``)::
     python benchmarks/reaction_ood_seq2seq.py plan --out reports/rood-s2s      # every command, what is done
 
 ``train`` runs the same as ``chemassay models train seq2seq --train SPLIT/PART.parquet
---valid SPLIT/VALID.parquet --task reactions --config small --max-epochs E --threads T
+--valid SPLIT/VALID.parquet --task reactions --config small --threads T
 --out OUT/models/NAME`` (the command is printed). ``--config paper --device cuda`` trains the
 paper-size model on a GPU.
 """
@@ -54,7 +54,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import pandas as pd
-from seq2seq_runs import print_plan, print_train_times, run_stage  # noqa: E402
+from seq2seq_runs import add_train_options, print_plan, print_train_times, run_stage, train_model  # noqa: E402
 
 DATASET = "schneider-50k (cleaned), a public stand-in for Pistachio"
 SEED = 0
@@ -62,30 +62,27 @@ K = 5
 SPLIT_FAMILIES = ("random", "document", "suzuki", "eschweiler", "sonogashira", "time")
 TIME_CUTOFFS = (2000, 2006, 2011)
 TIME_TEST_PER_YEAR = 150
-BATCH = 32
-"""Pairs per step: half the ``small`` config's 64, for twice the updates in the same CPU time."""
 
 EXPERIMENTS: dict[str, dict] = {
-    "random": {"split": "random", "train": "train", "tests": {"test": 2000}, "epochs": 15},
-    "document": {"split": "document", "train": "train", "tests": {"test": 2000, "test_ood": 2000}, "epochs": 15},
-    **{name: {"split": "suzuki", "train": part, "tests": {"test_suzuki": None}, "group_by": ["class_code"],
-              "epochs": 15}
+    "random": {"split": "random", "train": "train", "tests": {"test": 2000}},
+    "document": {"split": "document", "train": "train", "tests": {"test": 2000, "test_ood": 2000}},
+    **{name: {"split": "suzuki", "train": part, "tests": {"test_suzuki": None}, "group_by": ["class_code"]}
        for name, part in (("suzuki_none", "train_none"), ("suzuki_no_chloro", "train_no_chloro"),
                           ("suzuki_all", "train_all"))},
-    "eschweiler_held_out": {"split": "eschweiler", "train": "train", "tests": {}, "epochs": 15,
+    "eschweiler_held_out": {"split": "eschweiler", "train": "train", "tests": {},
                             "iterate": "test_ood"},
-    "eschweiler_plus": {"split": "eschweiler", "train": "train_plus", "tests": {}, "epochs": 15,
+    "eschweiler_plus": {"split": "eschweiler", "train": "train_plus", "tests": {},
                         "iterate": "test_ood"},
-    "sonogashira_held_out": {"split": "sonogashira", "train": "train", "tests": {"test_ood": None}, "epochs": 15},
-    "sonogashira_plus": {"split": "sonogashira", "train": "train_plus", "tests": {"test_ood": None}, "epochs": 15},
+    "sonogashira_held_out": {"split": "sonogashira", "train": "train", "tests": {"test_ood": None}},
+    "sonogashira_plus": {"split": "sonogashira", "train": "train_plus", "tests": {"test_ood": None}},
     **{f"time_{year}": {"split": "time", "train": f"train_upto_{year}", "valid": f"valid_upto_{year}",
-                        "tests": {"test_narylation": 1000, "test_years": 1000}, "epochs": 8}
+                        "tests": {"test_narylation": 1000, "test_years": 1000}}
        for year in TIME_CUTOFFS},
 }
-"""Model name → split family, training part, test parts (→ seeded sample size, ``None``: all),
-epochs of 250 steps of ``BATCH`` pairs (3,750 steps, about four passes over a 32k
-training part; the time models: 2,000 steps, about six passes over 9.8k). Suzuki test sets are scored once: ``test_chloro`` is the
-chloro (3.1.6) subset of ``test_suzuki``. The Eschweiler–Clarke models are scored by the
+"""Model name → split family, training part, test parts (→ seeded sample size, ``None``: all).
+Every model trains for the config's steps (``small``: 5,000 steps of 32 pairs, about five
+passes over a 32k training part, 16 over the 9.8k of a time model). Suzuki test sets are
+scored once: ``test_chloro`` is the chloro (3.1.6) subset of ``test_suzuki``. The Eschweiler–Clarke models are scored by the
 two-round evaluation (its round 1 is the ordinary top-k)."""
 
 HELD_OUT = {"eschweiler": (["1.2.4"], 600, 200), "sonogashira": (["3.3.1"], 600, 200)}
@@ -192,30 +189,10 @@ def prepare(args) -> None:
 
 
 def train(args) -> None:
-    from chemassay.models.seq2seq import train_from_source
-
     spec = EXPERIMENTS[args.name]
     folder = args.out / "splits" / spec["split"]
-    train_part = folder / f"{spec['train']}.parquet"
-    valid_part = folder / f"{spec.get('valid', 'valid')}.parquet"
-    target = args.out / "models" / args.name
-    epochs = args.epochs or spec["epochs"]
-    batch = args.batch_size or BATCH
-    command = (f"chemassay models train seq2seq --train {train_part} --valid {valid_part} --task reactions "
-               f"--config {args.config} --max-epochs {epochs} --batch-size {batch} --threads {args.threads} "
-               f"--device {args.device} --seed {SEED} --out {target}")
-    log(f"training {args.name}: {command}")
-    started, cpu = time.perf_counter(), time.process_time()
-    report = train_from_source(train_part, target, task="reactions", valid=valid_part, config=args.config,
-                               max_epochs=epochs, batch_size=batch, threads=args.threads, device=args.device, seed=SEED,
-                               max_minutes=args.max_minutes, progress=False)
-    record = {"name": args.name, "command": command, "finished": report.finished, "epochs": report.epochs_done,
-              "steps": report.global_step, "best_val_loss": report.best_val_loss, "train_pairs": report.train_pairs,
-              "tokens_per_s": report.tokens_per_s, "wall_s": time.perf_counter() - started,
-              "cpu_s": time.process_time() - cpu, "parameters": report.parameters}
-    with open(args.out / "models" / "train_times.jsonl", "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record) + "\n")
-    log(f"{args.name}: {record}")
+    train_model(args, args.name, folder / f"{spec['train']}.parquet", task="reactions",
+                valid=folder / f"{spec.get('valid', 'valid')}.parquet")
 
 
 def addition_label(reactants: str, product: str) -> str:
@@ -435,12 +412,7 @@ def main() -> None:
         p.add_argument("--n-jobs", type=int, default=1)
         p.add_argument("--threads", type=int, default=1)
         if stage == "train":
-            p.add_argument("name", choices=sorted(EXPERIMENTS))
-            p.add_argument("--config", default="small")
-            p.add_argument("--epochs", type=int, default=None, help="Epochs of 250 steps (default per experiment).")
-            p.add_argument("--device", default="cpu")
-            p.add_argument("--batch-size", type=int, default=None, help=f"Pairs per step (default {BATCH}).")
-            p.add_argument("--max-minutes", type=float, default=None)
+            add_train_options(p, EXPERIMENTS)
         if stage == "evaluate":
             p.add_argument("names", nargs="*", help="Experiments to evaluate (default: every trained one).")
             p.add_argument("--max-test", type=int, default=2000, help="Seeded sample of at most N per test part.")

@@ -4,11 +4,13 @@ share: the training-time table, the plan of what is still to run, and the stage 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 
 def print_train_times(out: Path) -> None:
@@ -39,3 +41,45 @@ def run_stage(args, stages: dict[str, Callable]) -> None:
     stages[args.stage](args)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"# {args.stage}: {time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB", file=sys.stderr)
+
+
+def train_model(args, name: str, train: str | Path, *, task: str, split: str = "train", valid: Path | None = None) -> None:
+    """Train (or resume) ``OUT/models/NAME`` with ``chemassay models train seq2seq``'s library call,
+    print the equivalent command, and append this piece's times to ``train_times.jsonl``.
+    ``args`` carries ``out``, ``config``, ``epochs``, ``threads``, ``device``, ``max_minutes``
+    and ``set`` (config overrides, ``KEY=VALUE``)."""
+    from chemassay.models.seq2seq import parse_settings, train_from_source
+
+    target = args.out / "models" / name
+    overrides = parse_settings(args.set or [])
+    options: dict[str, Any] = {"max_epochs": args.epochs} if args.epochs else {}
+    command = (f"chemassay models train seq2seq --train {train} --task {task} --split {split}"
+               + (f" --valid {valid}" if valid else "") + f" --config {args.config}"
+               + (f" --max-epochs {args.epochs}" if args.epochs else "")
+               + "".join(f" --set {item}" for item in args.set or [])
+               + f" --threads {args.threads} --device {args.device} --seed 0 --out {target}")
+    print(f"[{time.strftime('%H:%M:%S')}] training {name}: {command}", flush=True)
+    started, cpu = time.perf_counter(), time.process_time()
+    report = train_from_source(train, target, task=task, split=split, valid=valid, config=args.config,
+                               threads=args.threads, device=args.device, seed=0, max_minutes=args.max_minutes,
+                               progress=False, overrides=overrides, **options)
+    record = {"name": name, "command": command, "finished": report.finished, "epochs": report.epochs_done,
+              "steps": report.global_step, "best_val_loss": report.best_val_loss, "train_pairs": report.train_pairs,
+              "tokens_per_s": report.tokens_per_s, "wall_s": time.perf_counter() - started,
+              "cpu_s": time.process_time() - cpu, "parameters": report.parameters,
+              "load_average": os.getloadavg()[0]}
+    (args.out / "models").mkdir(parents=True, exist_ok=True)
+    with open(args.out / "models" / "train_times.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    print(f"[{time.strftime('%H:%M:%S')}] {name}: {record}", flush=True)
+
+
+def add_train_options(parser, names: Iterable[str]) -> None:
+    """The ``train`` stage's options, the same in both scripts."""
+    parser.add_argument("name", choices=sorted(names))
+    parser.add_argument("--config", default="small")
+    parser.add_argument("--epochs", type=int, default=None, help="Epochs (default: the config's).")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--max-minutes", type=float, default=None)
+    parser.add_argument("--set", action="append", default=None, metavar="KEY=VALUE",
+                        help="Config override, as 'chemassay models train seq2seq --set'.")

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from seq2seq_runs import print_plan, print_train_times, run_stage  # noqa: E402
+from seq2seq_runs import add_train_options, print_plan, print_train_times, run_stage, train_model  # noqa: E402
 
 DATA = "uspto-15k (bundled), a public stand-in for USPTO-MIT"
 VARIANTS = [f"{enc}_{task}_{aug}" for enc in ("formula", "smiles") for task in ("t1", "t2") for aug in ("x1", "x5")]
@@ -74,13 +74,13 @@ def log(message: str) -> None:
 
 def experiments() -> dict[str, dict]:
     """Model name → what it trains on and what it is tested on."""
-    found = {"uspto15k_plain": {"train": "uspto-15k", "task": "reactions", "split": "train", "epochs": 10,
+    found = {"uspto15k_plain": {"train": "uspto-15k", "task": "reactions", "split": "train",
                                 "tests": [f"table2/{t}" for t in TABLE2_TESTS]}}
     for variant in VARIANTS:
-        found[variant] = {"train": f"chemalgebra/{variant}", "task": "bags", "split": "train", "epochs": 6,
+        found[variant] = {"train": f"chemalgebra/{variant}", "task": "bags", "split": "train",
                           "tests": [f"chemalgebra/{variant}:test_in", f"chemalgebra/{variant}:test_out"]}
         found[f"{variant}_cross"] = {"train": f"chemalgebra/{variant}", "task": "bags", "split": "train_cross",
-                                     "epochs": 6, "tests": [f"chemalgebra/{variant}:test_cross"]}
+                                     "tests": [f"chemalgebra/{variant}:test_cross"]}
     return found
 
 
@@ -113,28 +113,9 @@ def prepare(args) -> None:
 
 
 def train(args) -> None:
-    from chemassay.models.seq2seq import train_from_source
-
     spec = experiments()[args.name]
     source = spec["train"] if spec["train"] == "uspto-15k" else str(args.out / spec["train"])
-    target = args.out / "models" / args.name
-    epochs = args.epochs or spec["epochs"]
-    command = (f"chemassay models train seq2seq --train {source} --task {spec['task']} --split {spec['split']} "
-               f"--config {args.config} --max-epochs {epochs} --threads {args.threads} --device {args.device} "
-               f"--seed 0 --out {target}")
-    log(f"training {args.name}: {command}")
-    started, cpu = time.perf_counter(), time.process_time()
-    report = train_from_source(source, target, task=spec["task"], split=spec["split"], config=args.config,
-                               max_epochs=epochs, threads=args.threads, device=args.device, seed=0,
-                               max_minutes=args.max_minutes, progress=False)
-    record = {"name": args.name, "command": command, "finished": report.finished, "epochs": report.epochs_done,
-              "steps": report.global_step, "best_val_loss": report.best_val_loss, "train_pairs": report.train_pairs,
-              "tokens_per_s": report.tokens_per_s, "wall_s": time.perf_counter() - started,
-              "cpu_s": time.process_time() - cpu, "parameters": report.parameters}
-    (args.out / "models").mkdir(parents=True, exist_ok=True)
-    with open(args.out / "models" / "train_times.jsonl", "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record) + "\n")
-    log(f"{args.name}: {record}")
+    train_model(args, args.name, source, task=spec["task"], split=spec["split"])
 
 
 def _test_files(out: Path, test: str) -> tuple[Path, Path]:
@@ -237,11 +218,7 @@ def main() -> None:
         p.add_argument("--n-jobs", type=int, default=1)
         p.add_argument("--threads", type=int, default=1)
         if stage == "train":
-            p.add_argument("name", choices=sorted(experiments()))
-            p.add_argument("--config", default="small")
-            p.add_argument("--epochs", type=int, default=None, help="Epochs of 250 steps (default per model).")
-            p.add_argument("--device", default="cpu")
-            p.add_argument("--max-minutes", type=float, default=None)
+            add_train_options(p, experiments())
         if stage == "evaluate":
             p.add_argument("names", nargs="*", help="Models to evaluate (default: every trained one).")
             p.add_argument("--max-test", type=int, default=None, help="The first N lines of each test file.")
