@@ -1,9 +1,10 @@
 """Speed of the seq2seq model on CPU: training throughput and beam-5 inference, beside the
 template-kNN baseline on the same test reactions.
 
-1. **Training** (tokens/s, source + target tokens): ``--steps`` optimizer steps of 64
-   USPTO-15K pairs (length-grouped batches, as in training) for each config in ``--configs``,
-   with 1 and 2 torch threads; the median step after ``--warmup`` steps is reported.
+1. **Training** (tokens/s, source + target tokens): ``--steps`` optimizer steps of the config's
+   batch of USPTO-15K pairs (length-grouped batches, as in training) for each config in
+   ``--configs`` (``NAME`` or ``NAME:KEY=VALUE+KEY=VALUE``, e.g. ``small:copy=false``), with 1
+   and 2 torch threads; the median step after ``--warmup`` steps is reported.
 2. **Inference** (reactions/s at beam 5, k = 5, canonical de-duplication): a trained seq2seq
    model folder (``--model``) and a template-kNN model file (``--knn``, from ``chemassay
    reaction-ood train``) predict the same ``--n`` reactions of ``--test`` (seeded sample),
@@ -48,8 +49,9 @@ def train_speed(args) -> None:
         encode_pairs,
         get_config,
         make_module,
+        parse_settings,
     )
-    from chemassay.models.seq2seq_data import reaction_pair
+    from chemassay.models.seq2seq_data import arrange_pairs, reaction_pair
     from chemassay.models.training import EpochBatchSampler
     from chemassay.models.vocab import Vocabulary
 
@@ -58,10 +60,12 @@ def train_speed(args) -> None:
     print(f"machine: {_machine()}; torch {torch.__version__}")
     print("| config | parameters | threads | tokens/step | s/step (median) | tokens/s |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for name in args.configs.split(","):
-        config = get_config(name)
-        encoded = encode_pairs(pairs, vocab, config.max_positions).dataset
-        sampler = EpochBatchSampler(len(encoded), 64, args.warmup + args.steps, 0, encoded.lengths())
+    for label in args.configs.split(","):
+        name, _, changes = label.partition(":")
+        config = get_config(name, **parse_settings([c for c in changes.split("+") if c]))
+        encoded = encode_pairs(arrange_pairs(pairs, source_order=config.source_order, target_root=config.target_root),
+                               vocab, config.max_positions).dataset
+        sampler = EpochBatchSampler(len(encoded), config.batch_size, args.warmup + args.steps, 0, encoded.lengths())
         batches = [collate_pairs([encoded[i] for i in b]) for b in sampler]
         for threads in (1, 2):
             torch.set_num_threads(threads)
@@ -81,7 +85,7 @@ def train_speed(args) -> None:
                     tokens.append(module.count_items(batch))
             per_step = statistics.median(seconds)
             rate = float(np.sum(tokens) / np.sum(seconds))
-            print(f"| {name} | {count_parameters(module.model):,} | {threads} | {statistics.median(tokens):.0f} | "
+            print(f"| {label} | {count_parameters(module.model):,} | {threads} | {statistics.median(tokens):.0f} | "
                   f"{per_step:.2f} | {rate:,.0f} |", flush=True)
     print(f"\npeak RSS {peak_rss_mb():.0f} MB; {_machine()}")
 
@@ -127,7 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="stage", required=True)
     train = sub.add_parser("train")
-    train.add_argument("--configs", default="tiny,small,paper")
+    train.add_argument("--configs", default="tiny,small,small:copy=false,paper")
     train.add_argument("--steps", type=int, default=10)
     train.add_argument("--warmup", type=int, default=2)
     infer = sub.add_parser("infer")
