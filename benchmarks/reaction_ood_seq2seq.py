@@ -54,9 +54,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import pandas as pd
-from seq2seq_runs import add_train_options, print_plan, print_train_times, run_stage, train_model  # noqa: E402
+from seq2seq_runs import (  # noqa: E402
+    RESULTS,
+    add_train_options,
+    print_plan,
+    print_train_times,
+    read_results,
+    run_stage,
+    train_model,
+    write_summary,
+)
 
 DATASET = "schneider-50k (cleaned), a public stand-in for Pistachio"
+SUMMARY = RESULTS / "reaction_ood_seq2seq.json.gz"
 SEED = 0
 K = 5
 SPLIT_FAMILIES = ("random", "document", "suzuki", "eschweiler", "sonogashira", "time")
@@ -318,9 +328,9 @@ def _row(label: str, part: str, n: int, scores: dict[str, list]) -> str:
 
 def table(args) -> None:
     results: dict[tuple[str, str], dict] = {}
-    for path in sorted((args.out / "results").glob("*__*.json")):
-        name, part = path.stem.split("__", 1)
-        results[(name, part)] = json.loads(path.read_text())
+    for stem, result in read_results(args.out, SUMMARY).items():
+        name, part = stem.split("__", 1)
+        results[(name, part)] = result
     print(f"Beam 5, top-k in % [95 % bootstrap interval]; data: {DATASET}\n")
     print("| model | test set | n | top-1 | top-2 | top-3 | top-5 | top-1 no stereo | top-1 regio |")
     print("| --- " * 9 + "|")
@@ -396,7 +406,24 @@ def table(args) -> None:
                 if n:
                     acc = sum(r["top1_accuracy"] * r["n"] for r in group) / n
                     print(f"  time_{year} {label}: n={n} top-1 {100 * acc:.1f}")
-    print_train_times(args.out)
+    print_train_times(args.out, SUMMARY)
+
+
+SCORE_KEYS = ("top1_accuracy", "top2_accuracy", "top3_accuracy", "top5_accuracy", "top1_accuracy_stereo_agnostic",
+              "top1_accuracy_regio_agnostic")
+
+
+def summary(args) -> None:
+    def keep(result: dict) -> dict:
+        if "rounds" in result:  # a two-round evaluation: everything but the predictions
+            return {k: v for k, v in result.items() if k != "predictions"}
+        return {"n": result["n"], "metrics": result["metrics"], "intervals": result.get("intervals", {}),
+                "item_scores": {k: v for k, v in result["item_scores"].items() if k in SCORE_KEYS},
+                "breakdowns": {"year": result.get("breakdowns", {}).get("year", [])},
+                "config": {k: result["config"].get(k) for k in ("experiment", "test_part", "split_family", "data",
+                                                                "decode_wall_s", "decode_cpu_s", "class_codes")}}
+
+    write_summary(args.out, SUMMARY, keep)
 
 
 def plan(args) -> None:
@@ -406,7 +433,7 @@ def plan(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="stage", required=True)
-    for stage in ("prepare", "train", "evaluate", "table", "plan"):
+    for stage in ("prepare", "train", "evaluate", "table", "summary", "plan"):
         p = sub.add_parser(stage)
         p.add_argument("--out", type=Path, default=Path("reports/rood-s2s"))
         p.add_argument("--n-jobs", type=int, default=1)
@@ -418,7 +445,8 @@ def main() -> None:
             p.add_argument("--max-test", type=int, default=2000, help="Seeded sample of at most N per test part.")
             p.add_argument("--force", action="store_true")
     args = parser.parse_args()
-    run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan})
+    run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "summary": summary,
+                     "plan": plan})
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ share: the training-time table, the plan of what is still to run, and the stage 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import resource
@@ -12,15 +13,27 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+RESULTS = Path(__file__).resolve().parent / "results"
+"""Where the compact results of the reproduction runs are committed (``summary`` stage)."""
 
-def print_train_times(out: Path) -> None:
-    """The table of ``OUT/models/train_times.jsonl`` (one row per training piece recorded)."""
+
+def _train_times(out: Path, summary: Path | None) -> list[dict]:
     times = out / "models" / "train_times.jsonl"
-    if not times.is_file():
+    if times.is_file():
+        return [json.loads(line) for line in times.read_text().splitlines() if line.strip()]
+    if summary is not None and summary.is_file():
+        return json.loads(gzip.decompress(summary.read_bytes()))["train_times"]
+    return []
+
+
+def print_train_times(out: Path, summary: Path | None = None) -> None:
+    """The table of ``OUT/models/train_times.jsonl`` (one row per training piece recorded),
+    or of the committed summary when ``OUT`` holds no runs."""
+    rows = _train_times(out, summary)
+    if not rows:
         return
     print("\n| model | pairs | steps | best val loss | tokens/s | wall min | CPU min |\n" + "| --- " * 7 + "|")
-    for line in times.read_text().splitlines():
-        r = json.loads(line)
+    for r in rows:
         print(f"| {r['name']} | {r['train_pairs']} | {r['steps']} | {r['best_val_loss']:.3f} | "
               f"{r['tokens_per_s'] or 0:.0f} | {r['wall_s'] / 60:.1f} | {r['cpu_s'] / 60:.1f} |")
 
@@ -83,3 +96,24 @@ def add_train_options(parser, names: Iterable[str]) -> None:
     parser.add_argument("--max-minutes", type=float, default=None)
     parser.add_argument("--set", action="append", default=None, metavar="KEY=VALUE",
                         help="Config override, as 'chemassay models train seq2seq --set'.")
+
+
+def write_summary(out: Path, summary: Path, keep: Callable[[dict], dict]) -> None:
+    """Every result in ``OUT/results`` reduced by ``keep`` (the fields its ``table`` reads),
+    with the training records, into one gzipped JSON file (committed, so the tables can be
+    printed again without the runs)."""
+    results = {path.stem: keep(json.loads(path.read_text())) for path in sorted((out / "results").glob("*.json"))}
+    data = {"results": results, "train_times": _train_times(out, None)}
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.write_bytes(gzip.compress(json.dumps(data, sort_keys=True).encode("utf-8"), mtime=0))
+    print(f"{summary}: {len(results)} results, {summary.stat().st_size / 1024:.0f} KiB")
+
+
+def read_results(out: Path, summary: Path) -> dict[str, dict]:
+    """The results of ``OUT/results`` by file stem, or the committed summary's when ``OUT``
+    holds none."""
+    found = {path.stem: json.loads(path.read_text()) for path in sorted((out / "results").glob("*.json"))}
+    if not found and summary.is_file():
+        found = json.loads(gzip.decompress(summary.read_bytes()))["results"]
+        print(f"(from the committed summary {summary.name}; run the stages to recompute)\n")
+    return found

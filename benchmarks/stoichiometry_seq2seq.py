@@ -28,16 +28,25 @@ paper --device cuda`` trains the paper-size model (ChemAlgebra App. D) on a GPU.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from seq2seq_runs import add_train_options, print_plan, print_train_times, run_stage, train_model  # noqa: E402
+from seq2seq_runs import (  # noqa: E402
+    RESULTS,
+    add_train_options,
+    print_plan,
+    print_train_times,
+    read_results,
+    run_stage,
+    train_model,
+    write_summary,
+)
 
 DATA = "uspto-15k (bundled), a public stand-in for USPTO-MIT"
+SUMMARY = RESULTS / "stoichiometry_seq2seq.json.gz"
 VARIANTS = [f"{enc}_{task}_{aug}" for enc in ("formula", "smiles") for task in ("t1", "t2") for aug in ("x1", "x5")]
 TABLE2_TESTS = ("plain", "bal", "t1", "t2")
 PAPER_TABLE2 = {  # Table 2 and Tables 6-9, Molecular Transformer (%)
@@ -175,7 +184,7 @@ def _cell(result: dict | None, key: str, scale: float = 100.0) -> str:
 
 
 def table(args) -> None:
-    results = {path.stem: json.loads(path.read_text()) for path in (args.out / "results").glob("*.json")}
+    results = read_results(args.out, SUMMARY)
     print("Table 2 / Tables 6-9: trained on plain USPTO-15K, greedy top-1 (ours [95 % bootstrap interval]; paper: "
           "Molecular Transformer on USPTO-MIT)\n")
     print("| test set | n | ACC | paper ACC | ALO | paper ALO | VAL | BAL | paper BAL | DEF | paper DEF | EXC | paper EXC |")
@@ -202,7 +211,16 @@ def table(args) -> None:
             print(f"| {variant} | {label} | {result['n']} | {_cell(result, 'EM')} | {em} | {_cell(result, 'JAC')} | "
                   f"{jac} | {_cell(result, 'F1')} | {f1} | {_cell(result, 'mol_JAC')} | {mjac} | "
                   f"{_cell(result, 'mol_F1')} | {mf1} |")
-    print_train_times(args.out)
+    print_train_times(args.out, SUMMARY)
+
+
+def summary(args) -> None:
+    def keep(result: dict) -> dict:
+        return {"n": result["n"], "metrics": result["metrics"], "intervals": result.get("intervals", {}),
+                "config": {k: result["config"].get(k) for k in ("experiment", "test", "data", "decode",
+                                                                "decode_wall_s", "decode_cpu_s")}}
+
+    write_summary(args.out, SUMMARY, keep)
 
 
 def plan(args) -> None:
@@ -212,7 +230,7 @@ def plan(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="stage", required=True)
-    for stage in ("prepare", "train", "evaluate", "table", "plan"):
+    for stage in ("prepare", "train", "evaluate", "table", "summary", "plan"):
         p = sub.add_parser(stage)
         p.add_argument("--out", type=Path, default=Path("reports/stoich-s2s"))
         p.add_argument("--n-jobs", type=int, default=1)
@@ -224,7 +242,8 @@ def main() -> None:
             p.add_argument("--max-test", type=int, default=None, help="The first N lines of each test file.")
             p.add_argument("--force", action="store_true")
     args = parser.parse_args()
-    run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "plan": plan})
+    run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "summary": summary,
+                     "plan": plan})
 
 
 if __name__ == "__main__":
