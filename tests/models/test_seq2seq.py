@@ -315,3 +315,16 @@ def test_config_settings_from_the_command_line():
             parse_settings([bad])
     small = get_config("small", **parse_settings(["copy=false"]))
     assert not small.copy and small.target_root == "aligned" and CONFIGS["small"].copy
+
+
+def test_a_copy_model_cut_into_pieces_ends_with_the_uncut_weights(reactions, tmp_path):
+    overrides = {"architecture": "mbart", "positions": "sinusoidal", "copy": True, "source_order": "largest-first",
+                 "target_root": "aligned"}
+    options = {"max_epochs": 2, "steps_per_epoch": 4, "overrides": overrides, "metadata": {"task": "reactions"}}
+    _train(reactions, tmp_path / "uncut", **options)
+    for _ in range(3):
+        if _train(reactions, tmp_path / "cut", stop_after_epochs=1, **options).finished:
+            break
+    first, second = _weights(tmp_path / "uncut"), _weights(tmp_path / "cut")
+    assert "copy_gate.weight" in first
+    assert first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
