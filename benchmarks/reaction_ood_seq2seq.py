@@ -319,6 +319,35 @@ def _paired(x: list, y: list) -> str:
     return f"{100 * float(np.mean(values)):+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
 
 
+def _wilson(hits: float, n: int) -> str:
+    """``p [low, high]`` in % with the Wilson score 95 % interval (for breakdown rows, which keep
+    counts but not items)."""
+    if n == 0:
+        return "-"
+    p, z = hits / n, 1.959964
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return f"{100 * p:.1f} [{100 * max(centre - half, 0):.1f}, {100 * min(centre + half, 1):.1f}]"
+
+
+IN_DISTRIBUTION = (("3.1", "Suzuki (3.1)"), ("3.3", "Sonogashira (3.3, in Schneider only 3.3.1)"),
+                   ("1.2", "reductive alkylation (1.2, holds Eschweiler-Clarke 1.2.4)"))
+"""Classes whose held-out models are compared with the random-split model's score on the same
+class seen in training (class_level2 breakdown of the random test part)."""
+
+
+def _unpaired(x: list, y: list) -> str:
+    """Mean of x − mean of y over different items, with the 95 % interval of the difference from
+    independent bootstrap resamples of each (1,000, seed 0), in points."""
+    a = np.array([v for v in x if v is not None], dtype=float)
+    b = np.array([v for v in y if v is not None], dtype=float)
+    rng = np.random.default_rng(0)
+    diffs = [rng.choice(a, a.size).mean() - rng.choice(b, b.size).mean() for _ in range(1000)]
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    return (f"{100 * (a.mean() - b.mean()):+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] "
+            f"(unpaired: {_mean_ci(x)} vs {_mean_ci(y)})")
+
+
 def _row(label: str, part: str, n: int, scores: dict[str, list]) -> str:
     cells = [_mean_ci(scores.get(f"top{k}_accuracy", [])) for k in (1, 2, 3, 5)]
     cells += [_mean_ci(scores.get("top1_accuracy_stereo_agnostic", [])),
@@ -369,15 +398,22 @@ def table(args) -> None:
             continue
         if a_part == b_part:  # the same test items: paired bootstrap of the difference
             text = _paired(a["top1_accuracy"], b["top1_accuracy"])
-        else:  # other items: difference of means, each with its own interval
-            text = (f"{100 * (np.mean(a['top1_accuracy']) - np.mean(b['top1_accuracy'])):+.1f} "
-                    f"(not paired: {_mean_ci(a['top1_accuracy'])} vs {_mean_ci(b['top1_accuracy'])})")
+        else:  # other items: independent resamples of each
+            text = _unpaired(a["top1_accuracy"], b["top1_accuracy"])
         print(f"| {a_name} {a_part} − {b_name} {b_part} | {what} | {text} |")
     if ("random", "test") in subsets and ("document", "test_ood") in subsets:
         a, b = subsets[("random", "test")], subsets[("document", "test_ood")]
         print(f"| random test − document test_ood | random vs new patents (two models) | "
-              f"{100 * (np.mean(a['top1_accuracy']) - np.mean(b['top1_accuracy'])):+.1f} (not paired: "
-              f"{_mean_ci(a['top1_accuracy'])} vs {_mean_ci(b['top1_accuracy'])}) |")
+              f"{_unpaired(a['top1_accuracy'], b['top1_accuracy'])} |")
+    random = results.get(("random", "test"))
+    if random is not None:
+        rows = {r["group"]: r for r in random["breakdowns"].get("class_level2", [])}
+        print("\nThe same classes seen in training: random model, random test part, top-1 [Wilson 95 %]")
+        print("| class | n | top-1 |\n| --- | --- | --- |")
+        for code, label in IN_DISTRIBUTION:
+            if code in rows:
+                row = rows[code]
+                print(f"| {label} | {row['n']} | {_wilson(round(row['top1_accuracy'] * row['n']), row['n'])} |")
     for name in ("eschweiler_held_out", "eschweiler_plus"):
         iterated = results.get((name, "iterate"))
         if iterated is None:
@@ -404,8 +440,8 @@ def table(args) -> None:
             for label, group in (("up to cutoff", before), ("after cutoff", after)):
                 n = sum(r["n"] for r in group)
                 if n:
-                    acc = sum(r["top1_accuracy"] * r["n"] for r in group) / n
-                    print(f"  time_{year} {label}: n={n} top-1 {100 * acc:.1f}")
+                    hits = round(sum(r["top1_accuracy"] * r["n"] for r in group))
+                    print(f"  time_{year} {label}: n={n} top-1 {_wilson(hits, n)}")
     print_train_times(args.out, SUMMARY)
 
 
@@ -419,7 +455,7 @@ def summary(args) -> None:
             return {k: v for k, v in result.items() if k != "predictions"}
         return {"n": result["n"], "metrics": result["metrics"], "intervals": result.get("intervals", {}),
                 "item_scores": {k: v for k, v in result["item_scores"].items() if k in SCORE_KEYS},
-                "breakdowns": {"year": result.get("breakdowns", {}).get("year", [])},
+                "breakdowns": {key: result.get("breakdowns", {}).get(key, []) for key in ("year", "class_level2")},
                 "config": {k: result["config"].get(k) for k in ("experiment", "test_part", "split_family", "data",
                                                                 "decode_wall_s", "decode_cpu_s", "class_codes")}}
 

@@ -26,16 +26,34 @@ def _train_times(out: Path, summary: Path | None) -> list[dict]:
     return []
 
 
+def epochs_seconds(folder: Path) -> float | None:
+    """The summed training time of every epoch in ``folder/train_log.jsonl`` (all pieces of a run,
+    validation excluded): the run's training time even where a piece was killed unrecorded."""
+    log_file = folder / "train_log.jsonl"
+    if not log_file.is_file():
+        return None
+    rows = [json.loads(line) for line in log_file.read_text().splitlines() if line.strip()]
+    return round(sum(r.get("elapsed_s", 0.0) for r in rows), 1)
+
+
 def print_train_times(out: Path, summary: Path | None = None) -> None:
-    """The table of ``OUT/models/train_times.jsonl`` (one row per training piece recorded),
-    or of the committed summary when ``OUT`` holds no runs."""
+    """The table of ``OUT/models/train_times.jsonl`` (one row per model: its recorded pieces
+    summed), or of the committed summary when ``OUT`` holds no runs. ``epochs min`` sums the
+    epochs of ``train_log.jsonl``, so it counts pieces that were killed before they were recorded."""
     rows = _train_times(out, summary)
     if not rows:
         return
-    print("\n| model | pairs | steps | best val loss | tokens/s | wall min | CPU min |\n" + "| --- " * 7 + "|")
+    models: dict[str, list[dict]] = {}
     for r in rows:
-        print(f"| {r['name']} | {r['train_pairs']} | {r['steps']} | {r['best_val_loss']:.3f} | "
-              f"{r['tokens_per_s'] or 0:.0f} | {r['wall_s'] / 60:.1f} | {r['cpu_s'] / 60:.1f} |")
+        models.setdefault(r["name"], []).append(r)
+    print("\n| model | pairs | steps | best val loss | tokens/s | pieces | wall min | CPU min | epochs min |\n"
+          + "| --- " * 9 + "|")
+    for name, pieces in models.items():
+        last = pieces[-1]
+        epochs = last.get("epochs_s")
+        print(f"| {name} | {last['train_pairs']} | {last['steps']} | {last['best_val_loss']:.3f} | "
+              f"{last['tokens_per_s'] or 0:.0f} | {len(pieces)} | {sum(r['wall_s'] for r in pieces) / 60:.1f} | "
+              f"{sum(r['cpu_s'] for r in pieces) / 60:.1f} | {'-' if epochs is None else f'{epochs / 60:.1f}'} |")
 
 
 def print_plan(names: Iterable[str], out: Path, script: str) -> None:
@@ -80,7 +98,7 @@ def train_model(args, name: str, train: str | Path, *, task: str, split: str = "
               "steps": report.global_step, "best_val_loss": report.best_val_loss, "train_pairs": report.train_pairs,
               "tokens_per_s": report.tokens_per_s, "wall_s": time.perf_counter() - started,
               "cpu_s": time.process_time() - cpu, "parameters": report.parameters,
-              "load_average": os.getloadavg()[0]}
+              "load_average": os.getloadavg()[0], "epochs_s": epochs_seconds(target)}
     (args.out / "models").mkdir(parents=True, exist_ok=True)
     with open(args.out / "models" / "train_times.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
