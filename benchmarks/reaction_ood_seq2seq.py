@@ -429,19 +429,20 @@ def table(args) -> None:
         counts = {g: labels.count(g) for g in ("single", "double", "other")}
         print(f"labels: {counts}; metrics: {iterated['metrics']}")
     if ("time_2000", "test_years") in results:
-        print("\nTime models: top-1 on the yearly test sets before / after each cutoff")
+        print("\nTime models: top-1 on the yearly test sets up to / after each cutoff [Wilson 95 %]\n")
+        print("| model | n up to cutoff | top-1 up to cutoff | n after cutoff | top-1 after cutoff |\n"
+              + "| --- " * 5 + "|")
         for year in TIME_CUTOFFS:
             result = results.get((f"time_{year}", "test_years"))
             if result is None:
                 continue
             rows = result["breakdowns"].get("year", [])
-            before = [r for r in rows if int(r["group"]) <= year]
-            after = [r for r in rows if int(r["group"]) > year]
-            for label, group in (("up to cutoff", before), ("after cutoff", after)):
+            cells = []
+            for group in ([r for r in rows if int(r["group"]) <= year], [r for r in rows if int(r["group"]) > year]):
                 n = sum(r["n"] for r in group)
-                if n:
-                    hits = round(sum(r["top1_accuracy"] * r["n"] for r in group))
-                    print(f"  time_{year} {label}: n={n} top-1 {_wilson(hits, n)}")
+                hits = round(sum(r["top1_accuracy"] * r["n"] for r in group))
+                cells += [str(n), _wilson(hits, n)]
+            print(f"| time_{year} | " + " | ".join(cells) + " |")
     print_train_times(args.out, SUMMARY)
 
 
