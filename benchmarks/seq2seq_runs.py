@@ -9,7 +9,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,16 @@ def print_train_times(out: Path, summary: Path | None = None) -> None:
               f"{sum(r['cpu_s'] for r in pieces) / 60:.1f} | {'-' if epochs is None else f'{epochs / 60:.1f}'} |")
 
 
-def print_plan(names: Iterable[str], out: Path, script: str) -> None:
-    """Each model's state (trained / partly trained / not trained) and the commands that finish it."""
+def print_plan(names: Iterable[str], out: Path, script: str, epochs: Mapping[str, int | None] | None = None) -> None:
+    """Each model's state (trained / partly trained / not trained) and the commands that finish it
+    (with ``--epochs N`` where ``epochs`` names a model's run length)."""
     for name in names:
+        length = (epochs or {}).get(name)
+        extra = f" --epochs {length}" if length else ""
         record_file = out / "models" / name / "seq2seq.json"
         finished = json.loads(record_file.read_text()).get("training", {}).get("finished") if record_file.is_file() else None
         state = "trained" if finished else ("partly trained" if record_file.is_file() else "not trained")
-        print(f"{name:24s} {state:15s} python benchmarks/{script} train {name} --out {out} "
+        print(f"{name:24s} {state:15s} python benchmarks/{script} train {name}{extra} --out {out} "
               f"&& python benchmarks/{script} evaluate {name} --out {out}")
 
 
@@ -109,7 +112,7 @@ def add_train_options(parser, names: Iterable[str]) -> None:
     """The ``train`` stage's options, the same in both scripts."""
     parser.add_argument("name", choices=sorted(names))
     parser.add_argument("--config", default="small")
-    parser.add_argument("--epochs", type=int, default=None, help="Epochs (default: the config's).")
+    parser.add_argument("--epochs", type=int, default=None, help="Epochs of 500 steps (default: the experiment's run length, else the config's).")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--max-minutes", type=float, default=None)
     parser.add_argument("--set", action="append", default=None, metavar="KEY=VALUE",

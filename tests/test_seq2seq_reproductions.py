@@ -57,3 +57,22 @@ def test_docs_quote_the_committed_results(script, summary, page, tmp_path):
         found = any(all(cell in doc for cell in intervals) and
                     [c for c in doc if c in intervals] == intervals for doc in doc_lines)
         assert found, f"{page} lacks the row {row}"
+
+
+def test_stoichiometry_plan_reproduces_the_committed_run_lengths(tmp_path):
+    """``plan`` prints the command for every model; for each committed ChemAlgebra run its
+    ``--epochs`` (of 500 steps) must give the steps that run trained for."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "stoichiometry_seq2seq.py"), "plan",
+                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, check=True, timeout=120)
+    epochs = {}
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if words and "--epochs" in words:
+            epochs[words[0]] = int(words[words.index("--epochs") + 1])
+    data = json.loads(gzip.decompress((RESULTS / "stoichiometry_seq2seq.json.gz").read_bytes()))
+    runs = {r["name"]: r for r in data["train_times"] if r["name"] != "uspto15k_plain"}
+    assert runs
+    for name, run in runs.items():
+        assert name in epochs, f"plan prints no --epochs for {name}"
+        assert epochs[name] * 500 == run["steps"], (name, epochs[name], run["steps"])
