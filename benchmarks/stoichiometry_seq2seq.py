@@ -219,6 +219,55 @@ def table(args) -> None:
     print_train_times(args.out, SUMMARY)
 
 
+def _table4_result(results: dict, variant: str, split: str) -> dict | None:
+    model = f"{variant}_cross" if split == "cross" else variant
+    return results.get(f"{model}__chemalgebra_{variant}_test_{split}")
+
+
+def figure(args) -> None:
+    """Table 4 as a picture: EM and JAC in / cross / out for each variant, ours (bars, 95 %
+    intervals) beside the paper's (black ticks)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    results = read_results(args.out, SUMMARY)
+    splits = ("in", "cross", "out")
+    colours = {"in": "#4477aa", "cross": "#66ccee", "out": "#ee6677"}
+    fig, axes = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
+    x = np.arange(len(VARIANTS))
+    width = 0.27
+    for ax, metric, paper_index in ((axes[0], "EM", 0), (axes[1], "JAC", 1)):
+        for offset, split in enumerate(splits):
+            position = x + (offset - 1) * width
+            values, low, high, paper = [], [], [], []
+            for variant in VARIANTS:
+                result = _table4_result(results, variant, split)
+                value = 100 * result["metrics"][metric] if result else np.nan
+                interval = (result or {}).get("intervals", {}).get(metric) or {}
+                values.append(value)
+                low.append(value - 100 * interval["low"] if interval.get("low") is not None else 0)
+                high.append(100 * interval["high"] - value if interval.get("high") is not None else 0)
+                paper.append(PAPER_TABLE4[variant][splits.index(split)][paper_index])
+            ax.bar(position, values, width, yerr=[low, high], color=colours[split], label=f"ours, {split}",
+                   error_kw={"elinewidth": 0.8, "capsize": 2})
+            ax.scatter(position, paper, marker="_", s=160, color="black", zorder=3,
+                       label="paper (Table 4)" if split == "in" else None)
+        ax.set_ylabel(f"{metric} (%)")
+        ax.set_ylim(0, 45 if metric == "EM" else 100)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(ncol=4, fontsize=8, loc="upper right")
+    axes[1].set_xticks(x, [v.replace("_", " ") for v in VARIANTS], fontsize=9)
+    axes[0].set_title("ChemAlgebra Table 4: chemassay's small seq2seq on USPTO-15K variants (CPU) "
+                      "vs the paper's Transformer on USPTO-MIT", fontsize=10)
+    fig.tight_layout()
+    args.png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.png, dpi=110)
+    log(f"wrote {args.png}")
+
+
 def summary(args) -> None:
     def keep(result: dict) -> dict:
         return {"n": result["n"], "metrics": result["metrics"], "intervals": result.get("intervals", {}),
@@ -236,7 +285,7 @@ def plan(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="stage", required=True)
-    for stage in ("prepare", "train", "evaluate", "table", "summary", "plan"):
+    for stage in ("prepare", "train", "evaluate", "table", "figure", "summary", "plan"):
         p = sub.add_parser(stage)
         p.add_argument("--out", type=Path, default=Path("reports/stoich-s2s"))
         p.add_argument("--n-jobs", type=int, default=1)
@@ -247,9 +296,11 @@ def main() -> None:
             p.add_argument("names", nargs="*", help="Models to evaluate (default: every trained one).")
             p.add_argument("--max-test", type=int, default=None, help="The first N lines of each test file.")
             p.add_argument("--force", action="store_true")
+        if stage == "figure":
+            p.add_argument("--png", type=Path, default=Path("docs/figures/stoichiometry-table4.png"))
     args = parser.parse_args()
     run_stage(args, {"prepare": prepare, "train": train, "evaluate": evaluate, "table": table, "summary": summary,
-                     "plan": plan})
+                     "plan": plan, "figure": figure})
 
 
 if __name__ == "__main__":

@@ -76,3 +76,13 @@ def test_stoichiometry_plan_reproduces_the_committed_run_lengths(tmp_path):
     for name, run in runs.items():
         assert name in epochs, f"plan prints no --epochs for {name}"
         assert epochs[name] * 500 == run["steps"], (name, epochs[name], run["steps"])
+
+
+def test_stoichiometry_figure_draws_the_committed_table4(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    png = tmp_path / "table4.png"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "stoichiometry_seq2seq.py"), "figure",
+                    "--out", str(tmp_path / "empty"), "--png", str(png)],
+                   capture_output=True, text=True, env=env, check=True, timeout=120)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 35_000  # bars and ticks: two empty panels of this size take 17 kB
