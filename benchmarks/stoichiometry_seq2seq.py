@@ -87,7 +87,7 @@ def experiments() -> dict[str, dict]:
                                 "tests": [f"table2/{t}" for t in TABLE2_TESTS]}}
     for variant in VARIANTS:
         # Run length of the committed results (epochs of 500 steps): 2,500 steps for the formula
-        # variants, 1,500 for the SMILES ones, whose bags hold about three times as many tokens.
+        # variants, 1,500 for the SMILES ones, whose steps hold about twice as many tokens.
         epochs = 5 if variant.startswith("formula") else 3
         found[variant] = {"train": f"chemalgebra/{variant}", "task": "bags", "split": "train", "epochs": epochs,
                           "tests": [f"chemalgebra/{variant}:test_in", f"chemalgebra/{variant}:test_out"]}
