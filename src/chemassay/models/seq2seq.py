@@ -13,7 +13,7 @@ Three configurations (:data:`CONFIGS`):
 * ``tiny`` — for tests: a few thousand parameters, trains in seconds;
 * ``small`` — for CPUs: 3+3 layers, d = 128, 4 heads, feed-forward 512 (1.5 M
   parameters), 5,000 steps of 32 pairs (one torch thread each, two runs side by side on two
-  cores: 33 minutes on USPTO-15K, docs/stoichiometry.md). Built to learn in that budget: layer norm
+  cores: 33 minutes on USPTO-15K; one run with two threads alone: 22 minutes, docs/stoichiometry.md). Built to learn in that budget: layer norm
   before each block (``mbart``), fixed sinusoidal positions, a copy head
   (:mod:`chemassay.models.seq2seq_copy`), reactant molecules largest first and products
   written to continue a reactant's SMILES (``target_root="aligned"``). Without these four the
