@@ -188,6 +188,11 @@ def _cell(result: dict | None, key: str, scale: float = 100.0) -> str:
     return f"{scale * value:.1f}"
 
 
+def _table4_result(results: dict, variant: str, split: str) -> dict | None:
+    model = f"{variant}_cross" if split == "cross" else variant
+    return results.get(f"{model}__chemalgebra_{variant}_test_{split}")
+
+
 def table(args) -> None:
     results = read_results(args.out, SUMMARY)
     print("Table 2 / Tables 6-9: trained on plain USPTO-15K, greedy top-1 (ours [95 % bootstrap interval]; paper: "
@@ -205,10 +210,8 @@ def table(args) -> None:
     print("| variant | split | n | EM | paper EM | JAC | paper JAC | F1 | paper F1 | mol_JAC | paper | mol_F1 | paper |")
     print("| --- " * 13 + "|")
     for variant in VARIANTS:
-        for index, (label, key) in enumerate((("in", f"{variant}__chemalgebra_{variant}_test_in"),
-                                              ("cross", f"{variant}_cross__chemalgebra_{variant}_test_cross"),
-                                              ("out", f"{variant}__chemalgebra_{variant}_test_out"))):
-            result = results.get(key)
+        for index, label in enumerate(("in", "cross", "out")):
+            result = _table4_result(results, variant, label)
             if result is None:
                 continue
             em, jac, f1 = PAPER_TABLE4[variant][index]
@@ -217,11 +220,6 @@ def table(args) -> None:
                   f"{jac} | {_cell(result, 'F1')} | {f1} | {_cell(result, 'mol_JAC')} | {mjac} | "
                   f"{_cell(result, 'mol_F1')} | {mf1} |")
     print_train_times(args.out, SUMMARY)
-
-
-def _table4_result(results: dict, variant: str, split: str) -> dict | None:
-    model = f"{variant}_cross" if split == "cross" else variant
-    return results.get(f"{model}__chemalgebra_{variant}_test_{split}")
 
 
 def figure(args) -> None:
