@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import Result
+from chemassay.report.result import RequestSummary, Result
 from chemassay.runtime.progress import settings
 
 
@@ -81,3 +81,16 @@ def info(message: str) -> None:
 OutOption = typer.Option(None, "--out", "-o", help="Write the JSON result here.")
 SeedOption = typer.Option(0, "--seed", help="Seed for every random choice.")
 JobsOption = typer.Option(1, "--n-jobs", "-j", help="Worker processes (-1: all cores).")
+
+
+def finish_requests(requests: RequestSummary | None, extra: str = "") -> None:
+    """End a command that asked a model behind an endpoint: print the one summary line
+    (``N answered: A new, C from cache, F failed`` and the tokens; ``extra`` is appended) and
+    exit with code 1 when some requests failed for good (the result is written; the items
+    are in ``skipped`` with their reason). ``None`` (no endpoint asked) does nothing."""
+    if requests is None:
+        return
+    if not settings.quiet:
+        console.print(requests.line() + extra, highlight=False, markup=False, soft_wrap=True)
+    if requests.failed:
+        raise typer.Exit(1)

@@ -59,9 +59,11 @@ def test_prose_and_failed_requests_are_counted_as_invalid_samples(openai_server,
     openai_server.refuse_chat = True
     result = generation.evaluate(model=spec, n=5, seed=1, test=small_reference, scaffold_test=None, train=None,
                                  bootstrap=0)
-    assert result.metrics["valid"] == 0.0
-    assert all(item.reason == "invalid SMILES: empty string" for item in result.skipped)
+    # the samples a failed request should have given are invalid, listed with the request's reason
+    assert result.metrics["valid"] == 0.0 and len(result.skipped) == 5
+    assert all(item.reason.startswith("request failed: HTTP 404") for item in result.skipped)
     assert any("requests to the model failed" in warning for warning in result.warnings)
+    assert result.requests.failed == 1 and result.requests.new == 0
 
 
 def test_base_url_option_points_an_openai_spec_at_the_server(openai_server, isolated_home, tmp_path, cli):

@@ -78,7 +78,7 @@ def test_retries_backoff_and_resume(cli, tmp_path, fake_openai, gold_reactions):
     rows = lines(out)
     assert sorted(r["reaction_id"] for r in rows) == sorted([first, second, third, fourth])
     assert all("response" in r for r in rows)
-    assert "0 failed, 3 already" in result.stdout
+    assert "1 answered: 1 new, 0 from cache, 0 failed" in result.stdout and "; 3 already in" in result.stdout
     # A third run asks nothing.
     before = len(script.requests)
     assert cli(*args).code == 0 and len(script.requests) == before
@@ -114,7 +114,7 @@ def test_backoff_schedule_and_giving_up(fake_openai, gold_reactions):
     waits = []
     client = OpenAIChatClient(base_url=fake_openai.base_url, model="m", max_retries=3, backoff=0.5, max_backoff=1.5,
                               sleep=lambda s: waits.append(s))
-    with client, pytest.raises(ChatError, match="gave up after 4 attempts") as info:
+    with client, pytest.raises(ChatError, match="HTTP 502 after 4 attempts") as info:
         client.complete([{"role": "user", "content": build_prompt("default", reaction)}])
     assert info.value.status == 502 and info.value.attempts == 4
     assert waits == [0.5, 1.0, 1.5]  # doubling, capped

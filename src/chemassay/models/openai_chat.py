@@ -1,48 +1,79 @@
-"""A client for OpenAI-compatible chat-completion endpoints (OpenAI, vLLM, llama.cpp,
-Ollama, LM Studio, TGI...), over plain HTTP with ``httpx`` (the ``llm`` extra).
+"""The one client for models behind OpenAI-compatible endpoints (OpenAI, vLLM, llama.cpp,
+Ollama, LM Studio, TGI...): chat completions and embeddings over HTTP with ``httpx`` (the
+``llm`` extra). Every suite asks a served model through it, so every suite gets the same
+failure contract:
 
-What it adds to a bare POST:
+* **A reply is an answer only when it is whole.** A reply with no ``choices``, no
+  ``content``, an empty answer, a body that is not JSON, an answer cut off by the server
+  (``finish_reason: length``) or one over ``max_answer_bytes`` (default 65,536 bytes of
+  UTF-8) is a *failed request* with that reason: it is never cached, and it is asked again
+  where that can help (a malformed or empty reply may be a glitch; a cut-off or oversized
+  answer would come back the same, so it is not retried). An answer that arrives whole but
+  does not parse as what the suite asked for is the model's answer: the suite scores it as
+  invalid output and it is cached like any answer (asking again would change the result).
+* **Retries** on transport errors and the statuses a server uses for "try again" (408, 409,
+  425, 429, 500, 502, 503, 504): ``backoff × 2^(attempt-1)`` seconds (1, 2, 4, 8, 16 by
+  default), or the server's ``Retry-After``, both capped at ``max_backoff`` (60 s). A request
+  that is waiting to retry gives its concurrency slot back, so one failing item does not
+  hold a slot through its retries. Other 4xx statuses fail at once.
+* **A deadline per attempt** (``timeout``, default 60 s) covers connecting, sending and
+  receiving the whole reply: a server that hangs or trickles bytes cannot hold a request
+  longer. A request that runs out of time is asked once more, then fails.
+* **Concurrency**: ``concurrency`` requests in flight on one event loop, each outcome
+  reported as it arrives (callers write answers incrementally, which makes resuming an
+  interrupted run possible).
+* **Several replicas**: ``base_url`` may name several servers of the same model
+  (``http://a:8000/v1|http://b:8000/v1``); each request goes to the one with the fewest
+  requests in flight (ties in turn).
+* **Failing fast**: an endpoint that refuses the connection before it ever answered ends
+  the run at once (:class:`EndpointUnreachable`); a run in which at least
+  ``STOP_MIN_FAILURES`` requests failed for good and they are ``STOP_RATE`` (90 %) or more of
+  the requests finished stops early (:class:`EndpointFailing`), with one line naming the
+  endpoint and the most common reason. Both are user errors (exit code 2). Answers received
+  before stay cached, so a rerun resumes.
+* **The response cache** (a :class:`~chemassay.runtime.cache.KeyValueStore`): an answer is
+  stored under the sha256 of the endpoint (the sorted set of base URLs), the model name, the
+  full request body (messages and sampling parameters) and the model revision, and the same
+  request is answered from the store the next time. The revision is the ``revision`` option
+  when given, else what the server reports for the model in ``GET /models`` as ``root`` (vLLM
+  reports the checkpoint served there), else nothing. ``refresh`` asks again and overwrites.
+  Writes are batched (one transaction per batch, not one per answer).
+* **Accounting**: :attr:`OpenAIChatClient.stats` (a
+  :class:`~chemassay.models.request_stats.RequestStats`) counts new answers, cached ones,
+  failures by reason and the ``usage`` tokens the server reported.
 
-* **retries with exponential backoff** on transport errors, time-outs and the statuses a
-  server uses for "try again" (408, 409, 425, 429, 500, 502, 503, 504); the wait is
-  ``backoff × 2^(attempt-1)`` seconds capped at ``max_backoff``, or the server's
-  ``Retry-After`` when it sends one (also capped);
-* a **per-request time-out**;
-* **concurrency**: :meth:`OpenAIChatClient.complete_many` runs requests on a thread pool
-  and reports each outcome as soon as it arrives (callers write results incrementally,
-  which is what makes resuming an interrupted run possible).
-
-Other 4xx statuses (bad request, unauthorized, unknown model...) fail at once: retrying
-cannot fix them. An endpoint that refuses the connection (or whose host does not resolve)
-before it has answered once fails at once too, with :class:`EndpointUnreachable` naming the
-URL: a server that is not running is not a transient error. The API key is read by the
-caller (only from an environment variable) and sent as a bearer token; it is never logged.
-
-With ``cache`` (a :class:`~chemassay.runtime.cache.KeyValueStore`), every successful answer
-is stored under a key made of the model name, the messages and the sampling parameters, and
-the same request is answered from the store the next time: an interrupted run resumes
-without asking again, and a sampled answer is reproduced exactly. :meth:`embed` does the same
-for ``/v1/embeddings`` (per input text).
+The API key is read by the caller (only from an environment variable) and sent as a bearer
+token; it is never logged, cached or written.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.errors import UserInputError, require
+from chemassay.models.request_stats import RequestStats
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+DEFAULT_TIMEOUT = 60.0
+"""Seconds per attempt: connect, send and receive the whole reply."""
+DEFAULT_MAX_ANSWER_BYTES = 65536
+"""Largest answer (UTF-8 bytes of the message content) taken as an answer."""
+STOP_MIN_FAILURES = 8
+STOP_RATE = 0.9
+CACHE_FLUSH_SECONDS = 0.2
 Message = Mapping[str, Any]
 
 
 @dataclass
 class ChatResponse:
-    """A successful completion: the text and what it cost."""
+    """A whole answer: the text, what the server reported, and what it cost."""
 
     text: str
     model: str | None = None
@@ -51,15 +82,23 @@ class ChatResponse:
     attempts: int = 1
     elapsed_s: float = 0.0
     reasoning: str | None = None
+    system_fingerprint: str | None = None
+    from_cache: bool = False
 
 
 class ChatError(Exception):
-    """A request that failed for good (after retries when retrying made sense)."""
+    """A request that failed for good (after retries when retrying made sense).
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False) -> None:
+    ``str(error)`` is the reason (``HTTP 500 after 6 attempts``, ``reply has no content``...);
+    ``kind`` the same without details, to count reasons.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False,
+                 kind: str | None = None) -> None:
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
+        self.kind = kind or message
         super().__init__(message)
 
 
@@ -69,32 +108,57 @@ class EndpointUnreachable(ChatError, UserInputError):
     exit_code = 2
 
 
+class EndpointFailing(ChatError, UserInputError):
+    """Nearly every request failed for good: the run stopped early (see the module docstring)."""
+
+    exit_code = 2
+
+
+class _Problem(Exception):
+    """One attempt that did not give an answer."""
+
+    def __init__(self, reason: str, *, retryable: bool, status: int | None = None, retry_after: float | None = None,
+                 timeout: bool = False, kind: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        self.timeout = timeout
+        self.kind = kind or reason
+
+
+def split_base_urls(value: str | Sequence[str]) -> list[str]:
+    """The base URLs of ``value``: one URL, several joined by ``|``, or a list of them."""
+    parts = value.split("|") if isinstance(value, str) else [p for v in value for p in str(v).split("|")]
+    urls = [p.strip() for p in parts if p.strip()]
+    if not urls:
+        raise UserInputError("base_url: no server URL given")
+    return urls
+
+
+def _base(url: str) -> str:
+    url = url.rstrip("/")
+    for tail in ("/chat/completions", "/embeddings", "/models"):
+        if url.endswith(tail):
+            return url[: -len(tail)]
+    return url
+
+
 def chat_url(base_url: str) -> str:
     """The chat-completions URL for a base URL (``.../v1`` or the full endpoint)."""
-    url = base_url.rstrip("/")
-    if url.endswith("/chat/completions"):
-        return url
-    if url.endswith("/embeddings"):
-        url = url[: -len("/embeddings")]
-    return url + "/chat/completions"
+    return _base(base_url) + "/chat/completions"
 
 
 def embeddings_url(base_url: str) -> str:
     """The embeddings URL for a base URL (``.../v1`` or the full endpoint)."""
-    url = base_url.rstrip("/")
-    if url.endswith("/embeddings"):
-        return url
-    if url.endswith("/chat/completions"):
-        url = url[: -len("/chat/completions")]
-    return url + "/embeddings"
+    return _base(base_url) + "/embeddings"
 
 
-def request_key(model: str, payload: Any) -> str:
-    """The response-cache key of a request: sha256 of the model and the request body."""
-    import hashlib
-    import json
-
-    text = json.dumps({"model": model, "request": payload}, sort_keys=True, default=str)
+def request_key(model: str, payload: Any, *, endpoint: Sequence[str] = (), revision: str | None = None) -> str:
+    """The response-cache key: sha256 of the endpoint, model name, revision and request body."""
+    text = json.dumps({"endpoint": sorted(_base(u) for u in endpoint), "model": model, "revision": revision or "",
+                       "request": payload}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -108,45 +172,137 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None  # an HTTP date: fall back to the exponential schedule
 
 
+def _content_text(content: Any) -> str | None:
+    """The text of a message ``content``: a string, or the text parts of a list of parts."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else None
+    return None
+
+
+@dataclass
+class _Endpoint:
+    base: str
+    in_flight: int = 0
+    answered: bool = False
+    refused: bool = False
+    down_until: float = 0.0
+
+
+@dataclass
+class _Job:
+    """One request to make: the URL kind, its body and how to read a 200 reply."""
+
+    index: int
+    kind: str  # "chat" or "embeddings"
+    body: dict[str, Any]
+    read: Callable[[Any], Any]
+
+
+class _Run:
+    """State of one batch of requests on its event loop."""
+
+    def __init__(self, client: OpenAIChatClient, http: Any, concurrency: int) -> None:
+        self.client = client
+        self.http = http
+        self.slots = asyncio.Semaphore(max(1, concurrency))
+        self.stop = asyncio.Event()
+        self.new = 0
+        self.failed = 0
+        self.writes: list[tuple[str, Any]] = []
+        self.flushed = time.monotonic()
+
+    def put(self, key: str | None, value: Any) -> None:
+        if key is not None and self.client.cache is not None:
+            self.writes.append((key, value))
+
+    def flush(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.writes and (force or len(self.writes) >= 256 or now - self.flushed >= CACHE_FLUSH_SECONDS):
+            writes, self.writes = self.writes, []
+            self.client.cache.put_many(writes)
+            self.flushed = now
+
+    async def wait(self, seconds: float) -> None:
+        """Wait ``seconds`` unless the run is stopped first (a hook may replace the wait)."""
+        if self.client.sleep is not None:
+            self.client.sleep(seconds)
+            await asyncio.sleep(0)
+            return
+        try:
+            await asyncio.wait_for(self.stop.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+
+
+def _run_coroutine(factory: Callable[[], Any]) -> Any:
+    """Run a coroutine to completion from synchronous code (in a helper thread when this
+    thread already runs an event loop, e.g. a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(factory())
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 @dataclass
 class OpenAIChatClient:
-    """Chat completions against one model of an OpenAI-compatible server.
+    """Chat completions and embeddings of one model on OpenAI-compatible servers.
 
-    ``params`` are extra body fields sent with every request (``temperature``,
-    ``max_tokens``, ``top_p``, ``seed``...). ``sleep`` is the function used to wait between
-    attempts (injectable so callers can observe the schedule).
+    ``base_url`` is one base URL, several joined by ``|`` or a list (replicas of the same
+    model). ``params`` are extra body fields sent with every request (``temperature``,
+    ``max_tokens``, ``top_p``, ``seed``...). ``sleep``, when given, is called with each wait
+    between attempts instead of waiting (a hook to observe the schedule). See the module
+    docstring for the failure contract.
     """
 
-    base_url: str
+    base_url: str | Sequence[str]
     model: str
     api_key: str | None = None
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     max_retries: int = 5
     backoff: float = 1.0
     max_backoff: float = 60.0
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     params: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] | None = None
     cache: Any = None
     """A :class:`~chemassay.runtime.cache.KeyValueStore` of answers (``None``: no cache)."""
+    refresh: bool = False
+    """Ask again even when the cache holds an answer (and overwrite it)."""
+    revision: str | None = None
+    """The model revision for the cache key (``None``: ask the server's ``/models``)."""
 
     def __post_init__(self) -> None:
-        httpx = require("httpx", "llm", "OpenAI-compatible endpoints")
-        headers = {"Content-Type": "application/json", **self.headers}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        self._httpx = httpx
-        self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout))
-        self.url = chat_url(self.base_url)
-        self.embed_url = embeddings_url(self.base_url)
-        self._lock = threading.Lock()
-        self._answered = False
-        self.cache_hits = 0
-        self.requests_sent = 0
+        self._httpx = require("httpx", "llm", "OpenAI-compatible endpoints")
+        self.base_urls = [_base(u) for u in split_base_urls(self.base_url)]
+        self.endpoints = [_Endpoint(u) for u in self.base_urls]
+        self.url = chat_url(self.base_urls[0])
+        self.embed_url = embeddings_url(self.base_urls[0])
+        self.stats = RequestStats(self.base_urls)
+        self._turn = 0
+        self._revision: str | None = self.revision
+        self._revision_known = self.revision is not None
 
+    # ------------------------------------------------------------------ public API
     def close(self) -> None:
-        """Close the underlying connection pool."""
-        self._client.close()
+        """Nothing to close: each batch of requests opens and closes its own connections."""
 
     def __enter__(self) -> OpenAIChatClient:
         return self
@@ -154,156 +310,27 @@ class OpenAIChatClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def endpoint_label(self) -> str:
+        """The base URL(s), as named in messages."""
+        return "|".join(self.base_urls)
+
     def wait_time(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
         if retry_after is not None:
             return min(self.max_backoff, retry_after)
         return min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
 
-    def _post(self, url: str, body: dict[str, Any]):
-        """POST ``body``; a refused connection before any answer raises :class:`EndpointUnreachable`."""
-        httpx = self._httpx
-        with self._lock:
-            self.requests_sent += 1
-        try:
-            response = self._client.post(url, json=body)
-        except httpx.ConnectError as exc:
-            if not self._answered:
-                raise EndpointUnreachable(
-                    f"{url}: connection failed ({exc or 'refused'}); is the server running and is --base-url right?"
-                ) from None
-            raise
-        self._answered = True
-        return response
-
-    def _once(self, body: dict[str, Any]) -> tuple[ChatResponse | None, ChatError | None, float | None]:
-        httpx = self._httpx
-        try:
-            response = self._post(self.url, body)
-        except httpx.TimeoutException as exc:
-            return None, ChatError(f"timed out after {self.timeout:g} s ({type(exc).__name__})", retryable=True), None
-        except httpx.TransportError as exc:
-            return None, ChatError(f"connection failed: {exc}", retryable=True), None
-        if response.status_code != 200:
-            text = response.text[:300].replace("\n", " ")
-            retryable = response.status_code in RETRY_STATUSES
-            error = ChatError(f"HTTP {response.status_code}: {text}", status=response.status_code, retryable=retryable)
-            return None, error, _retry_after(response.headers)
-        try:
-            data = response.json()
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-            content = message.get("content")
-            if content is None:
-                content = choice.get("text") or ""
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            return None, ChatError(f"unexpected response body: {response.text[:300]!r}", status=200), None
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        return (
-            ChatResponse(
-                text=str(content),
-                model=data.get("model"),
-                finish_reason=choice.get("finish_reason"),
-                usage=data.get("usage"),
-                reasoning=reasoning if isinstance(reasoning, str) else None,
-            ),
-            None,
-            None,
-        )
-
     def complete(self, messages: Sequence[Message], **params: Any) -> ChatResponse:
         """One chat completion (with retries); raises :class:`ChatError` on failure.
 
-        With a cache, an answer stored for the same model, messages and parameters is
-        returned without a request (``attempts == 0``).
+        With a cache, an answer stored for the same request is returned without asking
+        (``attempts == 0``).
         """
-        body = {"model": self.model, "messages": list(messages), **self.params, **params}
-        key = request_key(self.model, {k: v for k, v in body.items() if k != "model"}) if self.cache is not None else None
-        if key is not None:
-            stored = self.cache.get(key)
-            if isinstance(stored, dict) and isinstance(stored.get("text"), str):
-                with self._lock:
-                    self.cache_hits += 1
-                return ChatResponse(
-                    text=stored["text"], model=stored.get("model"), finish_reason=stored.get("finish_reason"),
-                    usage=stored.get("usage"), attempts=0, elapsed_s=0.0, reasoning=stored.get("reasoning"),
-                )
-        started = time.perf_counter()
-        attempt = 0
-        while True:
-            attempt += 1
-            result, error, retry_after = self._once(body)
-            if result is not None:
-                result.attempts = attempt
-                result.elapsed_s = time.perf_counter() - started
-                if key is not None:
-                    self.cache.put(key, {"text": result.text, "model": result.model, "finish_reason": result.finish_reason,
-                                         "usage": result.usage, "reasoning": result.reasoning})
-                return result
-            assert error is not None
-            error.attempts = attempt
-            if not error.retryable or attempt > self.max_retries:
-                if error.retryable:
-                    error.args = (f"{error.args[0]} (gave up after {attempt} attempts)",)
-                raise error
-            self.sleep(self.wait_time(attempt, retry_after))
-
-    def embed(self, texts: Sequence[str], *, batch_size: int = 64, **params: Any) -> list[list[float]]:
-        """Embeddings of ``texts`` from ``/v1/embeddings`` (cached per text), in input order.
-
-        Raises :class:`ChatError` when the endpoint fails for good or answers with a
-        different number of vectors than it was sent texts.
-        """
-        vectors: list[list[float] | None] = [None] * len(texts)
-        keys: list[str | None] = [None] * len(texts)
-        todo: list[int] = []
-        for index, text in enumerate(texts):
-            if self.cache is not None:
-                keys[index] = request_key(self.model, {"embeddings": text, **params})
-                stored = self.cache.get(keys[index])
-                if isinstance(stored, list):
-                    vectors[index] = stored
-                    with self._lock:
-                        self.cache_hits += 1
-                    continue
-            todo.append(index)
-        for start in range(0, len(todo), max(1, batch_size)):
-            chunk = todo[start:start + batch_size]
-            body = {"model": self.model, "input": [texts[i] for i in chunk], **params}
-            data = self._embed_request(body)
-            if len(data) != len(chunk):
-                raise ChatError(f"{self.embed_url}: sent {len(chunk)} texts, got {len(data)} embeddings", status=200)
-            for index, vector in zip(chunk, data, strict=True):
-                vectors[index] = vector
-                if keys[index] is not None:
-                    self.cache.put(keys[index], vector)
-        return vectors  # type: ignore[return-value]
-
-    def _embed_request(self, body: dict[str, Any]) -> list[list[float]]:
-        httpx = self._httpx
-        attempt = 0
-        while True:
-            attempt += 1
-            retry_after = None
-            try:
-                response = self._post(self.embed_url, body)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                error = ChatError(f"{self.embed_url}: {type(exc).__name__}: {exc}", retryable=True)
-            else:
-                if response.status_code == 200:
-                    try:
-                        items = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
-                        return [[float(x) for x in item["embedding"]] for item in items]
-                    except (ValueError, KeyError, TypeError, AttributeError):
-                        raise ChatError(f"{self.embed_url}: unexpected response body {response.text[:200]!r}", status=200) from None
-                retryable = response.status_code in RETRY_STATUSES
-                error = ChatError(f"{self.embed_url}: HTTP {response.status_code}: {response.text[:200]}",
-                                  status=response.status_code, retryable=retryable)
-                retry_after = _retry_after(response.headers)
-            error.attempts = attempt
-            if not error.retryable or attempt > self.max_retries:
-                raise error
-            self.sleep(self.wait_time(attempt, retry_after))
+        outcome = self.complete_many([messages], concurrency=1, params=[params])[0]
+        if isinstance(outcome, ChatError):
+            raise outcome
+        return outcome
 
     def complete_many(
         self,
@@ -315,37 +342,328 @@ class OpenAIChatClient:
     ) -> list[ChatResponse | ChatError]:
         """Run many completions, ``concurrency`` at a time; outcomes in input order.
 
-        ``on_result(index, outcome)`` is called (serialized, from worker threads) as each
-        request finishes, so results can be saved before the whole batch is done.
-        ``params`` gives per-request body fields (a seed per sampling request, say).
-        An unreachable endpoint stops the whole batch with :class:`EndpointUnreachable`.
+        ``on_result(index, outcome)`` is called as each outcome is known (cached answers
+        first), from the calling thread's event loop, one at a time: results can be saved
+        before the whole batch is done. ``params`` gives per-request body fields (a seed per
+        sampling request, say). An unreachable endpoint raises :class:`EndpointUnreachable`,
+        a run in which nearly every request fails :class:`EndpointFailing`.
         """
-        outcomes: list[ChatResponse | ChatError | None] = [None] * len(conversations)
         if params is not None and len(params) != len(conversations):
             raise ValueError("params must give one mapping per conversation")
+        bodies = [{"model": self.model, "messages": list(messages), **self.params,
+                   **(dict(params[index]) if params is not None else {})}
+                  for index, messages in enumerate(conversations)]
+        return _run_coroutine(lambda: self._complete_many(bodies, concurrency, on_result))
 
-        def run(index: int) -> tuple[int, ChatResponse | ChatError]:
-            try:
-                extra = dict(params[index]) if params is not None else {}
-                return index, self.complete(conversations[index], **extra)
-            except EndpointUnreachable:
-                raise
-            except ChatError as exc:
-                return index, exc
+    def embed(self, texts: Sequence[str], *, batch_size: int = 64, concurrency: int = 4,
+              **params: Any) -> list[list[float] | ChatError]:
+        """Embeddings of ``texts`` from ``/embeddings`` (cached per text), in input order.
 
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            futures = [pool.submit(run, index) for index in range(len(conversations))]
-            try:
-                for future in as_completed(futures):
-                    index, outcome = future.result()
-                    outcomes[index] = outcome
+        Each entry is a vector, or the :class:`ChatError` of the request that should have
+        given it. Batches of ``batch_size`` texts go ``concurrency`` at a time.
+        """
+        return _run_coroutine(lambda: self._embed(list(texts), max(1, batch_size), concurrency, params))
+
+    # ------------------------------------------------------------------ batches
+    def _http(self, concurrency: int) -> Any:
+        httpx = self._httpx
+        headers = {"Content-Type": "application/json", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        # httpx's own time-outs sit just past the deadline: the deadline is the one that fires
+        limits = httpx.Limits(max_connections=max(1, concurrency) + 4, max_keepalive_connections=max(1, concurrency) + 4)
+        return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout + 5.0), limits=limits)
+
+    def _key(self, payload: Any) -> str:
+        return request_key(self.model, payload, endpoint=self.base_urls, revision=self._revision)
+
+    async def _complete_many(self, bodies: list[dict[str, Any]], concurrency: int,
+                             on_result: Callable[[int, Any], None] | None) -> list[Any]:
+        outcomes: list[Any] = [None] * len(bodies)
+        async with self._http(concurrency) as http:
+            run = _Run(self, http, concurrency)
+            keys: list[str | None] = [None] * len(bodies)
+            if self.cache is not None:
+                await self._ensure_revision(http)
+                keys = [self._key({k: v for k, v in body.items() if k != "model"}) for body in bodies]
+            stored = self.cache.get_many([k for k in keys if k]) if self.cache is not None and not self.refresh else {}
+            jobs = []
+            for index, body in enumerate(bodies):
+                value = stored.get(keys[index]) if keys[index] else None
+                if isinstance(value, dict) and isinstance(value.get("text"), str):
+                    outcomes[index] = ChatResponse(
+                        text=value["text"], model=value.get("model"), finish_reason=value.get("finish_reason"),
+                        usage=value.get("usage"), attempts=0, reasoning=value.get("reasoning"),
+                        system_fingerprint=value.get("system_fingerprint"), from_cache=True)
+                    self.stats.answered_from_cache()
                     if on_result is not None:
-                        with self._lock:
-                            on_result(index, outcome)
-            except BaseException:
-                # Ctrl-C or a failing callback: do not start the queued requests, only let the
-                # ones in flight finish, so an interrupted run stops promptly (and can resume).
-                for future in futures:
-                    future.cancel()
-                raise
-        return outcomes  # type: ignore[return-value]
+                        on_result(index, outcomes[index])
+                else:
+                    jobs.append(_Job(index, "chat", body, self._read_chat))
+
+            def done(job: _Job, outcome: Any) -> None:
+                if isinstance(outcome, ChatResponse):
+                    run.put(keys[job.index], {
+                        "text": outcome.text, "model": outcome.model, "finish_reason": outcome.finish_reason,
+                        "usage": outcome.usage, "reasoning": outcome.reasoning,
+                        "system_fingerprint": outcome.system_fingerprint})
+                outcomes[job.index] = outcome
+                if on_result is not None:
+                    on_result(job.index, outcome)
+
+            await self._execute(run, jobs, done)
+        return outcomes
+
+    async def _embed(self, texts: list[str], batch_size: int, concurrency: int, params: dict[str, Any]) -> list[Any]:
+        vectors: list[Any] = [None] * len(texts)
+        async with self._http(concurrency) as http:
+            run = _Run(self, http, concurrency)
+            keys: list[str | None] = [None] * len(texts)
+            if self.cache is not None:
+                await self._ensure_revision(http)
+                keys = [self._key({"embeddings": text, **params}) for text in texts]
+            stored = self.cache.get_many(sorted({k for k in keys if k})) if self.cache is not None and not self.refresh else {}
+            todo = []
+            for index in range(len(texts)):
+                value = stored.get(keys[index]) if keys[index] else None
+                if isinstance(value, list):
+                    vectors[index] = value
+                    self.stats.answered_from_cache()
+                else:
+                    todo.append(index)
+            jobs = []
+            for start in range(0, len(todo), batch_size):
+                chunk = todo[start:start + batch_size]
+                body = {"model": self.model, "input": [texts[i] for i in chunk], **params}
+                jobs.append(_Job(len(jobs), "embeddings", body, self._read_embeddings))
+            chunks = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+
+            def done(job: _Job, outcome: Any) -> None:
+                chunk = chunks[job.index]
+                for position, index in enumerate(chunk):
+                    if isinstance(outcome, ChatError):
+                        vectors[index] = outcome
+                    else:
+                        vectors[index] = outcome[position]
+                        run.put(keys[index], outcome[position])
+
+            await self._execute(run, jobs, done, per_job=[len(c) for c in chunks])
+        return vectors
+
+    async def _execute(self, run: _Run, jobs: list[_Job], done: Callable[[_Job, Any], None],
+                       per_job: list[int] | None = None) -> None:
+        """Ask every job, ``done(job, outcome)`` as each ends; stop early when nearly all fail."""
+        if not jobs:
+            return
+        queue: asyncio.Queue = asyncio.Queue()
+
+        async def worker(job: _Job) -> None:
+            try:
+                outcome = await self._ask(run, job)
+            except (EndpointUnreachable, asyncio.CancelledError) as exc:
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                outcome = exc
+            await queue.put((job, outcome))
+
+        tasks = [asyncio.create_task(worker(job)) for job in jobs]
+        try:
+            for _ in range(len(jobs)):
+                job, outcome = await queue.get()
+                if isinstance(outcome, EndpointUnreachable):
+                    raise outcome
+                count = per_job[job.index] if per_job is not None else 1
+                if isinstance(outcome, ChatError):
+                    run.failed += 1
+                    self.stats.failed_for_good(outcome.kind, count)
+                else:
+                    run.new += 1
+                    self.stats.answered_new(count)
+                done(job, outcome)
+                run.flush()
+                if isinstance(outcome, ChatError) and run.failed >= STOP_MIN_FAILURES \
+                        and run.failed >= STOP_RATE * (run.failed + run.new):
+                    run.stop.set()
+                    raise self._failing(run)
+        finally:
+            run.stop.set()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self.cache is not None:
+                run.flush(force=True)
+
+    def _failing(self, run: _Run) -> EndpointFailing:
+        common = self.stats.reasons.most_common(1)
+        reason = common[0][0] if common else "unknown"
+        kept = "are cached: run again to resume" if self.cache is not None else "were not cached (cache=false)"
+        return EndpointFailing(
+            f"{self.endpoint_label}: stopped early, {run.failed} of {run.failed + run.new} requests failed for good "
+            f"(most common: {reason}); the {run.new} answers received {kept}", kind="stopped early")
+
+    # ------------------------------------------------------------------ one request
+    async def _ask(self, run: _Run, job: _Job) -> Any:
+        """One job with its retries; a :class:`ChatError` when it fails for good."""
+        attempt = 0
+        timeouts = 0
+        started = time.perf_counter()
+        while True:
+            attempt += 1
+            async with run.slots:
+                if run.stop.is_set():
+                    raise asyncio.CancelledError
+                try:
+                    value = await self._attempt(run, job)
+                except _Problem as exc:
+                    problem = exc
+                else:
+                    if isinstance(value, ChatResponse):
+                        value.attempts = attempt
+                        value.elapsed_s = time.perf_counter() - started
+                    return value
+            timeouts += problem.timeout
+            if not problem.retryable or attempt > self.max_retries or timeouts >= 2:
+                reason = problem.reason
+                if problem.retryable and attempt > 1:
+                    reason = f"{reason} after {attempt} attempts"
+                    kind = f"{problem.kind} after {attempt} attempts"
+                else:
+                    kind = problem.kind
+                return ChatError(reason, status=problem.status, attempts=attempt, retryable=problem.retryable,
+                                 kind=kind)
+            # the slot is free while waiting: other requests go on
+            await run.wait(self.wait_time(attempt, problem.retry_after))
+            if run.stop.is_set():
+                raise asyncio.CancelledError
+
+    def _pick(self) -> _Endpoint:
+        now = time.monotonic()
+        usable = [e for e in self.endpoints if e.down_until <= now] or self.endpoints
+        self._turn += 1
+        return min(usable, key=lambda e: (e.in_flight, (self.endpoints.index(e) - self._turn) % len(self.endpoints)))
+
+    async def _attempt(self, run: _Run, job: _Job) -> Any:
+        httpx = self._httpx
+        endpoint = self._pick()
+        url = (chat_url if job.kind == "chat" else embeddings_url)(endpoint.base)
+        # a reply may hold reasoning and JSON escapes besides the answer: the body may be larger
+        body_limit = 8 * self.max_answer_bytes + 65536
+        endpoint.in_flight += 1
+        try:
+            async with asyncio.timeout(self.timeout):
+                async with run.http.stream("POST", url, json=job.body) as response:
+                    chunks: list[bytes] = []
+                    size = 0
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > body_limit:
+                            raise _Problem(f"reply over {body_limit} bytes", retryable=False)
+                        chunks.append(chunk)
+                    status, headers = response.status_code, response.headers
+        except TimeoutError:
+            raise _Problem(f"no complete reply within {self.timeout:g} s", retryable=True, timeout=True) from None
+        except httpx.ConnectError as exc:
+            if not endpoint.answered:
+                endpoint.refused = True
+                if all(e.refused and not e.answered for e in self.endpoints):
+                    raise EndpointUnreachable(
+                        f"{endpoint.base}: connection failed ({exc or 'refused'}); is the server running and is "
+                        "the base URL (--base-url, base_url=) right?") from None
+            endpoint.down_until = time.monotonic() + 5.0  # send the next requests to the other replicas
+            raise _Problem(f"connection failed ({type(exc).__name__})", retryable=True) from None
+        except httpx.TransportError as exc:
+            raise _Problem(f"connection lost ({type(exc).__name__})", retryable=True) from None
+        finally:
+            endpoint.in_flight -= 1
+        endpoint.answered = True
+        content = b"".join(chunks)
+        if status != 200:
+            snippet = content[:300].decode("utf-8", "replace").replace("\n", " ")
+            if status in RETRY_STATUSES:
+                raise _Problem(f"HTTP {status}", retryable=True, status=status, retry_after=_retry_after(headers))
+            raise _Problem(f"HTTP {status}: {snippet}", retryable=False, status=status, kind=f"HTTP {status}")
+        try:
+            data = json.loads(content)
+        except (ValueError, RecursionError):
+            raise _Problem("reply is not JSON", retryable=True, status=200) from None
+        if not isinstance(data, dict):
+            raise _Problem("reply is not a JSON object", retryable=True, status=200)
+        self.stats.add_usage(data.get("usage"))
+        return job.read(data)
+
+    # ------------------------------------------------------------------ reading replies
+    def _read_chat(self, data: dict[str, Any]) -> ChatResponse:
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise _Problem("reply has no choices", retryable=True, status=200)
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        text = _content_text(message.get("content"))
+        if text is None:
+            text = choice.get("text") if isinstance(choice.get("text"), str) else None
+        finish = choice.get("finish_reason")
+        if finish == "length":
+            raise _Problem("answer cut off (finish_reason=length)", retryable=False, status=200)
+        if text is None:
+            raise _Problem("reply has no content", retryable=True, status=200)
+        if not text.strip():
+            raise _Problem("empty answer", retryable=True, status=200)
+        if len(text.encode("utf-8")) > self.max_answer_bytes:
+            raise _Problem(f"answer over {self.max_answer_bytes} bytes", retryable=False, status=200)
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        fingerprint = data.get("system_fingerprint")
+        return ChatResponse(
+            text=text, model=data.get("model") if isinstance(data.get("model"), str) else None,
+            finish_reason=finish if isinstance(finish, str) else None,
+            usage=data.get("usage") if isinstance(data.get("usage"), dict) else None,
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+            system_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        )
+
+    def _read_embeddings(self, data: dict[str, Any]) -> list[list[float]]:
+        items = data.get("data")
+        if not isinstance(items, list) or not items:
+            raise _Problem("reply has no embeddings", retryable=True, status=200)
+        if not all(isinstance(item, dict) and isinstance(item.get("embedding"), list) and item["embedding"]
+                   for item in items):
+            raise _Problem("an item of the reply has no embedding", retryable=True, status=200)
+        try:
+            ordered = sorted(items, key=lambda item: int(item.get("index", 0)))
+            vectors = [[float(x) for x in item["embedding"]] for item in ordered]
+        except (TypeError, ValueError):
+            raise _Problem("an embedding holds something other than numbers", retryable=True, status=200) from None
+        return vectors
+
+    async def _ensure_revision(self, http: Any) -> None:
+        """Learn the model revision once (``GET /models``'s ``root`` for this model), for the cache key."""
+        if self._revision_known:
+            return
+        httpx = self._httpx
+        found: set[str] = set()
+        for endpoint in self.endpoints:
+            try:
+                async with asyncio.timeout(min(self.timeout, 10.0)):
+                    response = await http.get(endpoint.base + "/models")
+            except httpx.ConnectError as exc:
+                if not endpoint.answered:
+                    endpoint.refused = True
+                    endpoint.down_until = time.monotonic() + 5.0
+                    if all(e.refused and not e.answered for e in self.endpoints):
+                        raise EndpointUnreachable(
+                            f"{endpoint.base}: connection failed ({exc or 'refused'}); is the server running and "
+                            "is the base URL (--base-url, base_url=) right?") from None
+                continue
+            except (TimeoutError, httpx.TransportError):
+                continue
+            endpoint.answered = True
+            if response.status_code != 200:
+                continue
+            try:
+                entries = response.json().get("data") or []
+            except (ValueError, AttributeError):
+                continue
+            for entry in entries if isinstance(entries, list) else []:
+                if isinstance(entry, dict) and entry.get("id") == self.model and isinstance(entry.get("root"), str):
+                    found.add(entry["root"])
+        self._revision = "|".join(sorted(found)) or None
+        self._revision_known = True

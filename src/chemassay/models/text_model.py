@@ -4,8 +4,10 @@
 :class:`TextBackend` — into a reaction predictor, a bag predictor, a molecule generator and
 a mechanism predictor, with the prompts and answer parsers of
 :mod:`chemassay.models.prompts`. A request that fails for good gives an empty prediction and
-is recorded in :attr:`TextModel.failures` (index → reason) so that suites count it as a
-failed item rather than lose it.
+is recorded in :attr:`TextModel.failures` (index → ``request failed: REASON``) so that suites
+count it as a failed item rather than lose it; an answer that does not parse is the model's
+answer (the suite scores it as invalid). A model on an endpoint exposes the client's
+:class:`~chemassay.models.request_stats.RequestStats` as ``request_stats``.
 
 Two backends ship: :class:`OpenAIBackend` (any OpenAI-compatible server, concurrent, with
 retries, a response cache and resume, :mod:`chemassay.models.openai_chat`) and the local
@@ -15,6 +17,7 @@ Hugging Face backend of :mod:`chemassay.models.hf`.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +25,7 @@ import numpy as np
 
 from chemassay.errors import UserInputError
 from chemassay.models import prompts as P
+from chemassay.models.openai_chat import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT
 from chemassay.models.spec import ModelSpec, check_options, option_bool, option_float, option_int
 
 
@@ -73,6 +77,11 @@ class TextModel:
         return {**self.backend.describe(), "prompting": self.prompting, "encoding": self.encoding,
                 "batch": self.batch}
 
+    @property
+    def request_stats(self) -> Any:
+        """The backend's request accounting (``None`` for a local backend)."""
+        return getattr(self.backend, "request_stats", None)
+
     def _answers(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None) -> list[str]:
         texts: list[str] = []
         self.failures = {}
@@ -119,6 +128,7 @@ class TextModel:
         if self.prompting == "raw":
             return list(self.backend.sample_raw(n, seed))[:n]
         samples: list[str] = []
+        failures: dict[int, str] = {}
         request = 0
         max_requests = 3 * (-(-n // self.batch)) + 3
         while len(samples) < n and request < max_requests:
@@ -129,11 +139,19 @@ class TextModel:
                        **({"temperature": self.temperature} if self.temperature is not None else {})}
                       for i in range(missing)]
             request += missing
-            for text in self._answers(prompts, params):
-                samples.extend(P.parse_smiles_lines(text)[:wanted])
+            for index, text in enumerate(self._answers(prompts, params)):
+                if index in self.failures:
+                    # A failed request is a failed item, not asked again under another seed (a rerun
+                    # asks the same seed, so the samples stay reproducible): its slots stay empty.
+                    start = len(samples)
+                    samples.extend([""] * min(wanted, n - start))
+                    failures.update({i: self.failures[index] for i in range(start, len(samples))})
+                else:
+                    samples.extend(P.parse_smiles_lines(text)[:wanted])
         if len(samples) < n:
             # The model kept answering with fewer lines than asked: the rest are empty (invalid) samples.
             samples.extend([""] * (n - len(samples)))
+        self.failures = failures
         return samples[:n]
 
     # mechanism-predictor
@@ -152,8 +170,13 @@ class OpenAIBackend(TextBackend):
         self.system_prompt = system_prompt
         self.name = client.model
 
+    @property
+    def request_stats(self) -> Any:
+        """The client's request accounting."""
+        return self.client.stats
+
     def describe(self) -> dict[str, Any]:
-        return {"model": self.client.model, "base_url": self.client.base_url, **self.client.params}
+        return {"model": self.client.model, "base_url": self.client.endpoint_label, **self.client.params}
 
     def answer(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None) -> list[str | Exception]:
         conversations = [
@@ -166,35 +189,60 @@ class OpenAIBackend(TextBackend):
 
 
 class OpenAIEncoder:
-    """robustness: an embeddings endpoint (``/v1/embeddings``) as an encoder (one layer)."""
+    """robustness: an embeddings endpoint (``/v1/embeddings``) as an encoder (one layer).
 
-    def __init__(self, client, *, batch_size: int = 64) -> None:
+    Batches of ``batch_size`` texts go ``concurrency`` at a time. A text whose request failed
+    for good (or whose vector has another length than the others) gets a row of NaN and is
+    recorded in ``failures`` (index → reason): the suite leaves it out and lists it.
+    """
+
+    def __init__(self, client, *, batch_size: int = 64, concurrency: int = 4) -> None:
         self.client = client
         self.batch_size = batch_size
+        self.concurrency = max(1, concurrency)
         self.name = f"openai:{client.model}"
+        self.failures: dict[int, str] = {}
+
+    @property
+    def request_stats(self) -> Any:
+        """The client's request accounting."""
+        return self.client.stats
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.client.model, "base_url": self.client.base_url, "endpoint": "embeddings"}
+        return {"model": self.client.model, "base_url": self.client.endpoint_label, "endpoint": "embeddings"}
 
     def encode(self, smiles: Sequence[str], layers: str = "last") -> np.ndarray | list[np.ndarray]:
         """Embeddings ``(n, d)``; ``layers='all'`` gives a one-element list (the endpoint has one layer)."""
         if layers not in ("last", "all"):
             raise UserInputError(f"layers must be 'last' or 'all', got {layers!r}")
-        vectors = self.client.embed(list(smiles), batch_size=self.batch_size)
-        matrix = np.asarray(vectors, dtype=np.float32) if vectors else np.zeros((0, 0), dtype=np.float32)
-        if matrix.ndim != 2:
-            raise UserInputError(f"{self.client.embed_url}: embeddings of different lengths")
+        outcomes = self.client.embed(list(smiles), batch_size=self.batch_size, concurrency=self.concurrency)
+        self.failures = {i: f"request failed: {o}" for i, o in enumerate(outcomes) if isinstance(o, Exception)}
+        lengths = Counter(len(o) for o in outcomes if not isinstance(o, Exception))
+        dim = lengths.most_common(1)[0][0] if lengths else 0
+        matrix = np.full((len(outcomes), dim), np.nan, dtype=np.float32)
+        for index, outcome in enumerate(outcomes):
+            if isinstance(outcome, Exception):
+                continue
+            if len(outcome) != dim:
+                self.failures[index] = f"request failed: embedding of length {len(outcome)}, the others have {dim}"
+                continue
+            matrix[index] = outcome
         return [matrix] if layers == "all" else matrix
 
 
 OPENAI_OPTIONS = {
-    "base_url": "server URL, e.g. http://localhost:8000/v1 (else --base-url or $OPENAI_BASE_URL)",
+    "base_url": "server URL, e.g. http://localhost:8000/v1, or several replicas joined by | "
+                "(else --base-url or $OPENAI_BASE_URL)",
     "api_key_env": "name of the environment variable holding the API key (default OPENAI_API_KEY)",
     "temperature": "sampling temperature (default 0; generation default 1)",
     "max_tokens": "answer length limit", "top_p": "nucleus sampling", "seed": "request seed",
-    "concurrency": "requests in flight (default 4)", "timeout": "seconds per request (default 120)",
+    "concurrency": "requests in flight (default 4)",
+    "timeout": f"seconds per attempt: connect and the whole reply (default {DEFAULT_TIMEOUT:g})",
     "retries": "retries of transient errors (default 5)", "cache": "reuse stored answers (default true)",
-    "batch": "molecules asked for per generation request (default 50)",
+    "refresh": "ask again even when the cache holds an answer, and overwrite it (default false)",
+    "revision": "model revision for the cache key (default: the server's /models root, if it reports one)",
+    "max_answer_bytes": f"largest answer taken, in UTF-8 bytes (default {DEFAULT_MAX_ANSWER_BYTES})",
+    "batch": "molecules asked for per generation request (default 50); texts per embeddings request (64)",
     "encoding": "bag notation of the stoichiometry prompt: smiles or formula",
     "system": "system prompt: default or none (a suite may choose the default, e.g. mechanism sends the paper's prompt alone)",
     "backoff": "seconds before the first retry, doubled each time (default 1)",
@@ -203,7 +251,7 @@ OPENAI_OPTIONS = {
 
 def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
     """An :class:`~chemassay.models.openai_chat.OpenAIChatClient` for an ``openai:MODEL`` spec."""
-    from chemassay.models.openai_chat import OpenAIChatClient
+    from chemassay.models.openai_chat import OpenAIChatClient, split_base_urls
     from chemassay.runtime.cache import KeyValueStore
 
     check_options(spec, set(OPENAI_OPTIONS))
@@ -226,25 +274,28 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
     if "temperature" not in params:
         params["temperature"] = 0.0
     use_cache = option_bool(spec, "cache", bool(context.get("cache", True)))
+    timeout = option_float(spec, "timeout", float(context.get("timeout", DEFAULT_TIMEOUT)))
+    backoff = option_float(spec, "backoff", float(context.get("backoff", 1.0)))
+    if timeout <= 0 or backoff < 0:
+        raise UserInputError(f"--model {spec.text}: timeout must be above 0 and backoff at least 0")
     return OpenAIChatClient(
-        base_url=base_url, model=spec.arg, api_key=os.environ.get(key_env) or None,
-        timeout=option_float(spec, "timeout", float(context.get("timeout", 120.0))),
-        max_retries=option_int(spec, "retries", 5, minimum=0), params=params,
-        backoff=option_float(spec, "backoff", float(context.get("backoff", 1.0))),
+        base_url=split_base_urls(base_url), model=spec.arg, api_key=os.environ.get(key_env) or None,
+        timeout=timeout, max_retries=option_int(spec, "retries", 5, minimum=0), params=params, backoff=backoff,
+        max_answer_bytes=option_int(spec, "max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES, minimum=1),
         cache=KeyValueStore("llm-responses") if use_cache else None,
+        refresh=option_bool(spec, "refresh", bool(context.get("refresh", False))),
+        revision=spec.options.get("revision") or None,
     )
 
 
 def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     """Factory of the ``openai`` kind (registered in :mod:`chemassay.models.catalog`)."""
     client = openai_client(spec, context)
+    concurrency = option_int(spec, "concurrency", int(context.get("concurrency", 4)), minimum=1)
     if protocol == "encoder":
-        return OpenAIEncoder(client, batch_size=option_int(spec, "batch", 64, minimum=1))
+        return OpenAIEncoder(client, batch_size=option_int(spec, "batch", 64, minimum=1), concurrency=concurrency)
     system = spec.options.get("system", context.get("system", "default"))
-    backend = OpenAIBackend(
-        client, concurrency=option_int(spec, "concurrency", int(context.get("concurrency", 4)), minimum=1),
-        system_prompt=None if system == "none" else P.SYSTEM_PROMPT,
-    )
+    backend = OpenAIBackend(client, concurrency=concurrency, system_prompt=None if system == "none" else P.SYSTEM_PROMPT)
     temperature = None
     if protocol == "generator" and "temperature" not in spec.options:
         temperature = 1.0  # sampling needs randomness; each request carries its own seed

@@ -125,6 +125,40 @@ class Interval(BaseModel):
     seed: int | None = None
 
 
+class RequestSummary(BaseModel):
+    """What a run against a model behind an endpoint asked and what it cost.
+
+    ``new`` answers came from the server in this run, ``cached`` from the response cache,
+    ``failed`` requests failed for good (their items are in ``skipped`` with the reason;
+    ``reasons`` counts them by reason). ``prompt_tokens`` / ``completion_tokens`` sum the
+    ``usage`` the server reported for this run's replies (``None``: it reported none);
+    ``endpoints`` are the base URLs asked.
+    """
+
+    new: int = 0
+    cached: int = 0
+    failed: int = 0
+    reasons: dict[str, int] = Field(default_factory=dict)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    endpoints: list[str] = Field(default_factory=list)
+
+    @property
+    def answered(self) -> int:
+        """Requests answered, new or from the cache."""
+        return self.new + self.cached
+
+    def line(self) -> str:
+        """The one summary line: ``N answered: A new, C from cache, F failed`` (+ tokens)."""
+        text = f"{self.answered} answered: {self.new} new, {self.cached} from cache, {self.failed} failed"
+        if self.prompt_tokens is not None or self.completion_tokens is not None:
+            text += f"; tokens: {self.prompt_tokens or 0} prompt + {self.completion_tokens or 0} completion"
+        if self.failed and self.reasons:
+            reason, count = next(iter(self.reasons.items()))
+            text += f" (most common: {reason}, {count}x)"
+        return text
+
+
 class Result(BaseModel):
     """One evaluation's result, written as JSON by every evaluating command."""
 
@@ -148,6 +182,8 @@ class Result(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=current_versions)
     elapsed_s: float = 0.0
+    requests: RequestSummary | None = None
+    """Requests to a model behind an endpoint: counts and tokens (``None``: no endpoint asked)."""
 
     def model_post_init(self, context: Any) -> None:
         """With ``CHEMASSAY_STRICT_CARDS=1`` (the test suite sets it) a result whose suite

@@ -247,6 +247,9 @@ class KeyValueStore:
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
+        # WAL with synchronous=NORMAL: a commit survives the process being killed (the OS has
+        # it); only a power cut may lose the last commits. FULL would fsync every commit.
+        connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, sha256 TEXT NOT NULL)")
         connection.execute("SELECT count(*) FROM entries").fetchone()
         return connection
@@ -272,17 +275,56 @@ class KeyValueStore:
                 return None
             return json.loads(value)
 
+    def get_many(self, keys: list[str]) -> dict[str, Any]:
+        """The values stored under ``keys`` (absent or failing ones left out), in a few queries."""
+        found: dict[str, Any] = {}
+        with self._lock:
+            connection = self._connect()
+            if connection is None:
+                return found
+            bad: list[str] = []
+            try:
+                for start in range(0, len(keys), 500):  # SQLite's limit on bound parameters
+                    chunk = keys[start:start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    rows = connection.execute(f"SELECT key, value, sha256 FROM entries WHERE key IN ({marks})", chunk)
+                    for key, value, digest in rows:
+                        if hashlib.sha256(value.encode("utf-8")).hexdigest() != digest:
+                            bad.append(key)
+                            continue
+                        found[key] = json.loads(value)
+                for key in bad:
+                    cache_warning(f"cache {self.path}: entry {key[:16]} fails its checksum; dropped")
+                    connection.execute("DELETE FROM entries WHERE key = ?", (key,))
+            except sqlite3.DatabaseError as exc:
+                cache_warning(f"cache {self.path} could not be read ({exc}); continuing without it")
+                self.enabled = False
+                return {}
+        return found
+
     def put(self, key: str, value: Any) -> None:
         """Store a JSON-serializable value under ``key`` (replacing any earlier one)."""
-        text = json.dumps(value, sort_keys=True)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.put_many([(key, value)])
+
+    def put_many(self, items: list[tuple[str, Any]]) -> None:
+        """Store several values in one transaction (one commit for the whole batch)."""
+        if not items:
+            return
+        rows = []
+        for key, value in items:
+            text = json.dumps(value, sort_keys=True)
+            rows.append((key, text, hashlib.sha256(text.encode("utf-8")).hexdigest()))
         with self._lock:
             connection = self._connect()
             if connection is None:
                 return
             try:
-                connection.execute("INSERT OR REPLACE INTO entries (key, value, sha256) VALUES (?, ?, ?)", (key, text, digest))
+                connection.execute("BEGIN")
+                connection.executemany("INSERT OR REPLACE INTO entries (key, value, sha256) VALUES (?, ?, ?)", rows)
+                connection.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
                 cache_warning(f"cache {self.path} could not be written ({exc}); continuing without it")
                 self.enabled = False
 

@@ -127,14 +127,19 @@ def sample(
 
         target = Path(out)
         _write_lines(target, samples)
+        from chemassay.models.request_stats import request_summary
+
         failures = getattr(generator, "failures", None) or {}
+        requests = request_summary(generator)
         manifest = {
             "kind": "chemassay generation samples",
             "model": model_ref(generator).model_dump(),
             "n": n,
             "seed": seed,
             "n_empty": sum(1 for s in samples if not s),
-            "failed_requests": len(failures),
+            "failed_samples": len(failures),
+            "failed_requests": requests.failed if requests is not None else None,
+            "requests": requests.model_dump() if requests is not None else None,
             "files": {target.name: {"rows": len(samples), "sha256": sha256_file(target)}},
             "sample_seconds": round(seconds, 3),
             "versions": current_versions(),
@@ -259,18 +264,23 @@ def evaluate(
     input_sha256: str | None = None
     warnings_out: list[str] = []
     config: dict[str, Any] = {}
+    failures: dict[int, str] = {}
+    requests = None
     if model is not None:
         n = _check_n(n)
         generator = _generator(model, n_jobs, show_progress)
         smiles = _draw(generator, n, seed)
         model_field = model_ref(generator)
         config.update({"n": n, "seed": seed})
-        failures = getattr(generator, "failures", None) or {}
+        from chemassay.models.request_stats import request_summary
+
+        failures = {int(i): str(r) for i, r in (getattr(generator, "failures", None) or {}).items()}
+        requests = request_summary(generator)
         if failures:
             first = next(iter(failures.values()))
             warnings_out.append(
-                f"{len(failures)} requests to the model failed (first: {first}); the samples they should have "
-                "given are empty strings, counted invalid"
+                f"{len(failures)} samples were not drawn because requests to the model failed (first: {first}); "
+                "they are empty strings, counted invalid and listed in skipped with the reason"
             )
         if samples_out is not None:
             _write_lines(samples_out, smiles)
@@ -306,7 +316,8 @@ def evaluate(
         seed=seed,
     )
     skipped = [
-        SkippedItem(line=bad.line, item=bad.smiles, reason=f"invalid SMILES: {bad.reason}", index=bad.index)
+        SkippedItem(line=bad.line, item=bad.smiles, reason=failures.get(bad.index) or f"invalid SMILES: {bad.reason}",
+                    index=bad.index)
         for bad in evaluation.invalid
     ] + [
         SkippedItem(line=bad.line, item=bad.smiles, reason=bad.reason, index=bad.index)
@@ -348,6 +359,7 @@ def evaluate(
         warnings=warnings_out + evaluation.warnings,
         references={label: stats.describe() for label, stats in evaluation.references.items()},
         timings_s=evaluation.timings,
+        requests=requests,
     )
     attach_intervals(result, resamples=bootstrap, seed=seed)
     if evaluation.estimates:

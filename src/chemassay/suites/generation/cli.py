@@ -10,12 +10,23 @@ for one release as hidden aliases: ``metrics`` (= ``evaluate``), ``sample BASELI
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 
-from chemassay.clitools import JobsOption, OutOption, SeedOption, console, emit, info, writable_out
+from chemassay.clitools import (
+    JobsOption,
+    OutOption,
+    SeedOption,
+    console,
+    emit,
+    finish_requests,
+    info,
+    writable_out,
+)
 from chemassay.errors import UserInputError
+from chemassay.report.result import RequestSummary
 from chemassay.runtime.progress import settings
 
 app = typer.Typer(
@@ -149,6 +160,7 @@ def evaluate_command(
     for warning in result.warnings:
         info(f"warning: {warning}")
     emit(result, out)
+    finish_requests(result.requests)
 
 
 app.command("metrics", hidden=True, help="Old name of 'evaluate' (kept for one release).")(evaluate_command)
@@ -176,6 +188,8 @@ def predict_command(
         f"generation / predict {model}: {len(samples)} samples, seed {seed}, {time.perf_counter() - started:.1f} s\n"
         f"wrote {out} and {out.name}.manifest.json"
     )
+    requests = json.loads(out.with_name(out.name + ".manifest.json").read_text()).get("requests")
+    finish_requests(RequestSummary(**requests) if requests else None)
 
 
 def _old_spec(baseline: str, path: Path | None, options: dict[str, object]) -> str:

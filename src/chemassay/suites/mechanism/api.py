@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import Result
+from chemassay.report.result import Result, SkippedItem
 from chemassay.suites.mechanism.oms import TAU
 from chemassay.suites.mechanism.parse import parse_response
 from chemassay.suites.mechanism.records import Reaction
@@ -199,7 +199,7 @@ def _domain_pool(domain_pool: Any, model_object: Any, prompt: str, pool: Any) ->
 def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_ref, config: dict[str, Any],
             started: float, bootstrap: int, seed: int) -> Result:
     from chemassay.report.intervals import attach_intervals
-    from chemassay.report.result import DatasetRef, SkippedItem, input_ref
+    from chemassay.report.result import DatasetRef, input_ref
     from chemassay.suites.mechanism.scoring import dataset_ref
 
     sources = Counter(result.weight_source for result in report.results)
@@ -365,8 +365,13 @@ def evaluate(
     cache = gold_cache(gold_path, gold_set.reactions, enabled=use_cache)
     report = score_all(reactions, attributed, config, gold_rejected=gold_set.rejected, cache=cache,
                        domain_pool=pool_reactions)
-    return _result(report, gold_path=gold_path, inputs=inputs, model_ref=ref, config=extra, started=started,
-                   bootstrap=bootstrap, seed=seed)
+    result = _result(report, gold_path=gold_path, inputs=inputs, model_ref=ref, config=extra, started=started,
+                     bootstrap=bootstrap, seed=seed)
+    if model is not None:
+        # a failed request is scored as an empty mechanism and listed with its reason
+        result.requests = run.requests
+        result.skipped += [SkippedItem(item=error["item"], reason=error["reason"]) for error in run.errors]
+    return result
 
 
 # ----------------------------------------------------------------------------- verify

@@ -17,7 +17,16 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import OutOption, SeedOption, console, emit, err_console, info, writable_out
+from chemassay.clitools import (
+    OutOption,
+    SeedOption,
+    console,
+    emit,
+    err_console,
+    finish_requests,
+    info,
+    writable_out,
+)
 from chemassay.errors import UserInputError
 from chemassay.runtime.progress import progress_task, settings
 
@@ -80,12 +89,19 @@ def _total(reactions: str, limit: int | None) -> int:
     return len(load_reactions(reactions)[:limit])
 
 
-def _run_summary(run: dict, out: Path | None) -> None:
-    if settings.quiet:
-        return
+def _finish_run(run: dict, requests, out: Path | None) -> None:
+    """The run's one summary line (the shared request line for a model behind an endpoint) and
+    its exit code: 1 when a request failed for good (the result is written)."""
     where = f" already in {out}" if out is not None else " already answered"
-    console.print(f"{run['model']}: {run['answered']} answered, {run['failed']} failed, {run['already_done']}{where}",
-                  highlight=False, markup=False)
+    resumed = f"; {run['already_done']}{where}" if run["already_done"] else ""
+    if requests is not None:
+        finish_requests(requests, resumed)
+        return
+    if not settings.quiet:
+        console.print(f"{run['model']}: {run['answered']} answered, {run['failed']} failed{resumed}",
+                      highlight=False, markup=False)
+    if run["failed"]:
+        raise typer.Exit(1)
 
 
 def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = None, label: str | None = None,
@@ -104,15 +120,14 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
         result = evaluate_api(predictions, gold, progress=advance, info=info, **options)
     run = result.config.get("run")
     if run is not None:
-        _run_summary(run, options.get("predictions_out"))
         for failure in result.failures[:5]:
             info(f"  {failure['item']}: {failure['reason']}")
     emit(result, out)
     _print_warnings(result)
     if plots is not None:
         _plots(result, plots, label or (Path(predictions).stem if predictions is not None else "model"))
-    if run is not None and run["failed"]:
-        raise typer.Exit(1)
+    if run is not None:
+        _finish_run(run, result.requests, options.get("predictions_out"))
 
 
 @app.command()
@@ -185,13 +200,11 @@ def _predict(model: str, reactions: str, out: Path, *, score_out: Path | None = 
     writable_out(out, "predictions file")
     with progress_task(f"asking {model}", _total(reactions, options.get("limit"))) as advance:
         run = predict_api(model, reactions, out=out, progress=advance, info=info, **options)
-    _run_summary(run.as_dict(), out)
     if not settings.quiet:
         for error in run.errors[:5]:
             console.print(f"  {error['item']}: {error['reason']}", highlight=False, markup=False)
         console.print(f"wrote {out}", highlight=False, markup=False)
-    if run.failed:
-        raise typer.Exit(1)
+    _finish_run(run.as_dict(), run.requests, out)
 
 
 @app.command()

@@ -34,12 +34,14 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
+from chemassay.report.result import RequestSummary
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
 from chemassay.suites.mechanism.records import Reaction
@@ -161,13 +163,20 @@ def read_answered(path: Path, *, model: str, prompt_style: str) -> dict[str, dic
 
 
 class LineAppender:
-    """Appends JSON lines to a file, flushing each to disk; opens the file at the first row
-    (a run that fails before any answer leaves no file behind). Safe to call from threads."""
+    """Appends JSON lines to a file; opens the file at the first row (a run that fails before
+    any answer leaves no file behind). Safe to call from threads.
+
+    Each row is handed to the operating system at once (a killed process loses nothing written);
+    the file is synced to the disk at most every ``SYNC_SECONDS`` and at the end, since a sync
+    per row would cost more than the request it records at high concurrency."""
+
+    SYNC_SECONDS = 1.0
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._handle = None
         self._lock = threading.Lock()
+        self._synced = 0.0
         self.written = 0
 
     def write(self, row: dict[str, Any]) -> None:
@@ -178,12 +187,17 @@ class LineAppender:
                 self._handle = open(self.path, "a", encoding="utf-8")
             self._handle.write(text)
             self._handle.flush()
-            os.fsync(self._handle.fileno())
+            now = time.monotonic()
+            if now - self._synced >= self.SYNC_SECONDS:
+                os.fsync(self._handle.fileno())
+                self._synced = now
             self.written += 1
 
     def close(self) -> None:
         with self._lock:
             if self._handle is not None:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
                 self._handle.close()
                 self._handle = None
 
@@ -203,6 +217,8 @@ class PredictionRun:
     out: Path | None = None
     model_object: Any = field(default=None, repr=False)
     """The predictor that answered (for the result's ``model`` field)."""
+    requests: RequestSummary | None = None
+    """Requests to a model behind an endpoint: new, from cache, failed, tokens (else ``None``)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Counts and where the rows went (for logs and results' ``config``)."""
@@ -343,4 +359,7 @@ def run_model(
         row = fresh.get(rid) or done.get(rid)
         if row is not None:
             run.rows.append(row)
+    from chemassay.models.request_stats import request_summary
+
+    run.requests = request_summary(model)
     return run

@@ -30,6 +30,7 @@ from chemassay.errors import UserInputError
 from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem, input_ref
 
 if TYPE_CHECKING:
+    from chemassay.report.result import RequestSummary
     from chemassay.suites.reaction_ood.clean import CleanReport
     from chemassay.suites.reaction_ood.template_knn import TemplateKnnModel
 
@@ -213,6 +214,7 @@ def evaluate(
     (678, 5, 1.0)
     """
     from chemassay.models import in_memory_ref, predictions_ref
+    from chemassay.models.request_stats import request_summary
     from chemassay.report.intervals import attach_intervals
     from chemassay.suites.reaction_ood.evaluation import (
         Predictions,
@@ -298,10 +300,14 @@ def evaluate(
         ][:MAX_LISTED]
     if per_item is not None:
         write_table(evaluation.per_item, per_item)
+    # a failed request is scored as wrong (as a missing prediction) and listed with its reason
+    failed_items = [{"line": index + test.first_line, "item": str(index), "reason": reason}
+                    for index, reason in sorted(failures.items())]
     result = Result(
         suite=SUITE, task="evaluate", model=ref, metrics=metrics, n=len(evaluation.per_item),
         item_ids=[str(i) for i in evaluation.per_item["id"]], item_scores=item_scores(evaluation),
-        skipped=_skipped(evaluation.skipped), dataset=_table_dataset(test), inputs=inputs,
+        skipped=_skipped(evaluation.skipped + failed_items), dataset=_table_dataset(test), inputs=inputs,
+        requests=request_summary(resolved) if model is not None else None,
         config={"k": max(evaluation.k_values), "k_values": evaluation.k_values, "match": match,
                 "id_column": id_column, "n_best": n_best, "group_by": list(group_by), "layout": parsed.layout,
                 "label": label or default_label},
@@ -363,9 +369,14 @@ def iterate(
         rows = [(i, r + 1, rank, p) for r, ranked in enumerate(outcome.predictions)
                 for i, preds in enumerate(ranked) for rank, p in enumerate(preds, start=1)]
         write_table(pd.DataFrame(rows, columns=["row", "round", "rank", "prediction"]), predictions_out)
+    from chemassay.models.request_stats import request_summary
+
+    failed_items = [{"line": f["index"] + test.first_line, "item": str(f["index"]),
+                     "reason": f"round {f['round']}: {f['reason']}"} for f in outcome.failures]
     return Result(
         suite=SUITE, task="iterate", model=_model_ref(resolved), metrics=outcome.metrics,
-        n=len(truths) - len(skipped), skipped=_skipped(skipped), dataset=_table_dataset(test),
+        n=len(truths) - len(skipped), skipped=_skipped(skipped + failed_items), dataset=_table_dataset(test),
+        requests=request_summary(resolved),
         inputs=[input_ref(test.path)] if test.path is not None else [],
         config={"k": k, "rounds": rounds, "feed": feed},
         elapsed_s=time.perf_counter() - started,
@@ -415,6 +426,8 @@ class PredictionRun:
     model: ModelRef
     failures: list[dict] = field(default_factory=list)
     elapsed_s: float = 0.0
+    requests: RequestSummary | None = None
+    """Requests to a model behind an endpoint (``None`` for other models)."""
 
 
 def predict_file(
@@ -455,7 +468,10 @@ def predict_file(
     write_table(pd.DataFrame(rows, columns=["id", "rank", "prediction"]), target)
     listed = [{"line": index + table.first_line, "item": ids[index], "reason": reason}
               for index, reason in sorted(failures.items())]
-    return PredictionRun(target, len(ids), len(rows), _model_ref(resolved), listed, time.perf_counter() - started)
+    from chemassay.models.request_stats import request_summary
+
+    return PredictionRun(target, len(ids), len(rows), _model_ref(resolved), listed, time.perf_counter() - started,
+                         request_summary(resolved))
 
 
 def train(

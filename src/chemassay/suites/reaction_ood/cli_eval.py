@@ -15,6 +15,7 @@ from chemassay.clitools import (
     OutOption,
     SeedOption,
     emit,
+    finish_requests,
     info,
     need_file,
     writable_out,
@@ -88,6 +89,7 @@ def evaluate_command(
     )
     _warn_about(result)
     emit(result, out)
+    finish_requests(result.requests)
 
 
 @app.command("predict")
@@ -109,6 +111,7 @@ def predict_command(
         info(f"warning: the model failed on {len(run.failures)} reaction(s) (e.g. line {run.failures[0]['line']}: "
              f"{run.failures[0]['reason']}); they have no predictions and score as missing")
     info(f"wrote {run.n_predictions} predictions for {run.n_reactions} reactions to {out} ({run.elapsed_s:.1f} s)")
+    finish_requests(run.requests)
 
 
 @app.command("iterate")
@@ -131,6 +134,7 @@ def iterate_command(
                          n_jobs=n_jobs, context=_context(base_url))
     _warn_about(result)
     emit(result, out)
+    finish_requests(result.requests)
 
 
 def _parse_named(values: list[str]) -> dict[str, Path]:

@@ -287,14 +287,19 @@ def evaluate(
         encoder_config = {}
     config = {**encoder_config, **base_config, "layers": layers}
     if augmented is not None:
-        return _evaluate_pair(encoder, ref, dataset, augmented, layers=layers, ks=ks, metric=metric, ties=ties,
-                              backend=backend, check_identity=check_identity, drop_mismatched=drop_mismatched,
-                              smiles_column=smiles_column, cache=cache, config=config, started=started,
-                              bootstrap=bootstrap, seed=seed)
-    return _evaluate_augmentations(encoder, ref, dataset, _augmentation_list(augmentations), layers=layers, ks=ks,
-                                   metric=metric, ties=ties, backend=backend, smiles_column=smiles_column,
-                                   n_jobs=n_jobs, cache=cache, config=config, started=started,
-                                   bootstrap=bootstrap, seed=seed)
+        result = _evaluate_pair(encoder, ref, dataset, augmented, layers=layers, ks=ks, metric=metric, ties=ties,
+                                backend=backend, check_identity=check_identity, drop_mismatched=drop_mismatched,
+                                smiles_column=smiles_column, cache=cache, config=config, started=started,
+                                bootstrap=bootstrap, seed=seed)
+    else:
+        result = _evaluate_augmentations(encoder, ref, dataset, _augmentation_list(augmentations), layers=layers,
+                                         ks=ks, metric=metric, ties=ties, backend=backend, smiles_column=smiles_column,
+                                         n_jobs=n_jobs, cache=cache, config=config, started=started,
+                                         bootstrap=bootstrap, seed=seed)
+    from chemassay.models.request_stats import request_summary
+
+    result.requests = request_summary(encoder)  # an embeddings endpoint: counts and tokens
+    return result
 
 
 def _evaluate_embeddings(original, augmented, *, ids, ks, metric, ties, backend, config, started, bootstrap,

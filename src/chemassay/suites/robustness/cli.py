@@ -17,7 +17,15 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import OutOption, SeedOption, console, emit, info, writable_out
+from chemassay.clitools import (
+    OutOption,
+    SeedOption,
+    console,
+    emit,
+    finish_requests,
+    info,
+    writable_out,
+)
 from chemassay.errors import UserInputError
 from chemassay.report.result import Result
 from chemassay.runtime.files import atomic_write_text, sha256_file
@@ -138,6 +146,7 @@ def _evaluate_command(
             _write_per_row(result, per_row)
     _warn(result)
     emit(result, out)
+    finish_requests(result.requests)
 
 
 @app.command()

@@ -115,6 +115,7 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     and undetermined reactions; every failed input is listed in ``skipped`` with its reason.
     """
     from chemassay.models import model_ref, resolve_model
+    from chemassay.models.request_stats import request_summary
 
     started = time.perf_counter()
     source_lines, source_name, source_path = _lines(sources, "source")
@@ -147,7 +148,7 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
         inputs=[input_ref(source_path)] if source_path is not None else [],
         config={"encoding": getattr(predictor, "encoding", notation), "source": source_name,
                 "train_split": getattr(predictor, "split_used", None)},
-        elapsed_s=time.perf_counter() - started,
+        elapsed_s=time.perf_counter() - started, requests=request_summary(predictor),
     )
     return PredictionRun(bags, failures, ref, result, predictor)
 
@@ -248,10 +249,15 @@ def evaluate(
                          reasons=reasons, names=(prediction_name, target_name, source_name),
                          check_format=model is None)
     inputs = [input_ref(p) for p in (prediction_path, target_path, source_path) if p is not None]
-    return evaluation_result(
+    result = evaluation_result(
         report, model=model_field, inputs=inputs, config={"with_source": sources is not None},
         elapsed_s=time.perf_counter() - started, rows=rows, bootstrap=bootstrap, seed=seed, extra=extra,
     )
+    if model is not None:
+        # failed requests: scored invalid like any missing answer, and listed with their reason
+        result.requests = run.result.requests
+        result.skipped += [item for item in run.result.skipped if item.reason.startswith("request failed")]
+    return result
 
 
 # --- data: balance, build, verify ----------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import emit, info, need_file, writable_out
+from chemassay.clitools import emit, finish_requests, info, need_file, writable_out
 from chemassay.errors import UserInputError
 
 app = typer.Typer()
@@ -69,6 +69,7 @@ def evaluate_command(
     result = evaluate(predictions, targets, src, model=model, encoding=encoding, compat=compat, rows=rows,
                       bootstrap=bootstrap, seed=seed, context=_context(base_url), predictions_out=predictions_out)
     emit(result, out)
+    finish_requests(result.requests)
 
 
 app.command("evaluate")(evaluate_command)
@@ -133,3 +134,4 @@ def predict_command(
         info(f"line {item.line}: {item.reason}")
     if report is not None:
         emit(run.result, report)
+    finish_requests(run.result.requests)
