@@ -1,10 +1,12 @@
-"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests (no mocked client).
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks (no mocked client),
+with faults to inject.
 
-It answers ``POST /v1/chat/completions`` with the text a ``responder(body)`` function
-returns, and ``POST /v1/embeddings`` with deterministic vectors (hashed character 1- and
-2-grams of each input, so different strings get different vectors and the same string the
-same one). Every request body is recorded in ``server.requests``. The default responder
-plays a chemist who knows a few things:
+It answers ``POST /v1/chat/completions`` with the text a ``responder(body)`` function returns,
+``POST /v1/embeddings`` with deterministic vectors (hashed character 1- and 2-grams of each
+input, so different strings get different vectors and the same string the same one) and
+``GET /v1/models`` with ``model_roots`` (model name → the ``root`` vLLM reports: the served
+checkpoint). Every POST body is recorded in ``server.requests``. The default responder plays a
+chemist who knows a few things:
 
 * a reaction prompt → the reactants' largest molecule, as a bare SMILES line, then a
   second guess;
@@ -12,21 +14,40 @@ plays a chemist who knows a few things:
 * a generation prompt → ``n`` SMILES chosen by the request's seed from a fixed list
   (numbered, to exercise the parser);
 * anything else (a mechanism prompt) → a JSON mechanism of one step.
+
+**Faults** (set the attributes at any time): ``latency`` seconds before every answer;
+``fault`` one of :data:`FAULTS`, given to the requests ``fault_filter(body)`` selects (all when
+``None``), at most ``fault_times`` times (every time when ``None``); ``fault_rate`` a random
+share of requests that get a transient fault (429, 500 or a reset) from ``rng``.
+``retry_after`` is sent with 429 and 503 answers. The server is one asyncio loop on a thread
+(HTTP/1.1 with keep-alive), so it serves hundreds of requests a second.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
 import re
+import socket
+import struct
 import threading
+from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MOLECULES = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "O=C(O)c1ccccc1", "CC(C)O", "C1CCOC1", "CCOC(C)=O",
              "Cc1ccccc1", "OCCO", "NC(=O)c1ccccc1", "CC#N", "ClCCl", "CC(=O)Nc1ccc(O)cc1", "C1CCNCC1"]
+
+FAULTS = ("http-429", "http-500", "reset", "malformed", "no-choices", "no-content", "empty", "length", "huge",
+          "hang", "trickle")
+"""``http-429``/``http-500``: that status; ``reset``: the connection is reset (TCP RST) without
+an answer; ``malformed``: a 200 whose body is not JSON; ``no-choices``: empty ``choices``
+(embeddings: empty ``data``); ``no-content``: a message without ``content`` (embeddings: items
+without ``embedding``); ``empty``: ``content: ""``; ``length``: ``finish_reason: length``;
+``huge``: an answer of ``huge_bytes``; ``hang``: no answer for ``hang_seconds``; ``trickle``:
+a whole answer sent one byte every ``trickle_interval`` seconds."""
 
 
 def default_responder(body: dict[str, Any]) -> str:
@@ -56,57 +77,265 @@ def hashed_embedding(text: str, dim: int = 32) -> list[float]:
     return vector
 
 
+def body_share(share: float) -> Callable[[dict[str, Any]], bool]:
+    """A ``fault_filter`` selecting a fixed share of request bodies (the same body always
+    gets the same answer, so a retried request keeps failing)."""
+    def select(body: dict[str, Any]) -> bool:
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
+        return int.from_bytes(digest[:4], "big") % 1000 < share * 1000
+    return select
+
+
+def free_port() -> int:
+    """A port nothing listens on (a dead server)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+_REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
+            501: "Not Implemented", 503: "Service Unavailable"}
+
+
 class OpenAIServer:
     """Start with ``OpenAIServer()``; ``base_url`` is ``http://127.0.0.1:PORT/v1``; ``close()`` stops it."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], str] = default_responder, *, refuse_chat: bool = False) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], str] = default_responder, *, refuse_chat: bool = False,
+                 latency: float = 0.0, seed: int = 0) -> None:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.refuse_chat = refuse_chat
-        server = self
+        self.latency = latency
+        self.fault: str | None = None
+        self.fault_filter: Callable[[dict[str, Any]], bool] | None = None
+        self.fault_times: int | None = None
+        self.fault_rate = 0.0
+        self.rng = random.Random(seed)
+        self.retry_after: str | None = None
+        self.huge_bytes = 1_000_000
+        self.hang_seconds = 60.0
+        self.trickle_interval = 0.2
+        self.model_roots: dict[str, str] = {}
+        self.faulted: Counter[str] = Counter()
+        """How often each fault was given."""
+        self.faulted_bodies: set[str] = set()
+        self.model_lookups = 0
+        self.authorizations: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.record = True
+        self.served = 0
+        self.answered_bodies: list[str] = []
+        """Bodies of the requests answered (200 with a whole answer), in order."""
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:  # keep test output clean
-                return
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.server = self.loop.run_until_complete(
+                asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=4096))
+            ready.set()
+            self.loop.run_forever()
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with server.lock:
-                    server.requests.append({"path": self.path, **body})
-                if self.path.endswith("/embeddings"):
-                    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                    data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)} for i, t in enumerate(inputs)]
-                    self._send(200, {"object": "list", "data": data, "model": body.get("model")})
-                    return
-                if self.path.endswith("/chat/completions") and not server.refuse_chat:
-                    text = server.responder(body)
-                    self._send(200, {"id": "x", "object": "chat.completion", "model": body.get("model"),
-                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                  "message": {"role": "assistant", "content": text}}]})
-                    return
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        ready.wait()
+        self.port = self.server.sockets[0].getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
 
+    # ------------------------------------------------------------------ bookkeeping
     def chat_requests(self) -> list[dict[str, Any]]:
         """The chat-completion request bodies received so far."""
         with self.lock:
             return [r for r in self.requests if r["path"].endswith("/chat/completions")]
 
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        """The embeddings request bodies received so far."""
+        with self.lock:
+            return [r for r in self.requests if r["path"].endswith("/embeddings")]
+
+    def clear_faults(self) -> None:
+        """No faults from now on (latency stays)."""
+        self.fault = None
+        self.fault_filter = None
+        self.fault_times = None
+        self.fault_rate = 0.0
+
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        async def stop() -> None:
+            self.server.close()
+            for writer in list(self._writers):
+                writer.transport.abort()
+            for task in asyncio.all_tasks():
+                if task is not asyncio.current_task():
+                    task.cancel()
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+    # ------------------------------------------------------------------ HTTP
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        key, value = line.split(":", 1)
+                        headers[key.strip().lower()] = value.strip()
+                length = int(headers.get("content-length", "0") or 0)
+                raw = await reader.readexactly(length) if length else b""
+                auth = headers.get("authorization")
+                if auth is not None:
+                    self.authorizations[auth] += 1
+                if not await self._handle(method, path, raw, writer):
+                    break
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
+            pass
+        except asyncio.CancelledError:
+            raise
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    @staticmethod
+    def _head(status: int, length: int, extra: dict[str, str] | None = None) -> bytes:
+        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Content-Type: application/json",
+                 f"Content-Length: {length}"]
+        lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, payload: Any,
+                    extra: dict[str, str] | None = None) -> bool:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        writer.write(self._head(status, len(data), extra) + data)
+        await writer.drain()
+        return True
+
+    def _pick_fault(self, body: dict[str, Any]) -> str | None:
+        with self.lock:
+            if self.fault_rate and self.rng.random() < self.fault_rate:
+                return self.rng.choice(("http-429", "http-500", "reset"))
+            if self.fault is None or (self.fault_filter is not None and not self.fault_filter(body)):
+                return None
+            if self.fault_times is not None:
+                if self.fault_times <= 0:
+                    return None
+                self.fault_times -= 1
+            self.faulted_bodies.add(json.dumps(body, sort_keys=True))
+            return self.fault
+
+    async def _handle(self, method: str, path: str, raw: bytes, writer: asyncio.StreamWriter) -> bool:
+        if method == "GET" and path.endswith("/models"):
+            self.model_lookups += 1
+            data = [{"id": name, "object": "model", "root": root} for name, root in self.model_roots.items()]
+            return await self._send(writer, 200, {"object": "list", "data": data})
+        if method != "POST":
+            return await self._send(writer, 501, {"error": {"message": f"no {method}"}})
+        body = json.loads(raw or b"{}")
+        with self.lock:
+            if self.record:
+                self.requests.append({"path": path, **body})
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            embeddings = path.endswith("/embeddings")
+            if not embeddings and not (path.endswith("/chat/completions") and not self.refuse_chat):
+                return await self._send(writer, 404, {"error": {"message": f"no route {path}"}})
+            fault = self._pick_fault(body)
+            if fault is not None:
+                self.faulted[fault] += 1
+                return await self._faulty(fault, body, embeddings, writer)
+            payload = self._embeddings(body) if embeddings else self._chat(body, self.responder(body))
+            with self.lock:
+                self.served += 1
+                self.answered_bodies.append(json.dumps(body, sort_keys=True))
+            return await self._send(writer, 200, payload)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def _chat(self, body: dict[str, Any], text: str | None, finish: str = "stop", *, content: bool = True) -> dict:
+        message: dict[str, Any] = {"role": "assistant"}
+        if content:
+            message["content"] = text
+        prompt = body.get("messages", [{}])[-1].get("content") or ""
+        return {"id": "chatcmpl-test", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len((text or "").split())}}
+
+    @staticmethod
+    def _embeddings(body: dict[str, Any], *, embedding: bool = True, dim: int = 32) -> dict:
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, **({"embedding": hashed_embedding(t, dim)} if embedding else {})}
+                for i, t in enumerate(inputs)]
+        return {"object": "list", "data": data, "model": body.get("model"),
+                "usage": {"prompt_tokens": sum(len(t) for t in inputs), "total_tokens": sum(len(t) for t in inputs)}}
+
+    async def _faulty(self, fault: str, body: dict[str, Any], embeddings: bool, writer: asyncio.StreamWriter) -> bool:
+        extra = {"Retry-After": self.retry_after} if self.retry_after is not None else None
+        if fault in ("http-429", "http-500"):
+            status = int(fault[5:])
+            return await self._send(writer, status, {"error": {"message": "try again later"}},
+                                    extra if status == 429 else None)
+        if fault == "reset":
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return False
+        if fault == "malformed":
+            return await self._send(writer, 200, b'{"choices": [{"message": {"content": "CCO"')
+        if fault == "hang":
+            await asyncio.sleep(self.hang_seconds)
+            return False
+        if embeddings:
+            if fault == "no-choices":
+                return await self._send(writer, 200, {"object": "list", "data": [], "model": body.get("model")})
+            if fault == "no-content":
+                return await self._send(writer, 200, self._embeddings(body, embedding=False))
+            if fault == "huge":
+                return await self._send(writer, 200, self._embeddings(body, dim=self.huge_bytes // 4))
+            payload = self._embeddings(body)
+        else:
+            text = self.responder(body)
+            if fault == "no-choices":
+                return await self._send(writer, 200, {**self._chat(body, text), "choices": []})
+            if fault == "no-content":
+                return await self._send(writer, 200, self._chat(body, None, content=False))
+            if fault == "empty":
+                return await self._send(writer, 200, self._chat(body, ""))
+            if fault == "length":
+                return await self._send(writer, 200, self._chat(body, text[: max(1, len(text) // 2)], "length"))
+            if fault == "huge":
+                return await self._send(writer, 200, self._chat(body, "C" * self.huge_bytes))
+            payload = self._chat(body, text)
+        # trickle: a whole, valid answer, one byte at a time
+        data = json.dumps(payload).encode()
+        writer.write(self._head(200, len(data)))
+        for index in range(len(data)):
+            writer.write(data[index:index + 1])
+            await writer.drain()
+            await asyncio.sleep(self.trickle_interval)
+        return True
+
+
+def first_bodies(count: int) -> Callable[[dict[str, Any]], bool]:
+    """A ``fault_filter`` selecting the first ``count`` distinct request bodies to arrive, and
+    only them, every time they come back (a retried request keeps failing)."""
+    chosen: set[str] = set()
+
+    def select(body: dict[str, Any]) -> bool:
+        key = json.dumps(body, sort_keys=True)
+        if key not in chosen and len(chosen) < count:
+            chosen.add(key)
+        return key in chosen
+    return select

@@ -557,7 +557,9 @@ class OpenAIChatClient:
                     async for chunk in response.aiter_bytes():
                         size += len(chunk)
                         if size > body_limit:
-                            raise _Problem(f"reply over {body_limit} bytes", retryable=False)
+                            cap = f"answer over {self.max_answer_bytes} bytes"
+                            raise _Problem(f"{cap} (a reply of more than {body_limit} bytes)", retryable=False,
+                                           kind=cap)
                         chunks.append(chunk)
                     status, headers = response.status_code, response.headers
         except TimeoutError:
