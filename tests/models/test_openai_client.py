@@ -1,0 +1,196 @@
+"""The client for models behind OpenAI-compatible endpoints, against real servers on 127.0.0.1:
+the retry schedule, slots given back while waiting, the per-attempt deadline, the cache key
+(endpoint, revision), refresh, replicas, a dead server, the answer size cap, token usage and
+an interrupted batch keeping what it received."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("httpx")
+
+from chemassay.models import load_model  # noqa: E402
+from chemassay.models.openai_chat import (  # noqa: E402
+    ChatError,
+    EndpointFailing,
+    EndpointUnreachable,
+    OpenAIChatClient,
+    request_key,
+)
+from chemassay.runtime.cache import KeyValueStore  # noqa: E402
+from support.openai_server import OpenAIServer, first_bodies, free_port  # noqa: E402
+
+HI = [{"role": "user", "content": "Write 2 different molecules"}]
+
+
+def conversation(i: int) -> list[dict]:
+    return [{"role": "user", "content": f"Write 1 different molecule, number {i}"}]
+
+
+@pytest.fixture
+def server():
+    server = OpenAIServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def second_server():
+    server = OpenAIServer()
+    yield server
+    server.close()
+
+
+def test_backoff_doubles_and_retry_after_is_honoured_up_to_the_cap(server):
+    waits: list[float] = []
+    client = OpenAIChatClient(server.base_url, "m", sleep=waits.append)
+    server.fault, server.fault_times = "http-500", 5
+    assert client.complete(HI).attempts == 6
+    assert waits == [1.0, 2.0, 4.0, 8.0, 16.0]
+    waits.clear()
+    server.fault, server.fault_times, server.retry_after = "http-429", 2, "120"
+    assert client.complete(conversation(1)).attempts == 3
+    assert waits == [60.0, 60.0]  # the server's Retry-After, capped at max_backoff
+    waits.clear()
+    server.fault, server.fault_times, server.retry_after = "http-500", None, None
+    with pytest.raises(ChatError, match="HTTP 500 after 6 attempts"):
+        client.complete(conversation(2))
+
+
+def test_a_request_waiting_to_retry_gives_its_slot_back(server):
+    server.fault, server.retry_after = "http-429", "1.0"
+    server.fault_filter, server.fault_times = first_bodies(1), 1
+    server.latency = 0.05
+    client = OpenAIChatClient(server.base_url, "m")
+    finished: dict[int, float] = {}
+    started = time.perf_counter()
+    client.complete_many([conversation(i) for i in range(6)], concurrency=1,
+                         on_result=lambda i, outcome: finished.setdefault(i, time.perf_counter() - started))
+    # concurrency=1: the five others are answered while the first waits its second out
+    first = min(finished, key=finished.get)
+    assert max(finished.values()) >= 1.0 and first != max(finished, key=finished.get)
+    assert sorted(finished.values())[4] < 0.9
+
+
+@pytest.mark.parametrize("fault", ["hang", "trickle"])
+def test_the_deadline_covers_the_whole_reply(server, fault):
+    server.fault, server.hang_seconds, server.trickle_interval = fault, 30.0, 0.1
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    started = time.perf_counter()
+    with pytest.raises(ChatError, match=r"no complete reply within 0.5 s after 2 attempts"):
+        client.complete(HI)
+    assert time.perf_counter() - started < 3  # asked once more, then failed
+
+
+def test_cache_key_holds_endpoint_model_revision_and_body(server, second_server, isolated_home):
+    server.model_roots = {"m": "/checkpoints/step-1000"}
+    store = KeyValueStore("llm-responses")
+    first = OpenAIChatClient(server.base_url, "m", cache=store)
+    assert not first.complete(HI).from_cache
+    assert OpenAIChatClient(server.base_url, "m", cache=store).complete(HI).from_cache
+    # another endpoint serving a model of the same name is asked
+    assert not OpenAIChatClient(second_server.base_url, "m", cache=store).complete(HI).from_cache
+    # a new checkpoint under the same name and URL (the root vLLM reports) is asked
+    server.model_roots = {"m": "/checkpoints/step-2000"}
+    assert not OpenAIChatClient(server.base_url, "m", cache=store).complete(HI).from_cache
+    # refresh asks again and overwrites; a declared revision is part of the key
+    asked = len(server.requests)
+    assert not OpenAIChatClient(server.base_url, "m", cache=store, refresh=True).complete(HI).from_cache
+    assert len(server.requests) == asked + 1
+    assert not OpenAIChatClient(server.base_url, "m", cache=store, revision="v2").complete(HI).from_cache
+    assert request_key("m", {"a": 1}, endpoint=["http://a/v1"]) != request_key("m", {"a": 1}, endpoint=["http://b/v1"])
+    assert request_key("m", {"a": 1}, endpoint=["http://a/v1", "http://b/v1"]) == \
+        request_key("m", {"a": 1}, endpoint=["http://b/v1/", "http://a/v1"])
+
+
+def test_cache_false_and_refresh_as_spec_options(server, isolated_home):
+    spec = f"openai:m,base_url={server.base_url}"
+    load_model(spec, "reaction-predictor").predict(["CCO.CC"], k=1)
+    asked = len(server.requests)
+    model = load_model(spec, "reaction-predictor")
+    model.predict(["CCO.CC"], k=1)
+    assert len(server.requests) == asked and model.request_stats.cached == 1
+    for option in ("cache=false", "refresh=true"):
+        model = load_model(f"{spec},{option}", "reaction-predictor")
+        model.predict(["CCO.CC"], k=1)
+        assert model.request_stats.new == 1 and model.request_stats.cached == 0, option
+    assert len(server.requests) == asked + 2
+
+
+def test_replicas_share_the_requests(server, second_server):
+    server.latency = second_server.latency = 0.05
+    client = OpenAIChatClient(f"{server.base_url}|{second_server.base_url}", "m")
+    outcomes = client.complete_many([conversation(i) for i in range(40)], concurrency=8)
+    assert all(not isinstance(o, ChatError) for o in outcomes)
+    counts = sorted([len(server.requests), len(second_server.requests)])
+    assert sum(counts) == 40 and counts[0] >= 15  # least-in-flight: about half each
+    assert client.stats.summary().endpoints == [server.base_url, second_server.base_url]
+
+
+def test_a_dead_replica_is_left_aside(server):
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    client = OpenAIChatClient(f"{dead}|{server.base_url}", "m", backoff=0.01)
+    outcomes = client.complete_many([conversation(i) for i in range(10)], concurrency=4)
+    assert all(not isinstance(o, ChatError) for o in outcomes) and len(server.requests) == 10
+
+
+def test_a_dead_server_fails_at_once_with_its_url(isolated_home):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    for cache in (None, KeyValueStore("llm-responses")):
+        started = time.perf_counter()
+        with pytest.raises(EndpointUnreachable, match=f"{url}: connection failed"):
+            OpenAIChatClient(url, "m", cache=cache).complete(HI)
+        assert time.perf_counter() - started < 2
+
+
+def test_answer_size_cap_is_a_setting(server, isolated_home):
+    with pytest.raises(ChatError, match="answer over 10 bytes"):
+        OpenAIChatClient(server.base_url, "m", max_answer_bytes=10).complete(HI)
+    model = load_model(f"openai:m,base_url={server.base_url},max_answer_bytes=5", "reaction-predictor")
+    assert model.predict(["CCO.CCCCO"], k=2) == [[]]
+    assert model.failures == {0: "request failed: answer over 5 bytes"}
+    assert model.request_stats.summary().reasons == {"answer over 5 bytes": 1}
+
+
+def test_usage_is_summed_for_new_answers_only(server, isolated_home):
+    store = KeyValueStore("llm-responses")
+    client = OpenAIChatClient(server.base_url, "m", cache=store)
+    client.complete_many([conversation(i) for i in range(3)])
+    summary = client.stats.summary()
+    assert summary.new == 3 and summary.prompt_tokens == 3 * 6 and summary.completion_tokens > 0
+    client.complete_many([conversation(i) for i in range(3)])
+    again = client.stats.summary()
+    assert again.cached == 3 and again.prompt_tokens == summary.prompt_tokens
+
+
+def test_nearly_every_request_failing_stops_early(server, isolated_home):
+    server.fault = "no-content"
+    server.fault_filter = lambda body: "number 0 " not in body["messages"][0]["content"] + " "
+    client = OpenAIChatClient(server.base_url, "m", backoff=0.0, max_retries=0, cache=KeyValueStore("llm-responses"))
+    with pytest.raises(EndpointFailing, match=r"stopped early, \d+ of \d+ requests failed for good "
+                                              r"\(most common: reply has no content\)") as info:
+        client.complete_many([conversation(i) for i in range(100)], concurrency=1)
+    assert info.value.exit_code == 2
+    assert len(server.requests) < 20  # not all hundred
+    # the one answer received is cached: a rerun asks it no more
+    again = OpenAIChatClient(server.base_url, "m", cache=KeyValueStore("llm-responses"))
+    assert again.complete(conversation(0)).from_cache
+
+
+def test_an_interrupted_batch_keeps_what_it_received(server, isolated_home):
+    server.latency = 0.02
+    client = OpenAIChatClient(server.base_url, "m", cache=KeyValueStore("llm-responses"))
+    seen: list[int] = []
+
+    def stop_after_five(index, outcome):
+        seen.append(index)
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        client.complete_many([conversation(i) for i in range(30)], concurrency=2, on_result=stop_after_five)
+    rerun = OpenAIChatClient(server.base_url, "m", cache=KeyValueStore("llm-responses"))
+    rerun.complete_many([conversation(i) for i in range(30)], concurrency=4)
+    assert rerun.stats.cached == 5 and rerun.stats.new == 25
