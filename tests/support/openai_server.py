@@ -125,6 +125,9 @@ class OpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.record = True
+        self.capacity: int | None = None
+        """Requests worked on at once (``None``: no limit); the others queue, as on a real server."""
+        self._capacity_slots: asyncio.Semaphore | None = None
         self.served = 0
         self.answered_bodies: list[str] = []
         """Bodies of the requests answered (200 with a whole answer), in order."""
@@ -199,7 +202,7 @@ class OpenAIServer:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
             pass
         except asyncio.CancelledError:
-            raise
+            pass  # the server is closing: end quietly (a re-raised cancel is logged by asyncio)
         finally:
             self._writers.discard(writer)
             writer.close()
@@ -245,7 +248,13 @@ class OpenAIServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            if self.latency:
+            if self.capacity is not None:
+                if self._capacity_slots is None:
+                    self._capacity_slots = asyncio.Semaphore(self.capacity)
+                async with self._capacity_slots:  # a server that works on `capacity` requests at once
+                    if self.latency:
+                        await asyncio.sleep(self.latency)
+            elif self.latency:
                 await asyncio.sleep(self.latency)
             embeddings = path.endswith("/embeddings")
             if not embeddings and not (path.endswith("/chat/completions") and not self.refuse_chat):
@@ -257,7 +266,8 @@ class OpenAIServer:
             payload = self._embeddings(body) if embeddings else self._chat(body, self.responder(body))
             with self.lock:
                 self.served += 1
-                self.answered_bodies.append(json.dumps(body, sort_keys=True))
+                if self.record:
+                    self.answered_bodies.append(json.dumps(body, sort_keys=True))
             return await self._send(writer, 200, payload)
         finally:
             with self.lock:
@@ -339,3 +349,19 @@ def first_bodies(count: int) -> Callable[[dict[str, Any]], bool]:
             chosen.add(key)
         return key in chosen
     return select
+
+
+if __name__ == "__main__":  # a server in its own process (benchmarks): prints its URL, stops at EOF on stdin
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--capacity", type=int, default=None)
+    options = parser.parse_args()
+    served = OpenAIServer(latency=options.latency)
+    served.record = False  # a long benchmark would keep every body
+    served.capacity = options.capacity
+    print(served.base_url, flush=True)
+    sys.stdin.read()
+    served.close()

@@ -17,11 +17,13 @@ failure contract:
   that is waiting to retry gives its concurrency slot back, so one failing item does not
   hold a slot through its retries. Other 4xx statuses fail at once.
 * **A deadline per attempt** (``timeout``, default 60 s) covers connecting, sending and
-  receiving the whole reply: a server that hangs or trickles bytes cannot hold a request
-  longer. A request that runs out of time is asked once more, then fails.
-* **Concurrency**: ``concurrency`` requests in flight on one event loop, each outcome
-  reported as it arrives (callers write answers incrementally, which makes resuming an
-  interrupted run possible).
+  receiving the whole reply: a server that hangs, or trickles the body of its reply, cannot
+  hold a request longer (a watchdog ends a reply still arriving at its deadline). A request
+  that runs out of time is asked once more, then fails.
+* **Concurrency**: ``concurrency`` worker threads, each with one request in flight, and each
+  outcome reported to the caller as it arrives (callers write answers incrementally, which
+  makes resuming an interrupted run possible). The synchronous ``httpx`` client is used: on
+  threads it costs about a third of the CPU time per request of its asyncio client.
 * **Several replicas**: ``base_url`` may name several servers of the same model
   (``http://a:8000/v1|http://b:8000/v1``); each request goes to the one with the fewest
   requests in flight (ties in turn).
@@ -48,9 +50,11 @@ token; it is never logged, cached or written.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
+import heapq
 import json
+import queue
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -193,26 +197,115 @@ class _Endpoint:
 
 @dataclass
 class _Job:
-    """One request to make: the URL kind, its body and how to read a 200 reply."""
+    """One request to make: the URL kind, its body, how to read a 200 reply, and its attempts."""
 
     index: int
     kind: str  # "chat" or "embeddings"
     body: dict[str, Any]
     read: Callable[[Any], Any]
+    attempt: int = 0
+    timeouts: int = 0
+    started: float = 0.0
+
+
+class _Watchdog:
+    """Ends the replies still arriving at their deadline: one thread per batch shuts down the
+    socket of a reply whose deadline passed (a blocked read then fails at once)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, list[Any]]] = []
+        self._count = 0
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="chemassay-deadlines")
+        self._thread.start()
+
+    def arm(self, deadline: float, sock: Any) -> list[Any]:
+        """Watch ``sock`` until ``deadline``; the entry (``[sock, fired]``) goes to :meth:`disarm`."""
+        entry = [sock, False]
+        with self._cond:
+            self._count += 1
+            heapq.heappush(self._heap, (deadline, self._count, entry))
+            if self._heap[0][2] is entry:
+                self._cond.notify()
+        return entry
+
+    @staticmethod
+    def disarm(entry: list[Any]) -> None:
+        entry[0] = None
+
+    def _loop(self) -> None:
+        with self._cond:
+            while not self._stopped:
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                deadline, _, entry = self._heap[0]
+                wait = deadline - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                heapq.heappop(self._heap)
+                if entry[0] is not None:
+                    entry[1] = True
+                    try:
+                        entry[0].shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass  # already closed: nothing to end
+
+    def close(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
 
 
 class _Run:
-    """State of one batch of requests on its event loop."""
+    """One batch of requests: ``concurrency`` worker threads take the jobs that are ready; a job
+    waiting to retry is back in the queue with the time it may go again, so it holds no worker."""
 
-    def __init__(self, client: OpenAIChatClient, http: Any, concurrency: int) -> None:
+    def __init__(self, client: OpenAIChatClient, concurrency: int, jobs: list[_Job]) -> None:
         self.client = client
-        self.http = http
-        self.slots = asyncio.Semaphore(max(1, concurrency))
-        self.stop = asyncio.Event()
+        self.http = client._http(concurrency)
+        self.cond = threading.Condition()
+        self.queue: list[tuple[float, int, _Job]] = [(0.0, job.index, job) for job in jobs]
+        self.results: queue.SimpleQueue = queue.SimpleQueue()
+        self.stop = False
+        self.watchdog = _Watchdog()
         self.new = 0
         self.failed = 0
         self.writes: list[tuple[str, Any]] = []
         self.flushed = time.monotonic()
+        self.workers = [threading.Thread(target=self._work, daemon=True, name="chemassay-request")
+                        for _ in range(max(1, min(concurrency, len(jobs))))]
+        for worker in self.workers:
+            worker.start()
+
+    def _next(self) -> _Job | None:
+        with self.cond:
+            while not self.stop:
+                if not self.queue:
+                    self.cond.wait()
+                    continue
+                wait = self.queue[0][0] - time.monotonic()
+                if wait <= 0:
+                    return heapq.heappop(self.queue)[2]
+                self.cond.wait(wait)
+            return None
+
+    def _work(self) -> None:
+        while (job := self._next()) is not None:
+            try:
+                outcome = self.client._ask_once(self, job)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, never lost
+                outcome = exc
+            if outcome is None:  # to be retried: back in the queue; this worker takes another job
+                continue
+            self.results.put((job, outcome))
+
+    def retry_later(self, job: _Job, seconds: float) -> None:
+        with self.cond:
+            heapq.heappush(self.queue, (time.monotonic() + seconds, job.index, job))
+            self.cond.notify()
 
     def put(self, key: str | None, value: Any) -> None:
         if key is not None and self.client.cache is not None:
@@ -225,39 +318,16 @@ class _Run:
             self.client.cache.put_many(writes)
             self.flushed = now
 
-    async def wait(self, seconds: float) -> None:
-        """Wait ``seconds`` unless the run is stopped first (a hook may replace the wait)."""
-        if self.client.sleep is not None:
-            self.client.sleep(seconds)
-            await asyncio.sleep(0)
-            return
-        try:
-            await asyncio.wait_for(self.stop.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
-
-
-def _run_coroutine(factory: Callable[[], Any]) -> Any:
-    """Run a coroutine to completion from synchronous code (in a helper thread when this
-    thread already runs an event loop, e.g. a notebook)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(factory())
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    def close(self, finished: bool) -> None:
+        """Stop the workers. After a complete batch they are idle and are waited for; otherwise the
+        attempts in flight end within their deadline in the background and are dropped."""
+        with self.cond:
+            self.stop = True
+            self.cond.notify_all()
+        self.watchdog.close()
+        if finished:
+            for worker in self.workers:
+                worker.join()
 
 
 @dataclass
@@ -296,13 +366,20 @@ class OpenAIChatClient:
         self.url = chat_url(self.base_urls[0])
         self.embed_url = embeddings_url(self.base_urls[0])
         self.stats = RequestStats(self.base_urls)
+        self._lock = threading.Lock()
+        self._pool: Any = None
+        self._pool_size = 0
         self._turn = 0
         self._revision: str | None = self.revision
         self._revision_known = self.revision is not None
 
     # ------------------------------------------------------------------ public API
     def close(self) -> None:
-        """Nothing to close: each batch of requests opens and closes its own connections."""
+        """Close the connection pool (a later request opens a new one)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def __enter__(self) -> OpenAIChatClient:
         return self
@@ -342,18 +419,49 @@ class OpenAIChatClient:
     ) -> list[ChatResponse | ChatError]:
         """Run many completions, ``concurrency`` at a time; outcomes in input order.
 
-        ``on_result(index, outcome)`` is called as each outcome is known (cached answers
-        first), from the calling thread's event loop, one at a time: results can be saved
-        before the whole batch is done. ``params`` gives per-request body fields (a seed per
-        sampling request, say). An unreachable endpoint raises :class:`EndpointUnreachable`,
-        a run in which nearly every request fails :class:`EndpointFailing`.
+        ``on_result(index, outcome)`` is called in the calling thread as each outcome is known
+        (cached answers first), one at a time: results can be saved before the whole batch is
+        done. ``params`` gives per-request body fields (a seed per sampling request, say). An
+        unreachable endpoint raises :class:`EndpointUnreachable`, a run in which nearly every
+        request fails :class:`EndpointFailing`.
         """
         if params is not None and len(params) != len(conversations):
             raise ValueError("params must give one mapping per conversation")
         bodies = [{"model": self.model, "messages": list(messages), **self.params,
                    **(dict(params[index]) if params is not None else {})}
                   for index, messages in enumerate(conversations)]
-        return _run_coroutine(lambda: self._complete_many(bodies, concurrency, on_result))
+        outcomes: list[Any] = [None] * len(bodies)
+        keys: list[str | None] = [None] * len(bodies)
+        if self.cache is not None:
+            self._ensure_revision()
+            keys = [self._key({k: v for k, v in body.items() if k != "model"}) for body in bodies]
+        stored = self.cache.get_many([k for k in keys if k]) if self.cache is not None and not self.refresh else {}
+        jobs = []
+        for index, body in enumerate(bodies):
+            value = stored.get(keys[index]) if keys[index] else None
+            if isinstance(value, dict) and isinstance(value.get("text"), str):
+                outcomes[index] = ChatResponse(
+                    text=value["text"], model=value.get("model"), finish_reason=value.get("finish_reason"),
+                    usage=value.get("usage"), attempts=0, reasoning=value.get("reasoning"),
+                    system_fingerprint=value.get("system_fingerprint"), from_cache=True)
+                self.stats.answered_from_cache()
+                if on_result is not None:
+                    on_result(index, outcomes[index])
+            else:
+                jobs.append(_Job(index, "chat", body, self._read_chat))
+
+        def done(run: _Run, job: _Job, outcome: Any) -> None:
+            if isinstance(outcome, ChatResponse):
+                run.put(keys[job.index], {
+                    "text": outcome.text, "model": outcome.model, "finish_reason": outcome.finish_reason,
+                    "usage": outcome.usage, "reasoning": outcome.reasoning,
+                    "system_fingerprint": outcome.system_fingerprint})
+            outcomes[job.index] = outcome
+            if on_result is not None:
+                on_result(job.index, outcome)
+
+        self._execute(jobs, concurrency, done)
+        return outcomes
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64, concurrency: int = 4,
               **params: Any) -> list[list[float] | ChatError]:
@@ -362,115 +470,72 @@ class OpenAIChatClient:
         Each entry is a vector, or the :class:`ChatError` of the request that should have
         given it. Batches of ``batch_size`` texts go ``concurrency`` at a time.
         """
-        return _run_coroutine(lambda: self._embed(list(texts), max(1, batch_size), concurrency, params))
+        texts = list(texts)
+        batch_size = max(1, batch_size)
+        vectors: list[Any] = [None] * len(texts)
+        keys: list[str | None] = [None] * len(texts)
+        if self.cache is not None:
+            self._ensure_revision()
+            keys = [self._key({"embeddings": text, **params}) for text in texts]
+        stored = self.cache.get_many(sorted({k for k in keys if k})) if self.cache is not None and not self.refresh else {}
+        todo = []
+        for index in range(len(texts)):
+            value = stored.get(keys[index]) if keys[index] else None
+            if isinstance(value, list):
+                vectors[index] = value
+                self.stats.answered_from_cache()
+            else:
+                todo.append(index)
+        chunks = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+        jobs = [_Job(number, "embeddings", {"model": self.model, "input": [texts[i] for i in chunk], **params},
+                     self._read_embeddings) for number, chunk in enumerate(chunks)]
+
+        def done(run: _Run, job: _Job, outcome: Any) -> None:
+            for position, index in enumerate(chunks[job.index]):
+                if isinstance(outcome, ChatError):
+                    vectors[index] = outcome
+                else:
+                    vectors[index] = outcome[position]
+                    run.put(keys[index], outcome[position])
+
+        self._execute(jobs, concurrency, done, per_job=[len(c) for c in chunks])
+        return vectors
 
     # ------------------------------------------------------------------ batches
     def _http(self, concurrency: int) -> Any:
+        """The connection pool, shared by this client's batches (kept-alive connections and one
+        TLS context), with room for ``concurrency`` connections per batch."""
         httpx = self._httpx
-        headers = {"Content-Type": "application/json", **self.headers}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        # httpx's own time-outs sit just past the deadline: the deadline is the one that fires
-        limits = httpx.Limits(max_connections=max(1, concurrency) + 4, max_keepalive_connections=max(1, concurrency) + 4)
-        return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout + 5.0), limits=limits)
+        size = max(1, concurrency) + 4
+        with self._lock:
+            if self._pool is None or self._pool_size < size:
+                headers = {"Content-Type": "application/json", **self.headers}
+                if self.api_key:
+                    headers["Authorization"] = f"Bearer {self.api_key}"
+                limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+                # certificates are loaded only for https endpoints (loading them costs ~70 ms)
+                verify = any(url.startswith("https://") for url in self.base_urls)
+                self._pool = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits,
+                                          verify=verify)
+                self._pool_size = size
+            return self._pool
 
     def _key(self, payload: Any) -> str:
         return request_key(self.model, payload, endpoint=self.base_urls, revision=self._revision)
 
-    async def _complete_many(self, bodies: list[dict[str, Any]], concurrency: int,
-                             on_result: Callable[[int, Any], None] | None) -> list[Any]:
-        outcomes: list[Any] = [None] * len(bodies)
-        async with self._http(concurrency) as http:
-            run = _Run(self, http, concurrency)
-            keys: list[str | None] = [None] * len(bodies)
-            if self.cache is not None:
-                await self._ensure_revision(http)
-                keys = [self._key({k: v for k, v in body.items() if k != "model"}) for body in bodies]
-            stored = self.cache.get_many([k for k in keys if k]) if self.cache is not None and not self.refresh else {}
-            jobs = []
-            for index, body in enumerate(bodies):
-                value = stored.get(keys[index]) if keys[index] else None
-                if isinstance(value, dict) and isinstance(value.get("text"), str):
-                    outcomes[index] = ChatResponse(
-                        text=value["text"], model=value.get("model"), finish_reason=value.get("finish_reason"),
-                        usage=value.get("usage"), attempts=0, reasoning=value.get("reasoning"),
-                        system_fingerprint=value.get("system_fingerprint"), from_cache=True)
-                    self.stats.answered_from_cache()
-                    if on_result is not None:
-                        on_result(index, outcomes[index])
-                else:
-                    jobs.append(_Job(index, "chat", body, self._read_chat))
-
-            def done(job: _Job, outcome: Any) -> None:
-                if isinstance(outcome, ChatResponse):
-                    run.put(keys[job.index], {
-                        "text": outcome.text, "model": outcome.model, "finish_reason": outcome.finish_reason,
-                        "usage": outcome.usage, "reasoning": outcome.reasoning,
-                        "system_fingerprint": outcome.system_fingerprint})
-                outcomes[job.index] = outcome
-                if on_result is not None:
-                    on_result(job.index, outcome)
-
-            await self._execute(run, jobs, done)
-        return outcomes
-
-    async def _embed(self, texts: list[str], batch_size: int, concurrency: int, params: dict[str, Any]) -> list[Any]:
-        vectors: list[Any] = [None] * len(texts)
-        async with self._http(concurrency) as http:
-            run = _Run(self, http, concurrency)
-            keys: list[str | None] = [None] * len(texts)
-            if self.cache is not None:
-                await self._ensure_revision(http)
-                keys = [self._key({"embeddings": text, **params}) for text in texts]
-            stored = self.cache.get_many(sorted({k for k in keys if k})) if self.cache is not None and not self.refresh else {}
-            todo = []
-            for index in range(len(texts)):
-                value = stored.get(keys[index]) if keys[index] else None
-                if isinstance(value, list):
-                    vectors[index] = value
-                    self.stats.answered_from_cache()
-                else:
-                    todo.append(index)
-            jobs = []
-            for start in range(0, len(todo), batch_size):
-                chunk = todo[start:start + batch_size]
-                body = {"model": self.model, "input": [texts[i] for i in chunk], **params}
-                jobs.append(_Job(len(jobs), "embeddings", body, self._read_embeddings))
-            chunks = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
-
-            def done(job: _Job, outcome: Any) -> None:
-                chunk = chunks[job.index]
-                for position, index in enumerate(chunk):
-                    if isinstance(outcome, ChatError):
-                        vectors[index] = outcome
-                    else:
-                        vectors[index] = outcome[position]
-                        run.put(keys[index], outcome[position])
-
-            await self._execute(run, jobs, done, per_job=[len(c) for c in chunks])
-        return vectors
-
-    async def _execute(self, run: _Run, jobs: list[_Job], done: Callable[[_Job, Any], None],
-                       per_job: list[int] | None = None) -> None:
-        """Ask every job, ``done(job, outcome)`` as each ends; stop early when nearly all fail."""
+    def _execute(self, jobs: list[_Job], concurrency: int, done: Callable[[_Run, _Job, Any], None],
+                 per_job: list[int] | None = None) -> None:
+        """Ask every job, ``done(run, job, outcome)`` in this thread as each ends; stop early
+        when nearly all fail."""
         if not jobs:
             return
-        queue: asyncio.Queue = asyncio.Queue()
-
-        async def worker(job: _Job) -> None:
-            try:
-                outcome = await self._ask(run, job)
-            except (EndpointUnreachable, asyncio.CancelledError) as exc:
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
-                outcome = exc
-            await queue.put((job, outcome))
-
-        tasks = [asyncio.create_task(worker(job)) for job in jobs]
+        run = _Run(self, concurrency, jobs)
+        finished = False
         try:
             for _ in range(len(jobs)):
-                job, outcome = await queue.get()
-                if isinstance(outcome, EndpointUnreachable):
+                job, outcome = run.results.get()
+                if isinstance(outcome, EndpointUnreachable) or (
+                        isinstance(outcome, BaseException) and not isinstance(outcome, ChatError)):
                     raise outcome
                 count = per_job[job.index] if per_job is not None else 1
                 if isinstance(outcome, ChatError):
@@ -479,17 +544,14 @@ class OpenAIChatClient:
                 else:
                     run.new += 1
                     self.stats.answered_new(count)
-                done(job, outcome)
+                done(run, job, outcome)
                 run.flush()
                 if isinstance(outcome, ChatError) and run.failed >= STOP_MIN_FAILURES \
                         and run.failed >= STOP_RATE * (run.failed + run.new):
-                    run.stop.set()
                     raise self._failing(run)
+            finished = True
         finally:
-            run.stop.set()
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            run.close(finished)
             if self.cache is not None:
                 run.flush(force=True)
 
@@ -502,81 +564,91 @@ class OpenAIChatClient:
             f"(most common: {reason}); the {run.new} answers received {kept}", kind="stopped early")
 
     # ------------------------------------------------------------------ one request
-    async def _ask(self, run: _Run, job: _Job) -> Any:
-        """One job with its retries; a :class:`ChatError` when it fails for good."""
-        attempt = 0
-        timeouts = 0
-        started = time.perf_counter()
-        while True:
-            attempt += 1
-            async with run.slots:
-                if run.stop.is_set():
-                    raise asyncio.CancelledError
-                try:
-                    value = await self._attempt(run, job)
-                except _Problem as exc:
-                    problem = exc
-                else:
-                    if isinstance(value, ChatResponse):
-                        value.attempts = attempt
-                        value.elapsed_s = time.perf_counter() - started
-                    return value
-            timeouts += problem.timeout
-            if not problem.retryable or attempt > self.max_retries or timeouts >= 2:
-                reason = problem.reason
-                if problem.retryable and attempt > 1:
-                    reason = f"{reason} after {attempt} attempts"
-                    kind = f"{problem.kind} after {attempt} attempts"
-                else:
-                    kind = problem.kind
-                return ChatError(reason, status=problem.status, attempts=attempt, retryable=problem.retryable,
+    def _ask_once(self, run: _Run, job: _Job) -> Any:
+        """One attempt of ``job``: its value, a :class:`ChatError` when it failed for good, or
+        ``None`` when it waits to be asked again (queued with its backoff, holding no worker)."""
+        if job.attempt == 0:
+            job.started = time.perf_counter()
+        job.attempt += 1
+        try:
+            value = self._attempt(run, job)
+        except _Problem as problem:
+            job.timeouts += problem.timeout
+            if not problem.retryable or job.attempt > self.max_retries or job.timeouts >= 2:
+                reason, kind = problem.reason, problem.kind
+                if problem.retryable and job.attempt > 1:
+                    reason, kind = f"{reason} after {job.attempt} attempts", f"{kind} after {job.attempt} attempts"
+                return ChatError(reason, status=problem.status, attempts=job.attempt, retryable=problem.retryable,
                                  kind=kind)
-            # the slot is free while waiting: other requests go on
-            await run.wait(self.wait_time(attempt, problem.retry_after))
-            if run.stop.is_set():
-                raise asyncio.CancelledError
+            wait = self.wait_time(job.attempt, problem.retry_after)
+            if self.sleep is not None:
+                self.sleep(wait)
+                wait = 0.0
+            run.retry_later(job, wait)
+            return None
+        if isinstance(value, ChatResponse):
+            value.attempts = job.attempt
+            value.elapsed_s = time.perf_counter() - job.started
+        return value
 
     def _pick(self) -> _Endpoint:
-        now = time.monotonic()
-        usable = [e for e in self.endpoints if e.down_until <= now] or self.endpoints
-        self._turn += 1
-        return min(usable, key=lambda e: (e.in_flight, (self.endpoints.index(e) - self._turn) % len(self.endpoints)))
+        with self._lock:
+            now = time.monotonic()
+            usable = [e for e in self.endpoints if e.down_until <= now] or self.endpoints
+            self._turn += 1
+            count = len(self.endpoints)
+            chosen = min(usable, key=lambda e: (e.in_flight, (self.endpoints.index(e) - self._turn) % count))
+            chosen.in_flight += 1
+            return chosen
 
-    async def _attempt(self, run: _Run, job: _Job) -> Any:
+    def _attempt(self, run: _Run, job: _Job) -> Any:
         httpx = self._httpx
         endpoint = self._pick()
         url = (chat_url if job.kind == "chat" else embeddings_url)(endpoint.base)
         # a reply may hold reasoning and JSON escapes besides the answer: the body may be larger
         body_limit = 8 * self.max_answer_bytes + 65536
-        endpoint.in_flight += 1
+        deadline = time.monotonic() + self.timeout
+        watched = None
         try:
-            async with asyncio.timeout(self.timeout):
-                async with run.http.stream("POST", url, json=job.body) as response:
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in response.aiter_bytes():
-                        size += len(chunk)
-                        if size > body_limit:
-                            cap = f"answer over {self.max_answer_bytes} bytes"
-                            raise _Problem(f"{cap} (a reply of more than {body_limit} bytes)", retryable=False,
-                                           kind=cap)
-                        chunks.append(chunk)
-                    status, headers = response.status_code, response.headers
-        except TimeoutError:
-            raise _Problem(f"no complete reply within {self.timeout:g} s", retryable=True, timeout=True) from None
+            # waiting for the headers is bounded by the read time-out (the whole deadline); once
+            # they are in, the watchdog ends a body still arriving at the deadline
+            with run.http.stream("POST", url, json=job.body) as response:
+                stream = response.extensions.get("network_stream")
+                sock = stream.get_extra_info("socket") if stream is not None else None
+                if sock is not None:
+                    watched = run.watchdog.arm(deadline, sock)
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > body_limit:
+                        cap = f"answer over {self.max_answer_bytes} bytes"
+                        raise _Problem(f"{cap} (a reply of more than {body_limit} bytes)", retryable=False, kind=cap)
+                    chunks.append(chunk)
+                status, headers = response.status_code, response.headers
+        except httpx.TimeoutException:
+            raise self._timed_out() from None
         except httpx.ConnectError as exc:
-            if not endpoint.answered:
-                endpoint.refused = True
-                if all(e.refused and not e.answered for e in self.endpoints):
-                    raise EndpointUnreachable(
-                        f"{endpoint.base}: connection failed ({exc or 'refused'}); is the server running and is "
-                        "the base URL (--base-url, base_url=) right?") from None
-            endpoint.down_until = time.monotonic() + 5.0  # send the next requests to the other replicas
+            with self._lock:
+                first = not endpoint.answered
+                if first:
+                    endpoint.refused = True
+                endpoint.down_until = time.monotonic() + 5.0  # send the next requests to the other replicas
+                unreachable = first and all(e.refused and not e.answered for e in self.endpoints)
+            if unreachable:
+                raise self._unreachable(endpoint, exc) from None
             raise _Problem(f"connection failed ({type(exc).__name__})", retryable=True) from None
         except httpx.TransportError as exc:
+            if watched is not None and watched[1]:
+                raise self._timed_out() from None
             raise _Problem(f"connection lost ({type(exc).__name__})", retryable=True) from None
         finally:
-            endpoint.in_flight -= 1
+            if watched is not None:
+                run.watchdog.disarm(watched)
+            with self._lock:
+                endpoint.in_flight -= 1
+        if time.monotonic() > deadline:
+            raise self._timed_out()
         endpoint.answered = True
         content = b"".join(chunks)
         if status != 200:
@@ -592,6 +664,14 @@ class OpenAIChatClient:
             raise _Problem("reply is not a JSON object", retryable=True, status=200)
         self.stats.add_usage(data.get("usage"))
         return job.read(data)
+
+    def _timed_out(self) -> _Problem:
+        return _Problem(f"no complete reply within {self.timeout:g} s", retryable=True, timeout=True)
+
+    @staticmethod
+    def _unreachable(endpoint: _Endpoint, exc: Exception) -> EndpointUnreachable:
+        return EndpointUnreachable(f"{endpoint.base}: connection failed ({exc or 'refused'}); is the server running "
+                                   "and is the base URL (--base-url, base_url=) right?")
 
     # ------------------------------------------------------------------ reading replies
     def _read_chat(self, data: dict[str, Any]) -> ChatResponse:
@@ -636,27 +716,25 @@ class OpenAIChatClient:
             raise _Problem("an embedding holds something other than numbers", retryable=True, status=200) from None
         return vectors
 
-    async def _ensure_revision(self, http: Any) -> None:
+    def _ensure_revision(self) -> None:
         """Learn the model revision once (``GET /models``'s ``root`` for this model), for the cache key."""
         if self._revision_known:
             return
         httpx = self._httpx
         found: set[str] = set()
-        for endpoint in self.endpoints:
+        http = self._http(1)
+        for endpoint in self.endpoints:  # one look-up per replica
             try:
-                async with asyncio.timeout(min(self.timeout, 10.0)):
-                    response = await http.get(endpoint.base + "/models")
+                response = http.get(endpoint.base + "/models", timeout=min(self.timeout, 10.0))
             except httpx.ConnectError as exc:
                 if not endpoint.answered:
                     endpoint.refused = True
                     endpoint.down_until = time.monotonic() + 5.0
                     if all(e.refused and not e.answered for e in self.endpoints):
-                        raise EndpointUnreachable(
-                            f"{endpoint.base}: connection failed ({exc or 'refused'}); is the server running and "
-                            "is the base URL (--base-url, base_url=) right?") from None
+                        raise self._unreachable(endpoint, exc) from None
                 continue
-            except (TimeoutError, httpx.TransportError):
-                continue
+            except httpx.TransportError:
+                continue  # a slow or odd server: no revision from it
             endpoint.answered = True
             if response.status_code != 200:
                 continue
