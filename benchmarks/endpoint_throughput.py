@@ -107,26 +107,41 @@ def run_mechanism(base_url: str, concurrency: int, n: int) -> int:
 
 
 def run_bare(base_url: str, concurrency: int, n: int) -> int:
-    """The floor: bare ``httpx`` POSTs from ``concurrency`` threads (no cache, no parsing, no
-    retries), against which the suites' own overhead is measured."""
+    """The floor: bare ``httpx`` POSTs from ``concurrency`` threads, one client each (no cache,
+    no parsing, no retries), against which the suites' own overhead is measured."""
+    import threading
+
     import httpx
 
-    size = concurrency + 4
-    with httpx.Client(limits=httpx.Limits(max_connections=size, max_keepalive_connections=size), verify=False) as http:
-        def ask(i: int) -> int:
-            body = {"model": "bench", "messages": [{"role": "user", "content": f"Write 1 different molecule {i}"}]}
-            return len(http.post(base_url + "/chat/completions", json=body).json()["choices"])
+    local = threading.local()
+    clients = []
 
-        with ThreadPoolExecutor(concurrency) as pool:
-            return sum(pool.map(ask, range(n)))
+    def ask(i: int) -> int:
+        if not hasattr(local, "http"):
+            local.http = httpx.Client(verify=False)
+            clients.append(local.http)
+        body = {"model": "bench", "messages": [{"role": "user", "content": f"Write 1 different molecule {i}"}]}
+        return len(local.http.post(base_url + "/chat/completions", json=body).json()["choices"])
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        asked = sum(pool.map(ask, range(n)))
+    for http in clients:
+        http.close()
+    return asked
 
 
 SUITES = {"bare-httpx": run_bare, "stoichiometry": run_stoichiometry, "reaction-ood": run_reaction_ood, "generation": run_generation,
           "robustness": run_robustness, "mechanism": run_mechanism}
 
 
-def measure(suite: str, base_url: str, concurrency: int, n: int, latency: float) -> dict:
-    """One point: a fresh, empty response cache; requests per second and the share of ideal."""
+def measure(suite: str, base_url: str, concurrency: int, n: int, latency: float, repeats: int = 1) -> dict:
+    """One point (the median of ``repeats`` runs, each with a fresh, empty response cache):
+    requests per second and the share of ideal."""
+    if repeats > 1:
+        runs = sorted((measure(suite, base_url, concurrency, n, latency) for _ in range(repeats)),
+                      key=lambda row: row["requests_per_s"])
+        return {**runs[len(runs) // 2], "repeats": repeats,
+                "range_per_s": [runs[0]["requests_per_s"], runs[-1]["requests_per_s"]]}
     with tempfile.TemporaryDirectory() as home:
         os.environ["CHEMASSAY_HOME"] = home
         cpu = time.process_time()
@@ -150,6 +165,7 @@ def main() -> None:
     parser.add_argument("--suites", default=",".join(SUITES))
     parser.add_argument("--replicas", action="store_true", help="also one vs two servers of limited capacity")
     parser.add_argument("--capacity", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per point; the median is shown")
     parser.add_argument("--json", type=Path, default=None)
     options = parser.parse_args()
     levels = [int(c) for c in options.concurrency.split(",")]
@@ -160,11 +176,12 @@ def main() -> None:
     rows = []
     print(f"latency {options.latency:g} s; {os.cpu_count()} CPUs; N = {options.waves} x C requests per point; "
           f"cpu: client CPU time per request; load: the machine's 1-minute load average")
-    print(f"{'suite':<14} {'C':>3} {'N':>5} {'req/s':>8} {'ideal':>7} {'share':>6} {'cpu ms':>7} {'load':>5}")
+    print(f"{'suite':<14} {'C':>3} {'N':>5} {'req/s':>8} {'ideal':>7} {'share':>6} {'cpu ms':>7} {'load':>5}  "
+          f"(median of {options.repeats})")
     for suite in suites:
         for concurrency in levels:
             with served(options.latency) as url:
-                row = measure(suite, url, concurrency, options.waves * concurrency, options.latency)
+                row = measure(suite, url, concurrency, options.waves * concurrency, options.latency, options.repeats)
             rows.append(row)
             print(f"{suite:<14} {concurrency:>3} {row['requests']:>5} {row['requests_per_s']:>8.1f} "
                   f"{row['ideal_per_s']:>7.1f} {100 * row['share_of_ideal']:>5.1f}% {row['client_cpu_ms']:>7.2f} "
@@ -174,13 +191,13 @@ def main() -> None:
         print(f"\nreplicas: each server works on {capacity} requests at once (ideal one server: "
               f"{capacity / options.latency:.0f}/s, two: {2 * capacity / options.latency:.0f}/s)")
         print(f"{'suite':<14} {'C':>3} {'servers':>7} {'req/s':>8}")
-        for suite in suites:
+        for suite in [s for s in suites if s != "bare-httpx"]:  # the floor has no replicas
             for concurrency in (2 * capacity, 4 * capacity):
                 n = options.waves * concurrency
                 with served(options.latency, capacity) as one:
-                    single = measure(suite, one, concurrency, n, options.latency)
+                    single = measure(suite, one, concurrency, n, options.latency, options.repeats)
                 with served(options.latency, capacity) as first, served(options.latency, capacity) as second:
-                    double = measure(suite, f"{first}|{second}", concurrency, n, options.latency)
+                    double = measure(suite, f"{first}|{second}", concurrency, n, options.latency, options.repeats)
                 for servers, row in ((1, single), (2, double)):
                     rows.append({**row, "servers": servers, "capacity": capacity})
                     print(f"{suite:<14} {concurrency:>3} {servers:>7} {row['requests_per_s']:>8.1f}", flush=True)

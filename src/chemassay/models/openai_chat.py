@@ -265,7 +265,6 @@ class _Run:
 
     def __init__(self, client: OpenAIChatClient, concurrency: int, jobs: list[_Job]) -> None:
         self.client = client
-        self.http = client._http(concurrency)
         self.cond = threading.Condition()
         self.queue: list[tuple[float, int, _Job]] = [(0.0, job.index, job) for job in jobs]
         self.results: queue.SimpleQueue = queue.SimpleQueue()
@@ -293,14 +292,18 @@ class _Run:
             return None
 
     def _work(self) -> None:
-        while (job := self._next()) is not None:
-            try:
-                outcome = self.client._ask_once(self, job)
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, never lost
-                outcome = exc
-            if outcome is None:  # to be retried: back in the queue; this worker takes another job
-                continue
-            self.results.put((job, outcome))
+        http = self.client._http()
+        try:
+            while (job := self._next()) is not None:
+                try:
+                    outcome = self.client._ask_once(self, job, http)
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, never lost
+                    outcome = exc
+                if outcome is None:  # to be retried: back in the queue; this worker takes another job
+                    continue
+                self.results.put((job, outcome))
+        finally:
+            self.client._give_back(http)
 
     def retry_later(self, job: _Job, seconds: float) -> None:
         with self.cond:
@@ -367,19 +370,19 @@ class OpenAIChatClient:
         self.embed_url = embeddings_url(self.base_urls[0])
         self.stats = RequestStats(self.base_urls)
         self._lock = threading.Lock()
-        self._pool: Any = None
-        self._pool_size = 0
+        self._free: list[Any] = []
+        self._verify: Any = None
         self._turn = 0
         self._revision: str | None = self.revision
         self._revision_known = self.revision is not None
 
     # ------------------------------------------------------------------ public API
     def close(self) -> None:
-        """Close the connection pool (a later request opens a new one)."""
+        """Close the idle connections (a later request opens new ones)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+            free, self._free = self._free, []
+        for http in free:
+            http.close()
 
     def __enter__(self) -> OpenAIChatClient:
         return self
@@ -502,23 +505,29 @@ class OpenAIChatClient:
         return vectors
 
     # ------------------------------------------------------------------ batches
-    def _http(self, concurrency: int) -> Any:
-        """The connection pool, shared by this client's batches (kept-alive connections and one
-        TLS context), with room for ``concurrency`` connections per batch."""
-        httpx = self._httpx
-        size = max(1, concurrency) + 4
+    def _http(self) -> Any:
+        """An HTTP client for one worker thread, from this client's free list (so kept-alive
+        connections are reused across batches). One client per worker, each with one
+        connection per replica: httpx's pool scans all its connections for every request, which
+        costs more than the request itself with dozens of connections in one pool."""
         with self._lock:
-            if self._pool is None or self._pool_size < size:
-                headers = {"Content-Type": "application/json", **self.headers}
-                if self.api_key:
-                    headers["Authorization"] = f"Bearer {self.api_key}"
-                limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-                # certificates are loaded only for https endpoints (loading them costs ~70 ms)
-                verify = any(url.startswith("https://") for url in self.base_urls)
-                self._pool = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), limits=limits,
-                                          verify=verify)
-                self._pool_size = size
-            return self._pool
+            if self._free:
+                return self._free.pop()
+            if self._verify is None:
+                # certificates are loaded once, and only for https endpoints (~70 ms each time)
+                https = any(url.startswith("https://") for url in self.base_urls)
+                self._verify = self._httpx.create_ssl_context() if https else False
+        httpx = self._httpx
+        headers = {"Content-Type": "application/json", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        size = len(self.endpoints) + 1
+        return httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), verify=self._verify,
+                            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size))
+
+    def _give_back(self, http: Any) -> None:
+        with self._lock:
+            self._free.append(http)
 
     def _key(self, payload: Any) -> str:
         return request_key(self.model, payload, endpoint=self.base_urls, revision=self._revision)
@@ -564,14 +573,14 @@ class OpenAIChatClient:
             f"(most common: {reason}); the {run.new} answers received {kept}", kind="stopped early")
 
     # ------------------------------------------------------------------ one request
-    def _ask_once(self, run: _Run, job: _Job) -> Any:
+    def _ask_once(self, run: _Run, job: _Job, http: Any) -> Any:
         """One attempt of ``job``: its value, a :class:`ChatError` when it failed for good, or
         ``None`` when it waits to be asked again (queued with its backoff, holding no worker)."""
         if job.attempt == 0:
             job.started = time.perf_counter()
         job.attempt += 1
         try:
-            value = self._attempt(run, job)
+            value = self._attempt(run, job, http)
         except _Problem as problem:
             job.timeouts += problem.timeout
             if not problem.retryable or job.attempt > self.max_retries or job.timeouts >= 2:
@@ -601,7 +610,7 @@ class OpenAIChatClient:
             chosen.in_flight += 1
             return chosen
 
-    def _attempt(self, run: _Run, job: _Job) -> Any:
+    def _attempt(self, run: _Run, job: _Job, http: Any) -> Any:
         httpx = self._httpx
         endpoint = self._pick()
         url = (chat_url if job.kind == "chat" else embeddings_url)(endpoint.base)
@@ -612,7 +621,7 @@ class OpenAIChatClient:
         try:
             # waiting for the headers is bounded by the read time-out (the whole deadline); once
             # they are in, the watchdog ends a body still arriving at the deadline
-            with run.http.stream("POST", url, json=job.body) as response:
+            with http.stream("POST", url, json=job.body) as response:
                 stream = response.extensions.get("network_stream")
                 sock = stream.get_extra_info("socket") if stream is not None else None
                 if sock is not None:
@@ -720,9 +729,18 @@ class OpenAIChatClient:
         """Learn the model revision once (``GET /models``'s ``root`` for this model), for the cache key."""
         if self._revision_known:
             return
-        httpx = self._httpx
         found: set[str] = set()
-        http = self._http(1)
+        http = self._http()
+        try:
+            self._look_up_revision(http, found)
+        finally:
+            self._give_back(http)
+        self._revision = "|".join(sorted(found)) or None
+        self._revision_known = True
+
+    def _look_up_revision(self, http: Any, found: set[str]) -> None:
+        """Add to ``found`` the ``root`` each replica reports for this model."""
+        httpx = self._httpx
         for endpoint in self.endpoints:  # one look-up per replica
             try:
                 response = http.get(endpoint.base + "/models", timeout=min(self.timeout, 10.0))
@@ -745,5 +763,3 @@ class OpenAIChatClient:
             for entry in entries if isinstance(entries, list) else []:
                 if isinstance(entry, dict) and entry.get("id") == self.model and isinstance(entry.get("root"), str):
                     found.add(entry["root"])
-        self._revision = "|".join(sorted(found)) or None
-        self._revision_known = True
