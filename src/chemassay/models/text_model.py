@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,16 +82,33 @@ class TextModel:
         """The backend's request accounting (``None`` for a local backend)."""
         return getattr(self.backend, "request_stats", None)
 
-    def _answers(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None) -> list[str]:
-        texts: list[str] = []
+    def _answers(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None,
+                 parse: Callable[[str], Any] | None = None) -> list[Any]:
+        """The answers (``""`` for a failed request, recorded in ``failures``), each passed
+        through ``parse`` when given: as it arrives on a backend that reports answers one by
+        one, so the parsing overlaps the wait for the others."""
         self.failures = {}
-        for index, outcome in enumerate(self.backend.answer(prompts, params)):
+        parsed: dict[int, Any] = {}
+
+        def on_answer(index: int, outcome: str | Exception) -> None:
+            if parse is not None and not isinstance(outcome, Exception):
+                parsed[index] = parse(outcome)
+
+        answer_each = getattr(self.backend, "answer_each", None)
+        if callable(answer_each):
+            outcomes = answer_each(prompts, params, on_answer)
+        else:
+            outcomes = self.backend.answer(prompts, params)
+        results: list[Any] = []
+        for index, outcome in enumerate(outcomes):
             if isinstance(outcome, Exception):
                 self.failures[index] = f"request failed: {outcome}"
-                texts.append("")
+                outcome = ""
+            if parse is None:
+                results.append(outcome)
             else:
-                texts.append(outcome)
-        return texts
+                results.append(parsed[index] if index in parsed else parse(outcome))
+        return results
 
     # reaction-predictor
     def predict(self, reactants: Sequence[str], k: int = 10) -> list[list[str]]:
@@ -108,8 +125,7 @@ class TextModel:
                     outputs = []
                 ranked.append(P.parse_ranked_smiles("\n".join(outputs), k) if outputs else [])
             return ranked
-        answers = self._answers([P.reaction_prompt(q, k) for q in queries])
-        return [P.parse_ranked_smiles(text, k) for text in answers]
+        return self._answers([P.reaction_prompt(q, k) for q in queries], parse=lambda text: P.parse_ranked_smiles(text, k))
 
     # bag-predictor
     def predict_bags(self, sources: Sequence[str]) -> list[str]:
@@ -117,8 +133,7 @@ class TextModel:
         if self.prompting == "raw":
             answers = self._answers(list(sources))
             return [text.strip().splitlines()[0].strip() if text.strip() else "" for text in answers]
-        answers = self._answers([P.bag_prompt(s, self.encoding) for s in sources])
-        return [P.parse_bag_answer(text) for text in answers]
+        return self._answers([P.bag_prompt(s, self.encoding) for s in sources], parse=P.parse_bag_answer)
 
     # generator
     def sample(self, n: int, seed: int = 0) -> list[str]:
@@ -179,12 +194,23 @@ class OpenAIBackend(TextBackend):
         return {"model": self.client.model, "base_url": self.client.endpoint_label, **self.client.params}
 
     def answer(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None) -> list[str | Exception]:
+        return self.answer_each(prompts, params)
+
+    def answer_each(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None,
+                    on_answer: Callable[[int, str | Exception], None] | None = None) -> list[str | Exception]:
+        """:meth:`answer`, calling ``on_answer(index, text or error)`` as each outcome arrives."""
         conversations = [
             ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
             + [{"role": "user", "content": prompt}]
             for prompt in prompts
         ]
-        outcomes = self.client.complete_many(conversations, concurrency=self.concurrency, params=params)
+
+        def on_result(index: int, outcome: Any) -> None:
+            if on_answer is not None:
+                on_answer(index, outcome if isinstance(outcome, Exception) else outcome.text)
+
+        outcomes = self.client.complete_many(conversations, concurrency=self.concurrency, params=params,
+                                             on_result=on_result)
         return [o if isinstance(o, Exception) else o.text for o in outcomes]
 
 
