@@ -41,6 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "tests" / "support" / "openai_server.py"
 
 
+SERVER_PIDS: dict[str, int] = {}
+
+
 @contextmanager
 def served(latency: float, capacity: int | None = None):
     """A server in its own process (so it does not share the client's interpreter); its base URL."""
@@ -49,10 +52,24 @@ def served(latency: float, capacity: int | None = None):
         command += ["--capacity", str(capacity)]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        yield process.stdout.readline().strip()
+        url = process.stdout.readline().strip()
+        SERVER_PIDS[url] = process.pid
+        yield url
     finally:
         process.stdin.close()
         process.wait(timeout=30)
+
+
+def server_cpu(base_url: str) -> float:
+    """CPU seconds the server(s) behind ``base_url`` used so far (Linux ``/proc``; 0 elsewhere)."""
+    total = 0.0
+    for url in base_url.split("|"):
+        try:
+            fields = Path(f"/proc/{SERVER_PIDS[url]}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (KeyError, OSError, IndexError, ValueError):
+            return 0.0
+    return total
 
 
 def spec(base_url: str, concurrency: int, extra: str = "") -> str:
@@ -144,16 +161,17 @@ def measure(suite: str, base_url: str, concurrency: int, n: int, latency: float,
                 "range_per_s": [runs[0]["requests_per_s"], runs[-1]["requests_per_s"]]}
     with tempfile.TemporaryDirectory() as home:
         os.environ["CHEMASSAY_HOME"] = home
-        cpu = time.process_time()
+        cpu, server = time.process_time(), server_cpu(base_url)
         started = time.perf_counter()
         asked = SUITES[suite](base_url, concurrency, n)
         seconds = time.perf_counter() - started
-        cpu = time.process_time() - cpu
+        cpu, server = time.process_time() - cpu, server_cpu(base_url) - server
     assert asked == n, (suite, asked, n)
     rate = n / seconds
     return {"suite": suite, "concurrency": concurrency, "requests": n, "seconds": round(seconds, 3),
             "requests_per_s": round(rate, 1), "ideal_per_s": round(concurrency / latency, 1),
             "share_of_ideal": round(rate / (concurrency / latency), 3), "client_cpu_ms": round(1000 * cpu / n, 2),
+            "server_cpu_ms": round(1000 * server / n, 2),
             "load_average": round(os.getloadavg()[0], 1)}
 
 
@@ -175,9 +193,9 @@ def main() -> None:
             measure(suite, url, 4, 8, options.latency)
     rows = []
     print(f"latency {options.latency:g} s; {os.cpu_count()} CPUs; N = {options.waves} x C requests per point; "
-          f"cpu: client CPU time per request; load: the machine's 1-minute load average")
-    print(f"{'suite':<14} {'C':>3} {'N':>5} {'req/s':>8} {'ideal':>7} {'share':>6} {'cpu ms':>7} {'load':>5}  "
-          f"(median of {options.repeats})")
+          f"client/server: CPU ms per request; load: the machine's 1-minute load average")
+    print(f"{'suite':<14} {'C':>3} {'N':>5} {'req/s':>8} {'ideal':>7} {'share':>6} {'client':>7} {'server':>7} "
+          f"{'load':>5}  (median of {options.repeats})")
     for suite in suites:
         for concurrency in levels:
             with served(options.latency) as url:
@@ -185,7 +203,7 @@ def main() -> None:
             rows.append(row)
             print(f"{suite:<14} {concurrency:>3} {row['requests']:>5} {row['requests_per_s']:>8.1f} "
                   f"{row['ideal_per_s']:>7.1f} {100 * row['share_of_ideal']:>5.1f}% {row['client_cpu_ms']:>7.2f} "
-                  f"{row['load_average']:>5.1f}", flush=True)
+                  f"{row['server_cpu_ms']:>7.2f} {row['load_average']:>5.1f}", flush=True)
     if options.replicas:
         capacity = options.capacity
         print(f"\nreplicas: each server works on {capacity} requests at once (ideal one server: "
