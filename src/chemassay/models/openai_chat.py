@@ -22,8 +22,10 @@ failure contract:
   that runs out of time is asked once more, then fails.
 * **Concurrency**: ``concurrency`` worker threads, each with one request in flight, and each
   outcome reported to the caller as it arrives (callers write answers incrementally, which
-  makes resuming an interrupted run possible). The synchronous ``httpx`` client is used: on
-  threads it costs about a third of the CPU time per request of its asyncio client.
+  makes resuming an interrupted run possible). The synchronous ``httpx`` client is used, one
+  per worker thread: its asyncio client costs several times the CPU per request, and one
+  connection pool shared by many threads scans every connection for every request
+  (``benchmarks/endpoint_throughput.py`` measures the client against a local server).
 * **Several replicas**: ``base_url`` may name several servers of the same model
   (``http://a:8000/v1|http://b:8000/v1``); each request goes to the one with the fewest
   requests in flight (ties in turn).
@@ -315,6 +317,7 @@ class _Run:
             self.writes.append((key, value))
 
     def flush(self, force: bool = False) -> None:
+        """Write the pending answers in one transaction, at most every ``CACHE_FLUSH_SECONDS``."""
         now = time.monotonic()
         if self.writes and (force or len(self.writes) >= 256 or now - self.flushed >= CACHE_FLUSH_SECONDS):
             writes, self.writes = self.writes, []
@@ -542,7 +545,12 @@ class OpenAIChatClient:
         finished = False
         try:
             for _ in range(len(jobs)):
-                job, outcome = run.results.get()
+                while True:
+                    try:
+                        job, outcome = run.results.get(timeout=CACHE_FLUSH_SECONDS)
+                        break
+                    except queue.Empty:  # nothing new: write what is pending, so a kill loses little
+                        run.flush()
                 if isinstance(outcome, EndpointUnreachable) or (
                         isinstance(outcome, BaseException) and not isinstance(outcome, ChatError)):
                     raise outcome
