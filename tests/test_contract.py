@@ -11,7 +11,9 @@ import inspect
 import pytest
 
 from chemassay.report.result import Result
-from chemassay.suites import SUITES
+from chemassay.suites import all_suites
+
+SUITES = [(suite.name, suite.alias) for suite in all_suites()]
 
 ROLE_FILES = ("api", "cli", "data", "metrics", "baselines", "demo", "plots")
 

@@ -15,10 +15,9 @@ from pathlib import Path
 import typer
 
 from chemassay import __version__
-from chemassay.clitools import console, err_console
+from chemassay.clitools import console, err_console, install_terminal_output
 from chemassay.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.runtime.progress import settings
-from chemassay.suites import SUITES
 
 app = typer.Typer(
     name="chemassay",
@@ -51,23 +50,17 @@ def root(
     settings.debug = debug
     settings.quiet = quiet
     set_recording(not no_store)
-
-
-def available_suites() -> list[tuple[str, str]]:
-    """``(cli_name, module_name)`` of every suite package installed."""
-    found = []
-    for cli_name, module in SUITES:
-        if importlib.util.find_spec(f"chemassay.suites.{module}") is not None:
-            found.append((cli_name, module))
-    return found
+    install_terminal_output()
 
 
 def _mount_suites() -> None:
-    for cli_name, module in available_suites():
-        if importlib.util.find_spec(f"chemassay.suites.{module}.cli") is None:
-            continue
-        suite_cli = importlib.import_module(f"chemassay.suites.{module}.cli")
-        app.add_typer(suite_cli.app, name=cli_name)
+    """Mount every registered suite's Typer app under its name (``chemassay reaction-ood``)."""
+    from chemassay.suites import all_suites
+
+    for suite in all_suites():
+        suite_app = suite.load("cli")
+        if suite_app is not None:
+            app.add_typer(suite_app, name=suite.name, help=f"{suite.reproduces}: {suite.title}")
 
 
 @app.command()
@@ -188,14 +181,14 @@ def models_list(
     from chemassay.models import PROTOCOLS, list_kinds
 
     if suite is not None:
-        from chemassay.suites import SUITES
+        from chemassay.suites import get_suite
 
-        if suite.replace("_", "-") not in {name for name, _ in SUITES}:
-            raise UserInputError(f"unknown suite {suite!r}; suites: {', '.join(name for name, _ in SUITES)}")
-        suite = suite.replace("_", "-")
+        suite = get_suite(suite).name
     kinds = list_kinds(protocol, suite)
     if as_json:
-        payload = {"protocols": {name: {"method": info.method, "suite": info.suite, "summary": info.summary}
+        from chemassay.models.protocols import protocol_suites
+
+        payload = {"protocols": {name: {"method": info.method, "suites": protocol_suites(name), "summary": info.summary}
                                  for name, info in PROTOCOLS.items()},
                    "kinds": [kind.as_dict() for kind in kinds]}
         print(json.dumps(payload, indent=2))
@@ -207,7 +200,7 @@ def models_list(
     for column in ("kind", "ARG", "protocols", "suite", "needs", "description"):
         table.add_column(column, overflow="fold")
     for kind in kinds:
-        cells = (kind.name, kind.arg or "-", ", ".join(kind.protocols), kind.suite or "all", kind.needs(),
+        cells = (kind.name, kind.arg or "-", ", ".join(kind.protocol_names), kind.suite or "all", kind.needs(),
                  kind.description)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)

@@ -23,31 +23,23 @@ import time
 import traceback
 from pathlib import Path
 
-from chemassay.clitools import info, store_result
 from chemassay.report.cards import card_for
 from chemassay.report.result import Result, read_result
+from chemassay.report.store import store_result
 from chemassay.runtime.files import atomic_write_text
+from chemassay.runtime.progress import info
 
 SECTION = "summary.md"
 
 
 def _suite_demos(selected: list[str] | None) -> list[tuple[str, str]]:
-    from chemassay.cli import available_suites
+    from chemassay.suites import all_suites, get_suite
 
+    chosen = [get_suite(name) for name in selected] if selected else all_suites()
     demos = []
-    known = available_suites()
-    if selected:
-        names = {name for pair in known for name in pair}
-        unknown = [s for s in selected if s not in names]
-        if unknown:
-            from chemassay.errors import UserInputError
-
-            raise UserInputError(f"unknown suite(s) {', '.join(unknown)}; suites: {', '.join(c for c, _ in known)}")
-    for cli_name, module in known:
-        if selected and cli_name not in selected and module not in selected:
-            continue
-        if importlib.util.find_spec(f"chemassay.suites.{module}.demo") is not None:
-            demos.append((cli_name, module))
+    for suite in all_suites():
+        if suite in chosen and importlib.util.find_spec(f"{suite.module}.demo") is not None:
+            demos.append((suite.name, f"{suite.module}.demo"))
     return demos
 
 
@@ -62,7 +54,7 @@ def run_demo(out: Path, suites: list[str] | None = None) -> Path:
         suite_dir = out / cli_name
         suite_dir.mkdir(parents=True, exist_ok=True)
         try:
-            demo_module = importlib.import_module(f"chemassay.suites.{module}.demo")
+            demo_module = importlib.import_module(module)
             demo_module.run_demo(suite_dir)
         except Exception as exc:  # one suite failing must not hide the others' results
             failures.append((cli_name, exc))
@@ -98,11 +90,11 @@ def write_scorecard(out: Path) -> Path | None:
     """``<out>/index.html`` and ``index.md``: the scorecard of every result under ``<out>``,
     with each suite's pictures; ``None`` when there is no result yet."""
     from chemassay.report.scorecard import build_report
-    from chemassay.suites import SUITES
+    from chemassay.suites import suite_names
 
     results: list[Result] = []
     pictures: dict[str, list[Path]] = {}
-    for cli_name, _ in SUITES:
+    for cli_name in suite_names():
         suite_dir = out / cli_name
         if not suite_dir.is_dir():
             continue
@@ -118,13 +110,13 @@ def write_scorecard(out: Path) -> Path | None:
 
 def assemble_summary(out: Path) -> str:
     """``summary.md``: the sections of every suite that has one, in the suites' order."""
-    from chemassay.suites import SUITES
+    from chemassay.suites import suite_names
 
     parts = ["# chemassay demo", ""]
     if (out / "index.html").is_file():
         parts += ["The scorecard of these results, beside the papers' published ones: [index.html](index.html) "
                   "(self-contained; also [index.md](index.md)).", ""]
-    for cli_name, _ in SUITES:
+    for cli_name in suite_names():
         section = out / cli_name / SECTION
         if section.is_file():
                 parts.append(section.read_text(encoding="utf-8").rstrip() + "\n")

@@ -27,8 +27,8 @@ def test_builtin_kinds_and_protocols():
     assert {"openai", "hf", "python", "predictions"} <= names
     assert "encoder" in get_kind("openai").protocols
     for kind in list_kinds():
-        assert set(kind.protocols) <= set(PROTOCOLS)
-    assert all("generator" in k.protocols for k in list_kinds("generator"))
+        assert set(kind.protocol_names) <= set(PROTOCOLS)
+    assert all(k.implements("generator") for k in list_kinds("generator"))
 
 
 def test_listing_kinds_imports_no_heavy_library():

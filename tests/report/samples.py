@@ -35,7 +35,7 @@ def stoichiometry_result(model: str = "seq2seq", em_rate: float = 0.6, seed: int
     return _scored("stoichiometry", "evaluate", {"EM": em, "JAC": [min(1.0, v + 0.3) for v in em]}, ids,
                    model=ModelRef(spec=f"predictions:{model}.txt", name=model, kind="predictions", checksum="c" * 64),
                    dataset=DatasetRef(name="uspto-15k/smiles_t2_x1", sha256="1" * 64),
-                   config={"variant": "smiles_t2_x1", "split": "test_in", "encoding": "smiles"}, rows=rows)
+                   setting={"variant": "smiles_t2_x1", "split": "test_in"}, config={"encoding": "smiles"}, rows=rows)
 
 
 def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
@@ -54,7 +54,7 @@ def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
     return _scored("reaction-ood", "evaluate", {"top1_accuracy": top1, "top5_accuracy": [1.0 if v else float(rng.random() < 0.5) for v in top1]},
                    ids, model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="d" * 64),
                    dataset=DatasetRef(name="schneider-50k", sha256="2" * 64),
-                   config={"split": "schneider_document", "part": "test_ood"}, items=items,
+                   setting={"split": "document", "part": "test_ood"}, items=items,
                    breakdowns={"year": years})
 
 
@@ -75,7 +75,7 @@ def robustness_result(model: str = "char-ngram") -> Result:
     layers = [{"layer": k, "canonical/o2a_acc@1": 0.2 + 0.05 * k, "explicit_h/o2a_acc@1": 0.01 * k} for k in range(7)]
     return _scored("robustness", "retrieve", per_item, ids,
                    model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="f" * 64),
-                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), misses=misses, by_layer=layers)
+                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), setting={"dataset": "chebi20"}, misses=misses, by_layer=layers)
 
 
 def mechanism_result(model: str = "nearest-neighbour") -> Result:
@@ -94,7 +94,8 @@ def mechanism_result(model: str = "nearest-neighbour") -> Result:
     }]
     return _scored("mechanism", "evaluate", {"S_total": s_total, "V": [1.0] * n}, ids,
                    model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="9" * 64),
-                   dataset=DatasetRef(name="omebench/oMe_Gold.json", sha256="5" * 64), reactions=reactions,
+                   dataset=DatasetRef(name="omebench/oMe_Gold.json", sha256="5" * 64), setting={"dataset": "gold"},
+                   reactions=reactions,
                    by_level={"easy": {"S_total": 0.2}, "medium": {"S_total": 0.1}, "hard": {"S_total": 0.05}},
                    by_type={"addition": {"match_rate": 0.3}, "proton_transfer": {"match_rate": 0.5}})
 

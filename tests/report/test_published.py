@@ -12,8 +12,6 @@ from chemassay.report.published import (
     reference_results,
     reference_tables,
 )
-from chemassay.report.published.keys import result_setting
-from chemassay.report.result import DatasetRef, Result
 
 
 def _record(suite, table, model, **setting):
@@ -102,18 +100,6 @@ def test_parse_cell():
     assert parse_cell("–") == (None, None, None, None, None)
     with pytest.raises(ValueError):
         parse_cell("1 3228")
-
-
-def test_result_setting_reads_the_papers_vocabulary():
-    stoichiometry = Result(suite="stoichiometry", task="evaluate", metrics={}, n=1,
-                           dataset=DatasetRef(name="uspto-15k/smiles_t2_x1"), config={"split": "test_in"})
-    assert result_setting(stoichiometry) == {"variant": "smiles_t2_x1", "split": "test_in"}
-    rood = Result(suite="reaction-ood", task="evaluate", metrics={}, n=1, config={"split": "schneider_document", "part": "test_ood"})
-    assert result_setting(rood) == {"split": "document", "part": "test_ood"}
-    amore = Result(suite="robustness", task="retrieve", metrics={}, n=1, dataset=DatasetRef(name="amore-chebi20"))
-    assert result_setting(amore) == {"dataset": "chebi20"}
-    mechanism = Result(suite="mechanism", task="evaluate", metrics={}, n=1, dataset=DatasetRef(name="omebench/oMe_Gold.json"))
-    assert result_setting(mechanism) == {"dataset": "gold"}
 
 
 @pytest.mark.parametrize("suite", ["stoichiometry", "reaction-ood", "generation", "robustness", "mechanism"])

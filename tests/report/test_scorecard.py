@@ -9,7 +9,7 @@ import pytest
 
 from chemassay.report.load import load_result, load_results
 from chemassay.report.scorecard import build_report, build_scorecard
-from chemassay.report.scorecard.galleries import align_steps, suite_gallery
+from chemassay.report.scorecard.galleries import suite_gallery
 from chemassay.report.scorecard.leaderboard import (
     Cell,
     Column,
@@ -18,6 +18,7 @@ from chemassay.report.scorecard.leaderboard import (
     format_number,
     mark_best,
 )
+from chemassay.suites.mechanism.report import align_steps
 
 from .samples import every_suite, mechanism_result, reaction_ood_result, stoichiometry_result
 

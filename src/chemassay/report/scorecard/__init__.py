@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chemassay.report.result import Result
 from chemassay.report.scorecard.galleries import DEFAULT_LIMIT, Gallery, suite_gallery
@@ -55,12 +56,15 @@ class Scorecard:
     sources: list[str]
     resamples: int
     notes: list[str] = field(default_factory=list)
+    assay: Any = None
+    """The :class:`chemassay.assay.AssayReport` this scorecard closes (verdicts, failures,
+    skipped suites), when it was written by ``chemassay assay``."""
 
 
 def _suite_order(suite: str) -> tuple[int, str]:
-    from chemassay.suites import SUITES
+    from chemassay.suites import suite_names
 
-    names = [name for name, _ in SUITES]
+    names = suite_names()
     return (names.index(suite), suite) if suite in names else (len(names), suite)
 
 

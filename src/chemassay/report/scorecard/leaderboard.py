@@ -144,11 +144,9 @@ def _source_of(result: Result) -> str:
 
 def group_results(results: list[Result]) -> dict[tuple[str, str | None, str], list[Result]]:
     """``(task, dataset name, setting as JSON) → results``, in first-seen order."""
-    from chemassay.report.published.keys import result_setting
-
     groups: dict[tuple[str, str | None, str], list[Result]] = {}
     for result in results:
-        setting = result_setting(result)
+        setting = dict(result.setting)
         key = (result.task, result.dataset.name if result.dataset else None, json.dumps(setting, sort_keys=True))
         groups.setdefault(key, []).append(result)
     return groups

@@ -295,7 +295,7 @@ def evaluate(
         model_field = in_memory_ref(smiles, name="in-memory samples")
     for spec in (test, scaffold_test, train):
         if spec is not None and _is_path(spec) and not str(spec).endswith(".npz"):
-            from chemassay.clitools import need_file
+            from chemassay.runtime.files import need_file
 
             need_file(spec, "reference SMILES")
 

@@ -85,7 +85,7 @@ def _dataset_ref(path: Path) -> DatasetRef:
 
 def _read_table(value: Any, what: str, *, reactants: Sequence[str] | None = None) -> _Table:
     """A table from a path, a DataFrame, or a list of product (or reaction) SMILES."""
-    from chemassay.clitools import need_file
+    from chemassay.runtime.files import need_file
     from chemassay.suites.reaction_ood.tables import first_data_line, read_table
 
     if _is_path(value):
@@ -247,7 +247,7 @@ def evaluate(
         ref = _model_ref(resolved)
         default_label = ref.name
     elif _is_path(predictions):
-        from chemassay.clitools import need_file
+        from chemassay.runtime.files import need_file
 
         path = need_file(predictions, "prediction")
         parsed = parse_predictions(read_table(path, what="prediction"), source=str(path), id_column=id_column,
@@ -584,7 +584,7 @@ def clean(
 
 def _split_config(config: PathLike | Mapping[str, Any] | None) -> tuple[dict, str | None]:
     """A split definition from a JSON file, a shipped definition's name, or a dict."""
-    from chemassay.clitools import need_file
+    from chemassay.runtime.files import need_file
     from chemassay.suites.reaction_ood.splits import split_definition
 
     if config is None:
@@ -635,7 +635,7 @@ def split(
     author, time, reaction-type, bespoke) defaults to the config's; ``seed`` to the config's,
     else 0. The same input, config and seed give byte-identical files. Returns the manifest.
     """
-    from chemassay.clitools import need_file
+    from chemassay.runtime.files import need_file
     from chemassay.suites.reaction_ood.split_files import split_file, split_frame_to_dir
 
     data, config_kind = _split_config(config)

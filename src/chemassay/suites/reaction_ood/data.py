@@ -60,8 +60,8 @@ def load_reactions(name: str, part: str | None = None, **options) -> pd.DataFram
 def reaction_input(path: str | os.PathLike) -> tuple[Path, str]:
     """A reaction file and the format to read it with (``auto``), or, when ``path`` is not a
     file but a registered dataset name (``schneider-50k``), that dataset's file and format."""
-    from chemassay.clitools import need_file
     from chemassay.data.registry import is_dataset_name
+    from chemassay.runtime.files import need_file
 
     text = str(path)
     if not Path(text).exists() and is_dataset_name(text):

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from chemassay.clitools import info
 from chemassay.report.result import DatasetRef, Result
+from chemassay.runtime.progress import info
 from chemassay.suites.reaction_ood.pipeline import (
     TemplateBank,
     evaluate_part,

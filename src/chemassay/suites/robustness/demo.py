@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from chemassay.clitools import info
 from chemassay.report.result import Result
 from chemassay.runtime.files import atomic_write_text
+from chemassay.runtime.progress import info
 
 DEMO_NOTES = """
 AMORE retrieval (Ganeeva et al. 2024) on the shipped ChEBI-20 test set (3,300 molecules) and

@@ -1,0 +1,19 @@
+"""The ``generation`` suite's declaration in the suite registry (imports nothing heavy)."""
+
+from chemassay.suites import Suite
+
+SUITE = Suite(
+    name="generation",
+    module="chemassay.suites.generation",
+    title="does a generator learn the distribution of drug-like molecules?",
+    reproduces="MOSES (Polykovskiy et al. 2020)",
+    protocols=("generator",),
+    api="chemassay.suites.generation.api",
+    cli="chemassay.suites.generation.cli:app",
+    metric_cards="chemassay.suites.generation.metrics:METRIC_CARDS",
+    model_kinds="chemassay.suites.generation.baselines:MODEL_KINDS",
+    datasets="chemassay.suites.generation.datasets:DATASETS",
+    dataset_names=("moses",),
+    published="chemassay.suites.generation.published:PUBLISHED",
+    demo_notes="chemassay.suites.generation.demo:DEMO_NOTES",
+)
