@@ -34,7 +34,7 @@ def stoichiometry_result(model: str = "seq2seq", em_rate: float = 0.6, seed: int
     ]
     return _scored("stoichiometry", "evaluate", {"EM": em, "JAC": [min(1.0, v + 0.3) for v in em]}, ids,
                    model=ModelRef(spec=f"predictions:{model}.txt", name=model, kind="predictions", checksum="c" * 64),
-                   dataset=DatasetRef(name="uspto-15k/smiles_t2_x1", sha256="1" * 64),
+                   dataset=DatasetRef(name="uspto-15k", sha256="1" * 64),
                    setting={"variant": "smiles_t2_x1", "split": "test_in"}, config={"encoding": "smiles"}, rows=rows)
 
 

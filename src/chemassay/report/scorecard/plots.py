@@ -124,26 +124,42 @@ def _chart_keys(board: Leaderboard) -> list:
     return chosen
 
 
-def leaderboard_chart(board: Leaderboard) -> Figure | None:
-    """Grouped bars of the board's 0–1 metrics (rows as series), with intervals."""
+def leaderboard_charts(board: Leaderboard) -> list[Figure]:
+    """Grouped bars of the board's 0–1 metrics, one chart per better-direction (↑ and ↓ never
+    share a chart), with intervals. The user's rows come first; published rows follow only
+    where they have a value of the charted metrics, up to :data:`MAX_CHART_ROWS` rows."""
     keys = _chart_keys(board)
-    if not keys:
-        return None
-    rows = board.rows[:MAX_CHART_ROWS]
-    series, errors = {}, {}
-    for row in rows:
-        name = ("paper: " if row.published else "") + row.label
-        while name in series:
-            name += "'"
-        cells = [row.cells.get(c.key) for c in keys]
-        series[name] = [c.value if c is not None else None for c in cells]
-        errors[name] = [(c.low, c.high) if c is not None and c.low is not None and c.high is not None else None for c in cells]
-    svg = bar_chart([c.label for c in keys], series, title=_short(board.title, 90), y_range=(0.0, 1.0), errors=errors,
-                    width=max(560, 70 * len(keys) + 330), height=300)
-    caption = "Bars: values; whiskers: 95 % intervals."
-    if len(board.rows) > MAX_CHART_ROWS:
-        caption += f" First {MAX_CHART_ROWS} of {len(board.rows)} rows."
-    return Figure(board.title, "svg", svg, caption, slug(board.title) + ".svg")
+    figures = []
+    for direction in ("higher", "lower", "none"):
+        chosen = [c for c in keys if c.direction == direction]
+        if not chosen:
+            continue
+        with_values = [row for row in board.rows
+                       if any(row.cells.get(c.key) is not None and row.cells[c.key].value is not None for c in chosen)]
+        users = [row for row in with_values if row.result is not None]
+        others = [row for row in with_values if row.result is None]
+        rows = (users + others)[:MAX_CHART_ROWS]
+        if not rows:
+            continue
+        series, errors = {}, {}
+        for row in rows:
+            name = ("paper: " if row.published else "") + row.label
+            while name in series:
+                name += "'"
+            cells = [row.cells.get(c.key) for c in chosen]
+            series[name] = [c.value if c is not None else None for c in cells]
+            errors[name] = [c.reach() if c is not None and (c.low is not None or c.std is not None) else None
+                            for c in cells]
+        arrow = {"higher": " (↑ higher is better)", "lower": " (↓ lower is better)"}.get(direction, "")
+        title = _short(board.title, 80 - len(arrow)) + arrow
+        svg = bar_chart([c.label for c in chosen], series, title=title, y_range=(0.0, 1.0), errors=errors,
+                        width=max(560, 70 * len(chosen) + 330), height=300)
+        caption = "Bars: values; whiskers: 95 % intervals (yours) or the paper's ± std."
+        if len(with_values) > len(rows):
+            caption += f" The first {len(rows)} of the {len(with_values)} rows with a value (yours first)."
+        name = slug(board.title + ("" if direction == "higher" else f" {direction}")) + ".svg"
+        figures.append(Figure(board.title + arrow, "svg", svg, caption, name))
+    return figures
 
 
 def result_label(result: Result) -> str:
@@ -165,7 +181,7 @@ def is_number(value: Any) -> bool:
 
 def suite_figures(suite: str, results: list[Result], boards: list[Leaderboard]) -> list[Figure]:
     """Every figure of a suite section, charts from data first, then pointed-to pictures."""
-    figures = [f for f in (leaderboard_chart(board) for board in boards) if f is not None]
+    figures = [figure for board in boards for figure in leaderboard_charts(board)]
     from chemassay.suites import find_suite
 
     declared = find_suite(suite)

@@ -43,6 +43,9 @@ tr.published td.label { font-weight: normal; font-style: italic; }
 .badge { display: inline-block; font-size: 10px; font-weight: 700; letter-spacing: .04em; padding: 0 5px; border-radius: 3px;
          background: #b58a1b; color: #fff; margin-right: 4px; font-style: normal; vertical-align: 1px; }
 .badge.user { background: #24508f; }
+.badge.ref { background: #5f6b7a; }
+tr.apart td { background: #f3f3f3; color: #555; }
+tr.divider td { background: #fff; text-align: left; font-size: 12px; color: var(--muted); font-style: italic; border-left: 0; border-right: 0; }
 .ci { display: block; color: var(--muted); font-size: 11px; white-space: nowrap; }
 td.best { color: var(--best); font-weight: 700; }
 td.best::after { content: " ★"; }
@@ -84,17 +87,15 @@ def _setting_text(setting: dict) -> str:
 
 
 # --- HTML ------------------------------------------------------------------------------------
-def _html_board(board: Leaderboard, index: int) -> str:
-    anchor = f"board-{board.suite}-{index}"
-    board.anchor = anchor
-    head = ['<th class="label">model</th>', '<th class="label">source</th>', '<th class="label">data</th>']
-    for column in board.columns:
-        tip = escape(column.description + (f" (paper: {column.paper_name})" if column.paper_name else ""), quote=True)
-        arrow = f' <span class="arrow">{column.arrow}</span>' if column.arrow else ""
-        head.append(f'<th title="{tip}">{escape(column.label)}{arrow}</th>')
+def _html_rows(board: Leaderboard, rows: list, apart: bool = False) -> str:
     body = []
-    for row in board.rows:
-        badge = '<span class="badge">PUBLISHED</span>' if row.published else '<span class="badge user">YOURS</span>'
+    for row in rows:
+        if row.published:
+            badge = '<span class="badge">PUBLISHED</span>'
+        elif row.result is None:
+            badge = '<span class="badge ref">REFERENCE RUN</span>'
+        else:
+            badge = '<span class="badge user">YOURS</span>'
         notes = escape(" ".join(row.notes), quote=True)
         cells = [f'<td class="label" title="{notes}">{badge}{escape(row.label)}</td>',
                  f'<td class="src">{escape(row.source)}</td>', f'<td class="data">{escape(row.data)}</td>']
@@ -105,12 +106,33 @@ def _html_board(board: Leaderboard, index: int) -> str:
             title = f' title="{escape(cell.note, quote=True)}"' if cell is not None and cell.note else ""
             spread_html = f'<span class="ci">{escape(spread)}</span>' if spread else ""
             cells.append(f"<td{klass}{title}>{escape(value)}{spread_html}</td>")
-        body.append(f'<tr class="{"published" if row.published else "user"}">' + "".join(cells) + "</tr>")
+        kind = "published" if row.result is None else "user"
+        body.append(f'<tr class="{kind}{" apart" if apart else ""}">' + "".join(cells) + "</tr>")
+    return "".join(body)
+
+
+def _html_board(board: Leaderboard, index: int) -> str:
+    anchor = f"board-{board.suite}-{index}"
+    board.anchor = anchor
+    head = ['<th class="label">model</th>', '<th class="label">source</th>', '<th class="label">data</th>']
+    for column in board.columns:
+        tip = escape(column.description + (f" (paper: {column.paper_name})" if column.paper_name else ""), quote=True)
+        arrow = f' <span class="arrow">{column.arrow}</span>' if column.arrow else ""
+        head.append(f'<th title="{tip}">{escape(column.label)}{arrow}</th>')
+    body = _html_rows(board, board.rows)
+    if board.other_data:
+        span = 3 + len(board.columns)
+        body += (f'<tr class="divider"><td colspan="{span}">Published on different data (the paper\'s own data, '
+                 "not the data of the rows above): shown for orientation, never ranked</td></tr>")
+        body += _html_rows(board, board.other_data, apart=True)
     extra = ""
+    if board.quick:
+        extra += ('<p class="notes">Quick subset (<code>assay --quick</code>): a smoke test on a few items, '
+                  "shown beside the papers' rows but never ranked.</p>")
     if board.hidden_published:
-        extra = f'<p class="notes">{board.hidden_published} more published rows of this setting are in the published tables below.</p>'
+        extra += f'<p class="notes">{board.hidden_published} more published rows of this setting are in the published tables below.</p>'
     return (f'<h4 id="{anchor}">{escape(board.title)}</h4><div class="scroll"><table class="leaderboard">'
-            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{extra}")
+            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{body}</tbody></table></div>{extra}")
 
 
 def _html_figure(figure: Figure) -> str:
@@ -259,13 +281,13 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_board(board: Leaderboard) -> list[str]:
-    head = ["model", "source", "data"] + [f"{c.label} {c.arrow}".strip() for c in board.columns]
-    lines = [f"#### {_md(board.title)}", "", "| " + " | ".join(_md(h) for h in head) + " |",
-             "|" + "|".join(["---"] * 3 + ["---:"] * len(board.columns)) + "|"]
-    for row in board.rows:
-        label = ("*(published)* " if row.published else "") + _md(row.label)
-        cells = [label, _md(row.source), _md(row.data)]
+def _md_rows(board: Leaderboard, rows: list, apart: bool = False) -> list[str]:
+    lines = []
+    for row in rows:
+        mark = "*(published)* " if row.published else ("*(reference run)* " if row.result is None else "")
+        if apart:
+            mark = "*(published, different data)* "
+        cells = [mark + _md(row.label), _md(row.source), _md(row.data)]
         for column in board.columns:
             cell = row.cells.get(column.key)
             value, spread = format_cell(cell)
@@ -274,6 +296,19 @@ def _md_board(board: Leaderboard) -> list[str]:
                 text = f"**{value}** ★ {spread}".strip()
             cells.append(_md(text))
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _md_board(board: Leaderboard) -> list[str]:
+    head = ["model", "source", "data"] + [f"{c.label} {c.arrow}".strip() for c in board.columns]
+    lines = [f"#### {_md(board.title)}", "", "| " + " | ".join(_md(h) for h in head) + " |",
+             "|" + "|".join(["---"] * 3 + ["---:"] * len(board.columns)) + "|"]
+    lines += _md_rows(board, board.rows)
+    lines += _md_rows(board, board.other_data, apart=True)
+    if board.quick:
+        lines += ["", "Quick subset (`assay --quick`): a smoke test, never ranked."]
+    if board.other_data:
+        lines += ["", "Rows marked *different data* were measured on the paper's own data: for orientation, never ranked."]
     if board.hidden_published:
         lines += ["", f"{board.hidden_published} more published rows of this setting are in the published tables."]
     return lines + [""]
