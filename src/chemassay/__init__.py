@@ -54,6 +54,9 @@ class _SuiteAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``import chemassay.<alias>`` gives the suite's api module (``chemassay.reaction_ood`` is
     ``chemassay.suites.reaction_ood.api``), for every suite in the registry."""
 
+    def __init__(self) -> None:
+        self._originals: dict[int, tuple] = {}
+
     def find_spec(self, fullname, path=None, target=None):  # noqa: D102 - importlib protocol
         prefix, _, alias = fullname.partition(".")
         if prefix != __name__ or not alias or "." in alias or alias in _SUBMODULES:
@@ -64,10 +67,17 @@ class _SuiteAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):  # noqa: D102 - importlib protocol
-        return import_module(_suite_api(spec.name.partition(".")[2]))
+        module = import_module(_suite_api(spec.name.partition(".")[2]))
+        # the import system stamps the alias's spec on the module it gets back: remember the
+        # module's own so exec_module can put it back (pickling, importlib.resources need it)
+        self._originals[id(module)] = (module.__spec__, getattr(module, "__loader__", None))
+        return module
 
     def exec_module(self, module) -> None:  # noqa: D102 - the api module is already executed
-        return None
+        spec, loader = self._originals.pop(id(module), (None, None))
+        if spec is not None:
+            module.__spec__ = spec
+            module.__loader__ = loader
 
 
 sys.meta_path.append(_SuiteAliasFinder())

@@ -217,10 +217,7 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
     plans: dict[str, tuple[Any, list[AssayTask]]] = {}
     for suite in _suites(suites):
         assay_def = suite.load("assay")
-        if assay_def is None:
-            outcomes.append(SuiteOutcome(suite.name, None, skipped=f"{suite.name} declares no assay"))
-            continue
-        spec = _spec_for(suite, model, assay_def)
+        spec = _spec_for(suite, model, assay_def or SuiteAssay())
         if spec is None:
             what = "no model given for it" if isinstance(model, Mapping) else "it has no built-in baseline"
             outcomes.append(SuiteOutcome(suite.name, None, skipped=f"{suite.name}: {what}"))
@@ -232,9 +229,14 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
 
             kind = get_kind(parse_spec(spec).kind)
             has = ", ".join(p for p in kind.protocol_names) or "none"
+            if "*" in kind.protocols:
+                has = "none of them"
             outcomes.append(SuiteOutcome(
                 suite.name, spec, skipped=f"{suite.name} asks for {' or '.join(suite.protocols)}; "
                                           f"{spec} implements {has}"))
+            continue
+        if assay_def is None:
+            outcomes.append(SuiteOutcome(suite.name, spec, skipped=f"{suite.name} declares no assay"))
             continue
         tasks = assay_def.tasks(set(protocols), quick=quick, spec=spec)
         keys = [task.key for task in tasks]

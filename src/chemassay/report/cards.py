@@ -126,8 +126,9 @@ def unregister_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
 
 @cache
 def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
-    from chemassay.suites import all_suites
+    from chemassay.suites import all_suites, on_register
 
+    on_register(_forget)
     found: dict[str, list[MetricCard]] = {}
     for suite in all_suites():
         cli_name = suite.name
@@ -143,6 +144,10 @@ def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
     for card in _EXTRA:
         found.setdefault(card.suite, []).append(card)
     return {suite: tuple(cards) for suite, cards in found.items()}
+
+
+def _forget(_suite: Any = None) -> None:
+    _by_suite.cache_clear()
 
 
 def all_cards(suite: str | None = None) -> list[MetricCard]:

@@ -145,8 +145,10 @@ _listeners: list[Any] = []
 
 def on_register(callback: Any) -> None:
     """Call ``callback(suite)`` for every suite registered from now on (caches that must
-    forget what they computed from the previous set of suites)."""
-    _listeners.append(callback)
+    forget what they computed from the previous set of suites). Adding the same callback
+    twice keeps one."""
+    if callback not in _listeners:
+        _listeners.append(callback)
 
 
 def _notify(suite: Suite) -> None:

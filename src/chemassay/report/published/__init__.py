@@ -201,8 +201,9 @@ def _paper(doc: dict[str, Any]) -> Paper:
 
 def _bindings() -> list[tuple[str, PaperBinding]]:
     """``(suite name, binding)`` of every registered suite that binds a paper, in suite order."""
-    from chemassay.suites import all_suites
+    from chemassay.suites import all_suites, on_register
 
+    on_register(clear_cache)
     found = []
     for suite in all_suites():
         binding = suite.load("published")
@@ -226,7 +227,7 @@ def _documents() -> tuple[tuple[dict[str, Any], PaperBinding], ...]:
     return tuple(docs)
 
 
-def clear_cache() -> None:
+def clear_cache(_suite: Any = None) -> None:
     """Forget the loaded tables (a suite was registered or removed)."""
     _documents.cache_clear()
     _records.cache_clear()

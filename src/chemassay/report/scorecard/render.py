@@ -252,6 +252,37 @@ def _html_section(section: SuiteSection) -> str:
     return "".join(parts)
 
 
+def _assay_rows(card: Scorecard) -> list[tuple[str, str, str]]:
+    """``(suite, verdict or why skipped, tasks)`` of the assay this scorecard closes."""
+    rows = []
+    for outcome in card.assay.suites:
+        if outcome.skipped:
+            rows.append((outcome.suite, f"skipped: {outcome.skipped}", ""))
+            continue
+        counts: dict[str, int] = {}
+        for task in outcome.tasks:
+            counts[task.status] = counts.get(task.status, 0) + 1
+        tasks = ", ".join(f"{n} {status}" for status, n in counts.items())
+        failures = "; ".join(f"{t.task} failed: {t.message.splitlines()[0]}" for t in outcome.tasks if t.status == "failed")
+        verdict = outcome.verdict or "no result"
+        rows.append((outcome.suite, verdict + (f" — {failures}" if failures else ""), tasks))
+    return rows
+
+
+def _html_assay(card: Scorecard) -> str:
+    if card.assay is None:
+        return ""
+    model = card.assay.model if isinstance(card.assay.model, str) else (
+        "each suite's built-in baseline" if card.assay.model is None else json.dumps(card.assay.model))
+    rows = "".join(f'<tr><td class="label">{escape(suite)}</td><td class="text">{escape(verdict)}</td>'
+                   f'<td class="text">{escape(tasks)}</td></tr>' for suite, verdict, tasks in _assay_rows(card))
+    quick = " (quick subset: a smoke test, not ranked)" if card.assay.quick else ""
+    return (f'<h3>Verdicts</h3><p class="notes">Model: <code>{escape(model)}</code>{escape(quick)} · '
+            f"{card.assay.elapsed_s:.0f} s</p>"
+            f'<table id="verdicts"><thead><tr><th class="label">suite</th><th class="label">verdict</th>'
+            f'<th class="label">tasks</th></tr></thead><tbody>{rows}</tbody></table>')
+
+
 def render_html(card: Scorecard) -> str:
     """The whole report as one HTML document."""
     nav = "".join(f'<a href="#{s.anchor}">{escape(s.suite)}</a>' for s in card.sections)
@@ -265,7 +296,7 @@ def render_html(card: Scorecard) -> str:
     sections = "".join(_html_section(s) for s in card.sections)
     body = (f'<header><h1>{escape(card.title)}</h1><p>chemassay {escape(card.version)} · {escape(card.generated)} · '
             f"{len(card.sources)} result(s)</p></header><nav>{nav}</nav><main>"
-            f'<section id="summary"><h2>Summary</h2><p class="legend"><span><span class="arrow">↑</span> higher is better</span>'
+            f'<section id="summary"><h2>Summary</h2>{_html_assay(card)}<p class="legend"><span><span class="arrow">↑</span> higher is better</span>'
             f'<span><span class="arrow">↓</span> lower is better</span><span style="color:var(--best);font-weight:700">★ best, '
             "and its 95 % interval separates it from every other row</span></p>"
             f'<table><thead><tr><th class="label">suite</th><th>results</th><th class="label">leaderboards</th></tr></thead>'
@@ -332,6 +363,10 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
              f"chemassay {card.version} · {card.generated} · {len(card.sources)} result(s). "
              "↑ higher is better, ↓ lower is better; **bold ★**: best, and its 95 % interval separates it from every "
              "other row. *(published)* rows are the papers' own results on the papers' data (column \"data\").", ""]
+    if card.assay is not None:
+        lines += ["## Verdicts", "", "| suite | verdict | tasks |", "|---|---|---|"]
+        lines += [f"| {_md(suite)} | {_md(verdict)} | {_md(tasks)} |" for suite, verdict, tasks in _assay_rows(card)]
+        lines += [""]
     lines += ["| suite | results | leaderboards |", "|---|---:|---|"]
     for section in card.sections:
         lines.append(f"| {section.suite} | {len(section.results)} | {_md(', '.join(b.title for b in section.leaderboards))} |")
