@@ -336,10 +336,10 @@ app.command("report")(report_command)
 
 @app.command()
 def assay(
-    model: list[str] = typer.Option(None, "--model", "-m", help="The model to assay: one spec for every suite "
+    model: list[str] = typer.Option(None, "--model", "-m", metavar="SPEC", help="The model to assay: one spec for every suite "
                                     "(openai:NAME,base_url=URL, python:module:obj...), or SUITE=SPEC per suite "
                                     "(repeatable). Without it: each suite's built-in baseline."),
-    suites: list[str] = typer.Option(None, "--suites", "-s", help="Only these suites (repeatable or comma-separated)."),
+    suites: list[str] = typer.Option(None, "--suites", "-s", metavar="SUITE", help="Only these suites (repeatable or comma-separated)."),
     out: Path = typer.Option(Path("assay"), "--out", "-o", help="Folder for the results, assay.json and the scorecard "
                              "(index.html); run again with the same folder to resume."),
     quick: bool = typer.Option(False, "--quick", help="A documented small subset of each suite (a smoke test; "

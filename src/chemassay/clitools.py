@@ -32,6 +32,26 @@ console = _console()
 err_console = _console(stderr=True)
 
 
+def _hide_flag_types() -> None:
+    """Typer (0.2x) prints a ``<bool>`` type after every flag in ``--help``; a flag takes no
+    value, so show none (options that take a value keep their type)."""
+    option = getattr(getattr(typer, "core", None), "TyperOption", None)
+    shown = getattr(option, "display_type_rich", None)
+    if option is None or shown is None or getattr(shown, "_chemassay", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and getattr(self, "metavar", None) is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._chemassay = True
+    option.display_type_rich = display_type_rich
+
+
+_hide_flag_types()
+
+
 def emit(result: Result, out: str | os.PathLike | None) -> None:
     """Write ``result`` to ``out`` (atomically), record it in the results store (unless
     ``--no-store`` / ``CHEMASSAY_NO_STORE=1``) and print its short summary to stdout."""

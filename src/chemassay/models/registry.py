@@ -35,6 +35,14 @@ class DuplicateKindError(ChemassayError):
     """A model kind (or alias) registered twice."""
 
 
+EXTRA_INSTALL = {
+    # the pretrained encoders ship inside these wheels; their own pins (transformers<5,
+    # simpletransformers) are not needed by chemassay, which loads only the model folders
+    "pretrained": "pip install --no-deps rxnmapper rxnfp",
+}
+"""Extras that are installed another way than ``pip install 'chemassay[EXTRA]'``."""
+
+
 @dataclass(frozen=True)
 class ModelKind:
     """Everything chemassay knows about one kind of model (see the module docstring)."""
@@ -74,8 +82,10 @@ class ModelKind:
         return self.protocols
 
     def needs(self) -> str:
-        """What using this kind needs, in words (the extra to install, if any)."""
-        return f"pip install 'chemassay[{self.extra}]'" if self.extra else "core install"
+        """What using this kind needs, in words (the command that installs its extra, if any)."""
+        if not self.extra:
+            return "core install"
+        return EXTRA_INSTALL.get(self.extra, f"pip install 'chemassay[{self.extra}]'")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready description (for ``chemassay models list --json``)."""
@@ -205,7 +215,7 @@ def _resolve_factory(kind: ModelKind) -> Callable[..., Any]:
         missing = getattr(exc, "name", None) or module_name
         if kind.extra and not missing.startswith("chemassay"):
             raise UserInputError(
-                f"model kind {kind.name!r} needs the optional dependency {missing!r}: pip install 'chemassay[{kind.extra}]'"
+                f"model kind {kind.name!r} needs the optional dependency {missing!r}: {kind.needs()}"
             ) from None
         raise
     return getattr(module, attribute)

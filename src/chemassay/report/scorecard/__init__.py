@@ -126,6 +126,8 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
 
 def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:
     """Write ``index.html`` and ``index.md`` (+ ``assets/``) into ``out_dir``; return both paths."""
+    import shutil
+
     from chemassay.report.scorecard.render import render_html, render_markdown
     from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
 
@@ -134,6 +136,8 @@ def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:
     html_path = out / "index.html"
     atomic_write_text(html_path, render_html(card))
     markdown, assets = render_markdown(card)
+    # the pictures of an earlier report in this folder would otherwise linger beside the new ones
+    shutil.rmtree(out / "assets", ignore_errors=True)
     for name, data in assets.items():
         target = out / "assets" / name
         target.parent.mkdir(parents=True, exist_ok=True)
