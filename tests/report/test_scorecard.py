@@ -226,3 +226,11 @@ def test_charts_keep_directions_apart_and_legends_distinct(test_cards):
     labels = shorten_unique([row.label for row in board.rows], 40)
     assert len(set(labels)) == 3 and all(len(label) <= 40 for label in labels)
     assert all(label.endswith(str(k)) for k, label in enumerate(labels, start=1))
+
+
+def test_a_report_written_again_into_its_folder_keeps_no_stale_pictures(tmp_path, test_cards):
+    build_report([stoichiometry_result()], tmp_path)
+    stale = tmp_path / "assets" / "left-from-an-older-report.svg"
+    stale.write_text("<svg/>")
+    build_report([stoichiometry_result()], tmp_path)
+    assert not stale.exists() and any((tmp_path / "assets").iterdir())
