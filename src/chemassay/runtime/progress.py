@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -76,9 +77,15 @@ def _format_count(value: float) -> str:
 
 class LineRenderer:
     """Progress as log lines, at most one every ``interval`` seconds per unit of work (for
-    stderr that is not a terminal: logs, CI, pipes)."""
+    stderr that is not a terminal: logs, CI, pipes). The default interval is 5 s, or
+    ``$CHEMASSAY_PROGRESS_INTERVAL`` seconds."""
 
-    def __init__(self, interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, interval: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        if interval is None:
+            try:
+                interval = float(os.environ.get("CHEMASSAY_PROGRESS_INTERVAL", "5"))
+            except ValueError:
+                interval = 5.0
         self.interval = interval
         self.clock = clock
 
