@@ -24,8 +24,9 @@ DATASETS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="moses",
         description=(
-            "MOSES benchmark: train 1,584,664 / test 176,075 / scaffold test 176,226 SMILES, "
-            "plus the authors' precomputed reference statistics of both test sets."
+            "MOSES benchmark: train 1,584,663 / test 176,074 / scaffold test 176,225 SMILES (the paper "
+            "prints 1,584,664 / 176,075 / 176,226: the files' line counts with their header), plus the "
+            "authors' precomputed reference statistics of both test sets."
         ),
         license="MIT (molecularsets/moses)",
         citation=(
