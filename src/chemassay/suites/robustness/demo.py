@@ -50,7 +50,6 @@ def run_demo(out_dir: Path) -> list[Result]:
             result = api.evaluate(model=spec, dataset=dataset, augmentations=DEMO_AUGMENTATIONS, n_jobs=2)
             label = "lm" if spec.startswith("hf:") else spec
             result.write(out / f"amore-{dataset}-{label}.json")
-            result._path = f"{out.name}/amore-{dataset}-{label}.json"
             results.append(result)
             tables.append(markdown_table(result.details.table, f"AMORE {dataset} - {spec}"))
             plotted.setdefault(dataset, {})[label] = result.details.table
@@ -59,7 +58,6 @@ def run_demo(out_dir: Path) -> list[Result]:
         result = api.downstream(model, "solubility", targets=["logS"], augmentations=DEMO_AUGMENTATIONS,
                                 n_estimators=DEMO_TREES, n_jobs=2)
         result.write(out / f"downstream-logS-{model}.json")
-        result._path = f"{out.name}/downstream-logS-{model}.json"
         results.append(result)
         lines = [f"**downstream logS (RMSE) - {model}**", "", "| augmentation | n | rmse | rmse_drop |",
                  "| --- | --- | --- | --- |"]
