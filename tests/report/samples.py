@@ -72,10 +72,12 @@ def robustness_result(model: str = "char-ngram") -> Result:
                 for a, k in (("canonical", 2), ("explicit_h", 9), ("kekulize", 1), ("cycle_renumber", 1))}
     misses = [{"augmentation": "explicit_h", "id": "CID1", "original": "OC(=O)c1ccccc1O",
                "augmented": "[H]OC(=O)c1c([H])c([H])c([H])c([H])c1O[H]", "retrieved": "OC(=O)c1ccc(O)cc1", "rank": 7}]
-    layers = [{"layer": k, "canonical/o2a_acc@1": 0.2 + 0.05 * k, "explicit_h/o2a_acc@1": 0.01 * k} for k in range(7)]
-    return _scored("robustness", "retrieve", per_item, ids,
+    per_layer = {"canonical": [{"o2a_acc@1": 0.2 + 0.05 * k} for k in range(7)],
+                 "explicit_h": [{"o2a_acc@1": 0.01 * k} for k in range(7)]}
+    return _scored("robustness", "evaluate", per_item, ids,
                    model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="f" * 64),
-                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), setting={"dataset": "chebi20"}, misses=misses, by_layer=layers)
+                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), setting={"dataset": "chebi20"},
+                   details={"misses": misses, "per_layer": per_layer})
 
 
 def mechanism_result(model: str = "nearest-neighbour") -> Result:

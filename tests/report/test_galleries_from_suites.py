@@ -35,9 +35,9 @@ def test_robustness_misses_name_both_strings_and_the_rank():
     import chemassay.robustness as robustness
 
     result = robustness.evaluate(model="char-ngram", dataset="isomers", augmentations=["canonical"], bootstrap=0)
-    misses = result.model_extra["misses"]
-    assert 0 < len(misses) <= 20 and all(m["rank"] > 1 and m["augmentation"] == "canonical" for m in misses)
-    assert all(m["original"] != m["augmented"] for m in misses)
+    misses = result.details.misses
+    assert 0 < len(misses) <= 20 and all(m.rank > 1 and m.augmentation == "canonical" for m in misses)
+    assert all(m.original != m.augmented for m in misses)
     gallery = suite_gallery("robustness", [result])
     assert gallery.missing is None and gallery.items
 

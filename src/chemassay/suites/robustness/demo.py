@@ -50,21 +50,19 @@ def run_demo(out_dir: Path) -> list[Result]:
             result = api.evaluate(model=spec, dataset=dataset, augmentations=DEMO_AUGMENTATIONS, n_jobs=2)
             label = "lm" if spec.startswith("hf:") else spec
             result.write(out / f"amore-{dataset}-{label}.json")
-            result._path = f"{out.name}/amore-{dataset}-{label}.json"
             results.append(result)
-            tables.append(markdown_table(result.table, f"AMORE {dataset} - {spec}"))
-            plotted.setdefault(dataset, {})[label] = result.table
+            tables.append(markdown_table(result.details.table, f"AMORE {dataset} - {spec}"))
+            plotted.setdefault(dataset, {})[label] = result.details.table
     for model in ("rf-fingerprint", "rf-char-ngram"):
         info(f"[robustness demo] downstream logS with {model}")
         result = api.downstream(model, "solubility", targets=["logS"], augmentations=DEMO_AUGMENTATIONS,
                                 n_estimators=DEMO_TREES, n_jobs=2)
         result.write(out / f"downstream-logS-{model}.json")
-        result._path = f"{out.name}/downstream-logS-{model}.json"
         results.append(result)
         lines = [f"**downstream logS (RMSE) - {model}**", "", "| augmentation | n | rmse | rmse_drop |",
                  "| --- | --- | --- | --- |"]
         lines += [f"| {row['augmentation']} | {row['n']} | {row['rmse']:.3f} | {row.get('rmse_drop', 0.0):+.3f} |"
-                  for row in result.table]
+                  for row in result.details.table]
         tables.append("\n".join(lines) + "\n")
     atomic_write_text(out / "tables.md", "\n".join(tables))
     plot_accuracy(plotted, out / "amore_acc1.png")

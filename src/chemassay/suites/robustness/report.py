@@ -52,25 +52,25 @@ _LAYER_ACC1 = re.compile(r"^(?:([^/]+)/)?layer(\d+)/o2a_acc@1$")
 
 
 def _layer_curves(result: Result) -> dict[str, list[tuple[float, float]]]:
-    """Acc@1 per layer, per augmentation, from ``by_layer`` or from ``[augmentation/]layerN/o2a_acc@1`` keys."""
+    """Acc@1 per layer, per augmentation: from the ``[augmentation/]layerN/o2a_acc@1`` metrics,
+    else from ``details.per_layer`` (augmentation → the metrics of every layer)."""
     curves: dict[str, list[tuple[float, float]]] = {}
     for key, value in result.metrics.items():
         match = _LAYER_ACC1.match(key)
         if match and is_number(value):
             curves.setdefault(match.group(1) or "o2a_acc@1", []).append((float(match.group(2)), float(value)))
-    layers = result_field(result, "by_layer")
-    if isinstance(layers, list) and layers and isinstance(layers[0], dict):
-        keys = [k for k in layers[0] if k != "layer" and is_number(layers[0].get(k))][:MAX_CHART_ROWS]
-        for k in keys:
-            points = [(float(e["layer"]), float(e[k])) for e in layers
-                      if isinstance(e, dict) and is_number(e.get("layer")) and is_number(e.get(k))]
-            if points:
-                curves[k] = points
+    per_layer = result_field(result, "per_layer")
+    if not curves and isinstance(per_layer, dict):
+        for augmentation, layers in list(per_layer.items())[:MAX_CHART_ROWS]:
+            points = [(float(layer), float(values["o2a_acc@1"])) for layer, values in enumerate(layers or [])
+                      if isinstance(values, dict) and is_number(values.get("o2a_acc@1"))]
+            if len(points) > 1:
+                curves[augmentation] = points
     return curves
 
 
 def robustness_charts(results: list[Result], boards: list | None = None) -> list[Figure]:
-    """Acc@1 per augmentation, and layer-wise curves from ``by_layer``."""
+    """Acc@1 per augmentation, and layer-wise curves (``--layers all`` runs)."""
     figures = []
     series, augmentations = {}, []
     for result in results:

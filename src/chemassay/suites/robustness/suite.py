@@ -15,6 +15,13 @@ SUITE = Suite(
     datasets="chemassay.suites.robustness.datasets:DATASETS",
     dataset_names=("amore-chebi20", "amore-isomers", "solubility-huuskonen", "moses"),
     published="chemassay.suites.robustness.published:PUBLISHED",
+    assay="chemassay.suites.robustness.assay:ASSAY",
+    details={
+        "evaluate": "chemassay.suites.robustness.details:EvaluateDetails",
+        "downstream": "chemassay.suites.robustness.details:DownstreamDetails",
+        "train": "chemassay.suites.robustness.details:TrainDetails",
+        "captions": "chemassay.suites.robustness.details:CaptionsDetails",
+    },
     gallery="chemassay.suites.robustness.report:robustness_gallery",
     charts="chemassay.suites.robustness.report:robustness_charts",
     demo_notes="chemassay.suites.robustness.demo:DEMO_NOTES",
