@@ -12,12 +12,16 @@ def test_stoichiometry_rows_feed_the_alchemy_gallery():
 
     result = stoichiometry.evaluate(["{1}CCSC(C)=O.{1}O", "{1}CCOC(C)=O.{1}O"], ["{1}CCOC(C)=O.{1}O", "{1}CCOC(C)=O.{1}O"],
                                     sources=["{1}CC(=O)O.{1}CCO", "{1}CC(=O)O.{1}CCO"], bootstrap=0)
-    rows = result.model_extra["rows"]
-    assert rows[0]["prediction"] == "{1}CCSC(C)=O.{1}O" and rows[0]["source"] == "{1}CC(=O)O.{1}CCO"
-    assert rows[1]["target"] == "{1}CCOC(C)=O.{1}O"
+    rows = result.details.rows
+    assert rows[0].prediction == "{1}CCSC(C)=O.{1}O" and rows[0].source == "{1}CC(=O)O.{1}CCO"
+    assert rows[1].target == "{1}CCOC(C)=O.{1}O" and rows[0].balance == "DE"
     gallery = suite_gallery("stoichiometry", [result])
     assert gallery.missing is None and len(gallery.items) == 1  # the balanced, correct row is no failure
     assert "S +1" in gallery.items[0].caption
+    # without rows there is nothing to draw, and the gallery says which field it needs
+    bare = stoichiometry.evaluate(["{1}CCSC(C)=O.{1}O"], ["{1}CCOC(C)=O.{1}O"], sources=["{1}CC(=O)O.{1}CCO"],
+                                  bootstrap=0, rows=False)
+    assert "details.rows" in suite_gallery("stoichiometry", [bare]).missing
 
 
 def test_reaction_ood_items_are_the_wrong_top1_predictions():

@@ -15,6 +15,12 @@ SUITE = Suite(
     datasets="chemassay.suites.stoichiometry.datasets:DATASETS",
     dataset_names=("uspto-15k", "uspto-mit"),
     published="chemassay.suites.stoichiometry.published:PUBLISHED",
+    details={
+        "evaluate": "chemassay.suites.stoichiometry.details:EvaluateDetails",
+        "balance": "chemassay.suites.stoichiometry.details:BalanceDetails",
+        "build": "chemassay.suites.stoichiometry.details:BuildDetails",
+    },
     gallery="chemassay.suites.stoichiometry.report:stoichiometry_gallery",
+    charts="chemassay.suites.stoichiometry.report:stoichiometry_charts",
     demo_notes="chemassay.suites.stoichiometry.demo:DEMO_NOTES",
 )
