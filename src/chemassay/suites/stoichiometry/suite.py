@@ -14,6 +14,7 @@ SUITE = Suite(
     model_kinds="chemassay.suites.stoichiometry.baselines:MODEL_KINDS",
     datasets="chemassay.suites.stoichiometry.datasets:DATASETS",
     dataset_names=("uspto-15k", "uspto-mit"),
+    assay="chemassay.suites.stoichiometry.assay:ASSAY",
     published="chemassay.suites.stoichiometry.published:PUBLISHED",
     details={
         "evaluate": "chemassay.suites.stoichiometry.details:EvaluateDetails",
