@@ -22,20 +22,19 @@ def stoichiometry_result(model: str = "seq2seq", em_rate: float = 0.6, seed: int
     n = 60
     ids = [f"line-{i + 1}" for i in range(n)]
     em = (rng.random(n) < em_rate).astype(float).tolist()
-    rows = [
-        # ethanol + acetic acid → a thioester: sulphur appears from nowhere, oxygen vanishes
-        {"line": 1, "valid": True, "EM": 0.0, "balance": "DE", "source": "{1}CC(=O)O.{1}OCC",
-         "prediction": "{1}CC(=O)SCC.{1}O", "target": "{1}CC(=O)OCC.{1}O"},
-        # a chlorine vanishes: the HCl by-product is dropped
-        {"line": 2, "valid": True, "EM": 0.0, "balance": "DEF", "source": "{1}CC(=O)Cl.{1}NC",
-         "prediction": "{1}CC(=O)NC", "target": "{1}CC(=O)NC.{1}Cl"},
-        {"line": 3, "valid": True, "EM": 1.0, "balance": "BAL", "source": "{2}[H][H].{1}O=O", "prediction": "{2}O",
-         "target": "{2}O"},
-    ]
+    from chemassay.suites.stoichiometry.scoring import score_lines
+
+    scored = score_lines(
+        # ethanol + acetic acid → a thioester: sulphur appears from nowhere, oxygen vanishes;
+        # then an amide whose HCl by-product is dropped (a chlorine vanishes); then water, balanced
+        ["{1}CC(=O)SCC.{1}O", "{1}CC(=O)NC", "{2}O"], ["{1}CC(=O)OCC.{1}O", "{1}CC(=O)NC.{1}Cl", "{2}O"],
+        ["{1}CC(=O)O.{1}OCC", "{1}CC(=O)Cl.{1}NC", "{2}[H][H].{1}O=O"])
+    details = {"rows": [sample.row() for sample in scored.samples], "breakdown": scored.breakdown}
     return _scored("stoichiometry", "evaluate", {"EM": em, "JAC": [min(1.0, v + 0.3) for v in em]}, ids,
                    model=ModelRef(spec=f"predictions:{model}.txt", name=model, kind="predictions", checksum="c" * 64),
                    dataset=DatasetRef(name="uspto-15k", sha256="1" * 64),
-                   setting={"variant": "smiles_t2_x1", "split": "test_in"}, config={"encoding": "smiles"}, rows=rows)
+                   setting={"variant": "smiles_t2_x1", "split": "test_in"}, config={"encoding": "smiles"},
+                   details=details)
 
 
 def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
