@@ -36,7 +36,7 @@ from typing import Any
 
 from chemassay.report.result import Result
 
-MAX_COLUMNS = 10
+MAX_COLUMNS = 14
 MAX_PUBLISHED_ROWS = 30
 MAX_OTHER_DATA_ROWS = 12
 TOLERANCE = 1e-9
@@ -274,12 +274,17 @@ def mark_best(board: Leaderboard) -> None:
 
 def merge_records(records: list[Any]) -> list[Any]:
     """One record per (paper, model, label, setting, data): a model whose metrics the paper
-    spreads over several tables becomes one row (the first table's values win a repeated key)."""
+    spreads over several tables becomes one row (the first table's values win a repeated key).
+    Labels are compared without case, spaces or punctuation."""
     from dataclasses import replace
+
+    import re
 
     merged: dict[tuple, Any] = {}
     for record in records:
-        key = (record.paper.key, record.model, record.label, json.dumps(record.setting, sort_keys=True), record.data,
+        # one row may be labelled "Formula T1 x1" in one table and "FORMULA_T1x1" in another
+        label = re.sub(r"[^a-z0-9]", "", record.label.lower())
+        key = (record.paper.key, record.model, label, json.dumps(record.setting, sort_keys=True), record.data,
                record.published)
         if key not in merged:
             merged[key] = record

@@ -24,6 +24,8 @@ from chemassay.report.scorecard.svg import bar_chart
 
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
 MAX_CHART_ROWS = 10
+MAX_BOARD_CHARTS = 6
+"""Leaderboards of a section that get their own bar chart (a suite's own charts sum up the rest)."""
 
 
 @dataclass
@@ -181,7 +183,7 @@ def is_number(value: Any) -> bool:
 
 def suite_figures(suite: str, results: list[Result], boards: list[Leaderboard]) -> list[Figure]:
     """Every figure of a suite section, charts from data first, then pointed-to pictures."""
-    figures = [figure for board in boards for figure in leaderboard_charts(board)]
+    figures = [figure for board in boards[:MAX_BOARD_CHARTS] for figure in leaderboard_charts(board)]
     from chemassay.suites import find_suite
 
     declared = find_suite(suite)
