@@ -60,8 +60,13 @@ def make_result(suite: str, index: int, items: int, rng: np.random.Generator, pn
                         config={"split": "schneider_document", "part": "test_ood"}, items=entries,
                         breakdowns={"year": years})
     elif suite == "generation":
+        from chemassay.suites.generation.details import EvaluateDetails as GenerationDetails
+
+        counts = {"input": 30000, "valid": int(30000 * rate), "invalid": 30000 - int(30000 * rate),
+                  "unique_valid": int(30000 * rate)}
         result = Result(suite=suite, task="evaluate", metrics={"valid": rate, "FCD/Test": float(rng.uniform(0.1, 20))},
-                        n=30000, model=model, dataset=DatasetRef(name="moses", sha256="3" * 64), plot=str(png))
+                        n=30000, model=model, dataset=DatasetRef(name="moses", sha256="3" * 64),
+                        details=GenerationDetails(counts=counts, plot=str(png)))
     elif suite == "robustness":
         keys = [f"{a}/o2a_acc@1" for a in ("canonical", "explicit_h", "kekulize", "cycle_renumber")]
         scores = {key: (rng.random(items) < rng.uniform(0.05, 0.95)).astype(float).tolist() for key in keys}

@@ -59,10 +59,13 @@ def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
 
 
 def generation_result(plot: Path | None = None) -> Result:
-    fields = {"plot": str(plot)} if plot is not None else {}
+    from chemassay.suites.generation.details import EvaluateDetails
+
+    details = EvaluateDetails(counts={"input": 30000, "valid": 7200, "invalid": 22800, "unique_valid": 7100},
+                              plot=str(plot) if plot is not None else None)
     return Result(suite="generation", task="evaluate", metrics={"valid": 0.24, "FCD/Test": 5.58}, n=30000,
                   model=ModelRef(spec="baseline:ngram", name="ngram", kind="baseline", checksum="e" * 64),
-                  dataset=DatasetRef(name="moses", sha256="3" * 64), **fields)
+                  dataset=DatasetRef(name="moses", sha256="3" * 64), details=details)
 
 
 def robustness_result(model: str = "char-ngram") -> Result:
