@@ -58,10 +58,13 @@ def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
 
 
 def generation_result(plot: Path | None = None) -> Result:
-    fields = {"plot": str(plot)} if plot is not None else {}
+    from chemassay.suites.generation.details import EvaluateDetails
+
+    details = EvaluateDetails(counts={"input": 30000, "valid": 7200, "invalid": 22800, "unique_valid": 7100},
+                              plot=str(plot) if plot is not None else None)
     return Result(suite="generation", task="evaluate", metrics={"valid": 0.24, "FCD/Test": 5.58}, n=30000,
                   model=ModelRef(spec="baseline:ngram", name="ngram", kind="baseline", checksum="e" * 64),
-                  dataset=DatasetRef(name="moses", sha256="3" * 64), **fields)
+                  dataset=DatasetRef(name="moses", sha256="3" * 64), details=details)
 
 
 def robustness_result(model: str = "char-ngram") -> Result:
@@ -80,11 +83,14 @@ def robustness_result(model: str = "char-ngram") -> Result:
 
 
 def mechanism_result(model: str = "nearest-neighbour") -> Result:
+    from chemassay.suites.mechanism.details import EvaluateDetails
+
     n = 10
     ids = [f"NR-{i:03d}" for i in range(n)]
     s_total = [0.0, 0.2, 0.5, 1.0, 0.0, 0.3, 0.1, 0.0, 0.6, 0.4]
     reactions = [{
-        "reaction_id": "NR-000", "level": "easy", "S_total": 0.0, "L": 0.33,
+        "reaction_id": "NR-000", "level": "easy", "status": "scored", "n_gold": 3, "n_pred": 3,
+        "S_total": 0.0, "S_partial": 0.1, "V": 0.67, "L": 0.33,
         "alignment": ["skip_gold", "match", "type_mismatch", "skip_pred"],
         "gold_steps": [{"subtype": "acid_base_proton_transfer", "smiles": "CC(=[OH+])O"},
                        {"subtype": "nucleophilic_addition", "smiles": "CC(O)(O)OCC"},
@@ -93,12 +99,17 @@ def mechanism_result(model: str = "nearest-neighbour") -> Result:
                             {"subtype": "proton_transfer", "smiles": "CCOC(C)=O"},
                             {"subtype": "dissociation", "smiles": "C1CC1(("}],
     }]
+    level = {"n": 4, "S_partial": 0.2, "V": 1.0, "L": 0.3}
+    details = EvaluateDetails(
+        reactions=reactions,
+        by_level={"easy": {**level, "S_total": 0.2}, "medium": {**level, "S_total": 0.1},
+                  "hard": {**level, "n": 2, "S_total": 0.05}},
+        by_type={"addition": {"steps": 5, "match_rate": 0.3, "exact_rate": 0.1, "partial_credit": 0.2},
+                 "proton_transfer": {"steps": 7, "match_rate": 0.5, "exact_rate": 0.2, "partial_credit": 0.3}})
     return _scored("mechanism", "evaluate", {"S_total": s_total, "V": [1.0] * n}, ids,
                    model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="9" * 64),
-                   dataset=DatasetRef(name="omebench/oMe_Gold.json", sha256="5" * 64), setting={"dataset": "gold"},
-                   reactions=reactions,
-                   by_level={"easy": {"S_total": 0.2}, "medium": {"S_total": 0.1}, "hard": {"S_total": 0.05}},
-                   by_type={"addition": {"match_rate": 0.3}, "proton_transfer": {"match_rate": 0.5}})
+                   dataset=DatasetRef(name="omebench", sha256="5" * 64), setting={"dataset": "gold", "prompt": "one-shot"},
+                   details=details)
 
 
 def tiny_png(path: Path) -> Path:

@@ -50,10 +50,13 @@ def test_mechanism_rows_carry_both_step_lists_for_the_alignment():
     import chemassay.mechanism as mechanism
 
     result = mechanism.evaluate(model="nearest-neighbour", limit=5, bootstrap=0)
-    rows = result.model_extra["reactions"]
+    rows = result.details.reactions
     assert len(rows) == 5
     for row in rows:
-        assert len(row["gold_steps"]) == row["n_gold"] and len(row["predicted_steps"]) == row["n_pred"]
-        assert all(set(step) == {"type", "subtype", "smiles"} for step in row["gold_steps"])
+        assert len(row.gold_steps) == row.n_gold and len(row.predicted_steps) == row.n_pred
+        assert all(step.subtype and step.smiles for step in row.gold_steps)
     gallery = suite_gallery("mechanism", [result])
     assert gallery.missing is None and gallery.items
+    # a gold-oracle run has no error to show, and the gallery says so
+    oracle = suite_gallery("mechanism", [mechanism.evaluate(model="gold-oracle", limit=5, bootstrap=0)])
+    assert not oracle.items and "no reaction with an error" in oracle.missing

@@ -14,6 +14,11 @@ SUITE = Suite(
     model_kinds="chemassay.suites.generation.baselines:MODEL_KINDS",
     datasets="chemassay.suites.generation.datasets:DATASETS",
     dataset_names=("moses",),
+    assay="chemassay.suites.generation.assay:ASSAY",
     published="chemassay.suites.generation.published:PUBLISHED",
+    details={"evaluate": "chemassay.suites.generation.details:EvaluateDetails",
+             "filter": "chemassay.suites.generation.details:FilterDetails",
+             "split": "chemassay.suites.generation.details:SplitDetails"},
+    charts="chemassay.suites.generation.report:generation_charts",
     demo_notes="chemassay.suites.generation.demo:DEMO_NOTES",
 )

@@ -33,12 +33,9 @@ def run_demo(out_dir: Path) -> list[Result]:
     for name, spec in BASELINE_SPECS.items():
         predictions = out_dir / f"{name}.predictions.jsonl"
         result = evaluate(model=spec, gold="gold", predictions_out=predictions, overwrite=True)
-        result.config["baseline"] = name
-        path = out_dir / f"baseline-{name}.json"
-        result.write(path)
-        result._path = f"{out_dir.name}/{path.name}"
+        result.write(out_dir / f"baseline-{name}.json")
         results.append(result)
     by_run = dict(zip(BASELINE_SPECS, results, strict=True))
-    plot_score_by_length({name: r.by_length for name, r in by_run.items()}, out_dir / "score_by_length.png")
-    plot_accuracy_by_type({name: r.by_type for name, r in by_run.items()}, out_dir / "accuracy_by_type.png")
+    plot_score_by_length({name: r.details.by_length for name, r in by_run.items()}, out_dir / "score_by_length.png")
+    plot_accuracy_by_type({name: r.details.by_type for name, r in by_run.items()}, out_dir / "accuracy_by_type.png")
     return results

@@ -14,8 +14,7 @@ from chemassay.report.scorecard.galleries import (
     model_name,
     result_field,
 )
-from chemassay.report.scorecard.plots import MAX_CHART_ROWS, Figure, is_number, result_label
-from chemassay.report.scorecard.svg import bar_chart
+from chemassay.report.scorecard.plots import MAX_CHART_ROWS, Figure, result_label
 
 
 def _step_panel(step: Any) -> Panel | None:
@@ -46,10 +45,38 @@ def align_steps(tags: list[str], gold: list[Any], predicted: list[Any]) -> list[
     return pairs
 
 
+ERROR_FREE = 1.0 - 1e-9
+"""A reaction at or above this S_total, every step aligned as ``match``, has no error to show."""
+
+
+def has_error(reaction: dict[str, Any]) -> bool:
+    """Whether a scored reaction holds an actual error: an answer that could not be read, no
+    prediction, a step not aligned as ``match``, or an intermediate short of the gold one
+    (S_total below 1)."""
+    if reaction.get("status") in ("unparsed", "missing"):
+        return True
+    if any(tag != "match" for tag in reaction.get("alignment") or []):
+        return True
+    s_total = reaction.get("S_total")
+    return not isinstance(s_total, (int, float)) or s_total < ERROR_FREE
+
+
+def _caption(result: Result, reaction: dict[str, Any]) -> str:
+    s_total = reaction.get("S_total")
+    return (f"{model_name(result)} · {reaction.get('reaction_id', '?')}"
+            + (f" ({reaction['level']})" if reaction.get("level") else "")
+            + (f" · S_total {s_total:.3f}" if isinstance(s_total, (int, float)) else ""))
+
+
 def mechanism_gallery(results: list[Result], limit: int = DEFAULT_LIMIT) -> Gallery:
-    """The worst-scored mechanisms, predicted and gold steps aligned."""
+    """The worst-scored mechanisms with an actual error (:func:`has_error`), predicted and
+    gold steps aligned; answers that could not be read come after those with steps. When
+    no reaction has an error (the gold-oracle), the gallery says so instead of showing
+    correct mechanisms as failures."""
     gallery = Gallery("mechanism", "Predicted vs gold mechanism steps, aligned as the oMeS scorer aligned them")
     has_steps = False
+    candidates: list[tuple[tuple[int, float, float], Result, dict[str, Any]]] = []
+    scored = 0
     for result in results:
         reactions = result_field(result, "reactions")
         if not isinstance(reactions, list):
@@ -59,57 +86,76 @@ def mechanism_gallery(results: list[Result], limit: int = DEFAULT_LIMIT) -> Gall
         if not usable:
             continue
         has_steps = True
-        worst = sorted((r for r in usable if r["predicted_steps"]), key=lambda r: (r.get("S_total") or 0.0, r.get("L") or 0.0))
-        for reaction in worst:
-            if len(gallery.items) >= limit:
-                break
-            steps = align_steps([str(t) for t in reaction["alignment"]], reaction["gold_steps"], reaction["predicted_steps"])
-            s_total = reaction.get("S_total")
-            gallery.items.append(GalleryItem(
-                caption=f"{model_name(result)} · {reaction.get('reaction_id', '?')}"
-                        + (f" ({reaction['level']})" if reaction.get("level") else "")
-                        + (f" · S_total {s_total:.3f}" if isinstance(s_total, (int, float)) else ""),
-                steps=steps,
-            ))
+        scored += len(usable)
+        for reaction in usable:
+            if has_error(reaction):
+                # reactions with predicted steps first: their alignment shows where it went wrong
+                key = (0 if reaction["predicted_steps"] else 1, reaction.get("S_total") or 0.0, reaction.get("L") or 0.0)
+                candidates.append((key, result, reaction))
+    candidates.sort(key=lambda entry: entry[0])
+    for _key, result, reaction in candidates[:limit]:
+        steps = align_steps([str(t) for t in reaction["alignment"]], reaction["gold_steps"], reaction["predicted_steps"])
+        note = ""
+        if reaction.get("status") == "unparsed":
+            note = f"the answer could not be parsed: {reaction.get('reason') or 'no reason given'}"
+        elif reaction.get("status") == "missing":
+            note = "no prediction for this reaction (scored as an empty mechanism)"
+        # the note goes into the caption too: it is what the reader sees first
+        caption = _caption(result, reaction) + (f" · {note}" if note else "")
+        gallery.items.append(GalleryItem(caption=caption, steps=steps, note=note))
     if not has_steps:
-        gallery.missing = ("these results carry no steps: mechanism should write reactions[i].gold_steps and "
-                           "reactions[i].predicted_steps ([{subtype, smiles}]) beside reactions[i].alignment")
+        gallery.missing = ("these results carry no steps: mechanism should write details.reactions[i].gold_steps and "
+                           "details.reactions[i].predicted_steps ([{subtype, smiles}]) beside details.reactions[i].alignment")
     elif not gallery.items:
-        gallery.missing = "no reaction with predicted steps"
+        gallery.missing = (f"no reaction with an error: all {scored} scored mechanisms match their gold steps "
+                           "(S_total = 1, every step aligned as a match)")
     return gallery
 
 
+def _breakdowns(results: list[Result], name: str) -> dict[str, dict[str, Any]]:
+    """``label → breakdown`` (``by_level``, ``by_type``, ``by_length``) of each result that has it."""
+    found: dict[str, dict[str, Any]] = {}
+    for result in results:
+        breakdown = result_field(result, name)
+        if isinstance(breakdown, dict) and breakdown:
+            label = result_label(result)
+            if label in found:
+                label = f"{label} #{len(found) + 1}"
+            found[label] = breakdown
+        if len(found) >= MAX_CHART_ROWS:
+            break
+    return found
+
+
 def mechanism_charts(results: list[Result], boards: list | None = None) -> list[Figure]:
-    """oMeS by difficulty (``by_level``) and step match rate by type (``by_type``)."""
+    """oMeS by difficulty (``details.by_level``), step match rate by gold step type
+    (``details.by_type``, Fig. 8) and score against mechanism length (``details.by_length``,
+    Fig. 7), each axis labelled, with the number of reactions or steps behind each value
+    and zeros drawn as marks (:mod:`.plots`)."""
+    from chemassay.suites.mechanism.plots import (
+        accuracy_by_type_figure,
+        figure_svg,
+        oms_by_level_figure,
+        score_by_length_figure,
+    )
+
     figures = []
-    levels: list[str] = []
-    series = {}
-    for result in results:
-        by_level = result_field(result, "by_level")
-        if isinstance(by_level, dict):
-            values = {level: entry.get("S_total") for level, entry in by_level.items() if isinstance(entry, dict)}
-            for level in values:
-                if level not in levels:
-                    levels.append(level)
-            series[result_label(result)] = values
-    if series:
-        data = {name: [v.get(level) if is_number(v.get(level)) else None for level in levels]
-                for name, v in list(series.items())[:MAX_CHART_ROWS]}
-        svg = bar_chart(levels, data, title="oMeS-total by difficulty", y_range=(0.0, 1.0), y_label="S_total")
-        figures.append(Figure("oMeS by difficulty", "svg", svg, "From each result's by_level.", "oms-by-difficulty.svg"))
-    types: list[str] = []
-    series = {}
-    for result in results:
-        by_type = result_field(result, "by_type")
-        if isinstance(by_type, dict):
-            values = {name: entry.get("match_rate") for name, entry in by_type.items() if isinstance(entry, dict)}
-            for name in values:
-                if name not in types:
-                    types.append(name)
-            series[result_label(result)] = values
-    if series:
-        data = {name: [v.get(t) if is_number(v.get(t)) else None for t in types] for name, v in list(series.items())[:MAX_CHART_ROWS]}
-        svg = bar_chart(types, data, title="Step match rate by step type", y_range=(0.0, 1.0), y_label="match rate",
-                        width=max(640, 60 * len(types) + 260))
-        figures.append(Figure("Step match by type", "svg", svg, "From each result's by_type.", "match-by-type.svg"))
+    shown = f" (first {MAX_CHART_ROWS} results)" if len(results) > MAX_CHART_ROWS else ""
+    by_level = _breakdowns(results, "by_level")
+    if by_level:
+        figures.append(Figure("oMeS by difficulty", "svg", figure_svg(oms_by_level_figure(by_level)),
+                              f"Mean oMeS-total per difficulty level, from each result's details.by_level{shown}.",
+                              "oms-by-difficulty.svg"))
+    by_type = _breakdowns(results, "by_type")
+    if by_type:
+        figures.append(Figure("Step match by type", "svg", figure_svg(accuracy_by_type_figure(by_type)),
+                              "Share of gold steps aligned as a match, per gold step type (the paper's Fig. 8), "
+                              f"from each result's details.by_type{shown}; a 0 mark is a type never matched.",
+                              "match-by-type.svg"))
+    by_length = _breakdowns(results, "by_length")
+    if by_length:
+        figures.append(Figure("Score by mechanism length", "svg", figure_svg(score_by_length_figure(by_length)),
+                              "Mean S_total and S_partial against the gold mechanism's length (the paper's Fig. 7), "
+                              f"with the number of reactions of each length, from details.by_length{shown}.",
+                              "score-by-length.svg"))
     return figures
