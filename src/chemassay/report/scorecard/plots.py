@@ -86,8 +86,8 @@ def pointed_pictures(results: list[Result]) -> list[Figure]:
     figures: list[Figure] = []
     seen: set[Path] = set()
     for result in results:
-        extra = result.model_extra or {}
-        for name, value in extra.items():
+        fields = dict(result.details.model_dump()) if result.details is not None else {}
+        for name, value in fields.items():
             for path_text in _paths_in(value):
                 found = _resolve(path_text, result)
                 if found is None:
@@ -190,5 +190,11 @@ def suite_figures(suite: str, results: list[Result], boards: list[Leaderboard]) 
     charts = declared.load("charts") if declared is not None else None
     if charts is not None:
         figures += charts(results, boards)
-    figures += pointed_pictures(results)
+    drawn = {figure.path for figure in figures if figure.path is not None}
+    drawn |= {str(figure.data) for figure in figures if figure.kind == "missing"}
+    for figure in pointed_pictures(results):
+        # a picture the suite's charts already show (or already report missing) is not repeated
+        if (figure.path is not None and figure.path in drawn) or (figure.kind == "missing" and str(figure.data) in drawn):
+            continue
+        figures.append(figure)
     return figures

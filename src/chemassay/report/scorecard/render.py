@@ -156,6 +156,8 @@ def _html_gallery(gallery: Gallery) -> str:
         parts.append(f'<p class="missing">No gallery: {escape(gallery.missing)}.</p>')
     for item in gallery.items:
         parts.append(f'<div class="gallery-item"><div class="caption">{escape(item.caption)}</div>')
+        if item.note:
+            parts.append(f'<p class="notes">{escape(item.note)}</p>')
         if item.panels:
             parts.append('<div class="panels">' + "".join(_html_panel(p) for p in item.panels) + "</div>")
         if item.steps:
@@ -393,7 +395,7 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
             if gallery.missing and not gallery.items:
                 lines += [f"No gallery: {_md(gallery.missing)}.", ""]
             for k, item in enumerate(gallery.items):
-                lines += [f"**{_md(item.caption)}**", ""]
+                lines += [f"**{_md(item.caption)}**", ""] + ([f"*{_md(item.note)}*", ""] if item.note else [])
                 pictures = []
                 for j, panel in enumerate(item.panels):
                     if panel.svg:
