@@ -270,7 +270,7 @@ def evaluate(
     encoder (a spec such as ``fingerprint``, ``char-ngram``, ``hf:DIR``,
     ``openai:NAME,base_url=URL``, or an object with ``encode``) embeds the dataset (a name —
     ``chebi20`` by default, ``isomers`` — a CSV/TSV path or a list of SMILES) and each of its
-    ``augmentations`` (default: AMORE's four and ``randomized``); keys are
+    ``augmentations`` (default :data:`DEFAULT_AUGMENTATIONS`); keys are
     ``<augmentation>/<direction>_<metric>``. (3) ``evaluate(model=SPEC, dataset=ORIG,
     augmented=AUG)``: one given pair of molecule files or lists, with an identity check of each
     pair (mismatches are warned about in ``result.warnings``; ``drop_mismatched`` leaves them

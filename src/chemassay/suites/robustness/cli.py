@@ -46,7 +46,8 @@ BaseUrlOption = typer.Option(None, "--base-url", help="Server URL of an openai: 
 JobsOption = typer.Option(1, "--n-jobs", "-j", help="Worker processes for augmentation (-1: all cores).")
 CacheOption = typer.Option(True, "--cache/--no-cache", help="Reuse cached augmentations and embeddings.")
 BootstrapOption = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95 % intervals (0: none).")
-AugmentationsHelp = "Comma-separated augmentations (default: AMORE's four and randomized)."
+AugmentationsHelp = ("Comma-separated augmentations (default: canonical, explicit_h, kekulize, cycle_renumber, randomized; "
+                     "cycle_renumber_amore is the paper's cycle).")
 
 
 def _ks(text: str) -> tuple[int, ...]:

@@ -7,10 +7,12 @@ from typing import Any
 from chemassay.report.published import PaperBinding
 from chemassay.report.published.keys import Mapped
 
-#: The paper's augmentation names → chemassay's.
+#: The paper's augmentation names → chemassay's. The paper's "cycle" renumbers only the rings
+#: whose two labels are adjacent among the ring labels (its code, checked against its files in
+#: docs/robustness.md): that is ``cycle_renumber_amore``, not ``cycle_renumber`` (every ring).
 AMORE_AUGMENTATIONS = {
-    "canon": "canonical", "hydro": "explicit_h", "kekul": "kekulize", "cycle": "cycle_renumber",
-    "cycles": "cycle_renumber", "orig": "original",
+    "canon": "canonical", "hydro": "explicit_h", "kekul": "kekulize", "cycle": "cycle_renumber_amore",
+    "cycles": "cycle_renumber_amore", "orig": "original",
 }
 #: Retrieval keys (``{augmentation}`` and ``{direction}`` are filled in).
 AMORE_RETRIEVAL = {"Acc@1": "{augmentation}/{direction}_acc@1", "Acc@5": "{augmentation}/{direction}_acc@5",
