@@ -206,8 +206,13 @@ def _cell_from_result(result: Result, key: str) -> Cell:
 
 
 def _cell_from_published(value: Any) -> Cell:
+    note = value.note
+    if value.bound and not note:
+        # the cell shows the bound in chemassay's unit; say how the paper printed it
+        unit = " %" if getattr(value, "unit", "value") == "percent" else ""
+        note = f"the paper prints {value.printed}{unit}"
     return Cell(value=value.value, std=value.std, printed=value.printed, bound=value.bound,
-                bound_value=value.bound_value, note=value.note)
+                bound_value=value.bound_value, note=note)
 
 
 def choose_columns(suite: str, results: list[Result], published_keys: set[str]) -> tuple[list[Column], int]:
@@ -360,13 +365,22 @@ def format_number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{decimals}f}"
 
 
+def format_bound(value: float) -> str:
+    """A printed bound (``<1e-2`` %, stored as 0.0001) without the padding zeros of
+    :func:`format_number`: a bound is exact, its trailing zeros would claim digits it lacks."""
+    text = format_number(value)
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 def format_cell(cell: Cell | None) -> tuple[str, str]:
     """``(value text, uncertainty text)`` of a cell."""
     if cell is None:
         return "", ""
     if cell.value is None:
         if cell.bound and cell.bound_value is not None:
-            return f"{cell.bound}{format_number(cell.bound_value)}", ""
+            return f"{cell.bound}{format_bound(cell.bound_value)}", ""
         return "–", ""
     main = format_number(cell.value)
     if cell.low is not None and cell.high is not None:
