@@ -56,11 +56,11 @@ def test_values_in_chemassay_units_with_std_and_bounds():
     assert balance.metrics["reactions"].value == 40000 and balance.metrics["usable_pct"].value == 44.45  # stays in percent
     assert [v.label for v in balance.unmapped] == ["USPTO-BAL"]
     # Bradshaw's fractions stay fractions; the setting names our split and part
-    document = _record("reaction-ood", "Table S2.2", "Molecular Transformer (Bradshaw et al.)", split="document")
+    document = _record("reaction-ood", "Table S2.2", "BART encoder-decoder (Bradshaw et al.)", split="document")
     assert document.setting == {"split": "document", "part": "test_ood"}
     assert document.metrics["top1_accuracy"].value == 0.58 and document.metrics["top5_accuracy"].value == 0.70
     assert "Pistachio" in document.dataset
-    bh_1996 = _record("reaction-ood", "Table S2.3", "Molecular Transformer (Bradshaw et al.)", cutoff=1996)
+    bh_1996 = _record("reaction-ood", "Table S2.3", "BART encoder-decoder (Bradshaw et al.)", cutoff=1996)
     assert bh_1996.metrics["top1_accuracy"].value == 0.05 and bh_1996.unmapped[0].value == 1
     # AMORE: augmentation names folded into the keys; "100." parses
     gnn = _record("robustness", "Table 1", "GNN (DGL-LifeSci)")
@@ -90,6 +90,16 @@ def test_inconsistencies_and_garbled_cells_are_shipped_as_printed_with_notes():
     # oMeBench Table 16 vs Table 15 disagreements are noted
     assert any("(!)" in note for note in _record("mechanism", "Table 16", "LLaMA-3 (8B)", prompt="three-shot-icl",
                                                  fine_tuned=False).notes)
+
+
+def test_bradshaw_model_is_named_as_the_paper_describes_it():
+    """Bradshaw et al. train "an encoder-decoder Transformer model, based on the BART
+    architecture" (Sec. 2.1, S1.5), close to but not the Molecular Transformer."""
+    records = reference_results("reaction-ood")
+    assert records and all(r.model.startswith("BART encoder-decoder (Bradshaw et al.)") for r in records)
+    assert not any("Molecular Transformer" in r.label for r in records)
+    tables = reference_tables("reaction-ood")
+    assert not any("Molecular Transformer" in label for table in tables for label, _ in table.rows)
 
 
 def test_amore_cycle_is_the_amore_scoped_renumbering():
