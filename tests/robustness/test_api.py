@@ -113,6 +113,23 @@ def test_model_kinds_of_the_suite():
     assert forest.predict_properties(["CCO", "c1ccccc1"]).shape == (2,)
 
 
+def test_isomers_all_have_the_formula_the_docs_state():
+    """The shipped QM9 isomers are all C7H10O2 (nine heavy atoms, within QM9's limit of nine);
+    the AMORE paper's text says C9H12N2O, which has twelve heavy atoms and so cannot be a QM9
+    formula (docs/robustness.md notes the discrepancy)."""
+    from chemassay.chem.formula import molecular_formula, parse_formula
+
+    isomers = robustness.load_dataset("isomers")
+    assert len(isomers) == 918
+    assert {molecular_formula(smiles) for smiles in isomers.smiles} == {"C7H10O2"}
+    def heavy_atoms(formula: str) -> int:
+        return sum(n for element, n in parse_formula(formula).items() if element != "H")
+
+    assert heavy_atoms("C7H10O2") == 9 and heavy_atoms("C9H12N2O") == 12
+    page = (Path(__file__).resolve().parents[2] / "docs" / "robustness.md").read_text()
+    assert "C7H10O2" in page and "C9H12N2O" in page
+
+
 def test_dataset_loaders_through_the_registry():
     chebi = chemassay.load_dataset("chebi20")
     assert len(chebi) == 3300 and chebi.name == "amore-chebi20" and chebi.ids[0] == "5354212"
