@@ -281,9 +281,8 @@ def merge_records(records: list[Any]) -> list[Any]:
     """One record per (paper, model, label, setting, data): a model whose metrics the paper
     spreads over several tables becomes one row (the first table's values win a repeated key).
     Labels are compared without case, spaces or punctuation."""
-    from dataclasses import replace
-
     import re
+    from dataclasses import replace
 
     merged: dict[tuple, Any] = {}
     for record in records:
