@@ -232,3 +232,19 @@ def test_heck_steps_in_the_docs_are_the_papers_three():
     assert (f"Heck rose from {exact} % to {stereo} % with stereochemistry removed, and to {regio} % once "
             "regioisomers were accepted as well") in page
     assert f"from {exact} % to {regio} % once regioisomers" not in page
+
+
+def test_stoichiometry_docs_name_the_papers_training_data_and_cross_set():
+    """The paper's Table 4 Transformer trains on variants of USPTO-BAL (Table 1: 181,035
+    training reactions, the re-balanced part of USPTO-MIT's 409,035), and its cross test set
+    holds the training reactions with the coefficient ranges swapped (Section 2)."""
+    from chemassay.report.published import reference_results
+
+    train = next(r for r in reference_results("stoichiometry") if r.table == "Table 1" and r.setting.get("split") == "train")
+    usable = next(v.value for v in train.unmapped if v.label == "USPTO-BAL")
+    assert (usable, train.metrics["reactions"].value) == (181035, 409035)
+    page = " ".join((ROOT / "docs" / "stoichiometry.md").read_text().split())
+    assert f"USPTO-BAL ({int(usable):,} training reactions" in page
+    assert "variants of USPTO-MIT" not in page and "trained on the USPTO-MIT variants" not in page
+    assert "training reactions with the coefficient ranges swapped" in page
+    assert "new reactions with in-distribution coefficients" not in page
