@@ -15,6 +15,13 @@ SUITE = Suite(
     datasets="chemassay.suites.reaction_ood.datasets:DATASETS",
     dataset_names=("schneider-50k", "schneider-dataseta", "uspto-15k"),
     published="chemassay.suites.reaction_ood.published:PUBLISHED",
+    details={
+        "evaluate": "chemassay.suites.reaction_ood.details:EvaluateDetails",
+        "iterate": "chemassay.suites.reaction_ood.details:IterateDetails",
+        "clean": "chemassay.suites.reaction_ood.details:CleanDetails",
+        "verify": "chemassay.suites.reaction_ood.details:VerifyDetails",
+        "shift": "chemassay.suites.reaction_ood.details:ShiftDetails",
+    },
     gallery="chemassay.suites.reaction_ood.report:reaction_ood_gallery",
     charts="chemassay.suites.reaction_ood.report:reaction_ood_charts",
     demo_notes="chemassay.suites.reaction_ood.demo:DEMO_NOTES",
