@@ -15,6 +15,7 @@ SUITE = Suite(
     datasets="chemassay.suites.reaction_ood.datasets:DATASETS",
     dataset_names=("schneider-50k", "schneider-dataseta", "uspto-15k"),
     published="chemassay.suites.reaction_ood.published:PUBLISHED",
+    assay="chemassay.suites.reaction_ood.assay:ASSAY",
     details={
         "evaluate": "chemassay.suites.reaction_ood.details:EvaluateDetails",
         "iterate": "chemassay.suites.reaction_ood.details:IterateDetails",
