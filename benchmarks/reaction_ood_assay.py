@@ -3,7 +3,7 @@
 Runs :func:`chemassay.assay` for the reaction-ood suite (the eight tasks of
 ``chemassay.suites.reaction_ood.assay``: the paper's random, document, time and reaction-type
 splits of Schneider 50k) with the per-split template-kNN baseline, and prints the plan (items
-and the requests a model behind an endpoint would receive), the wall time of each task, the
+and, at most, the requests a model behind an endpoint would receive), the wall time of each task, the
 total, the peak memory and the verdict. By default the chemassay cache is a fresh temporary
 folder, so the time includes preparing the data (cleaning, templates, one model per split);
 ``--home DIR`` reuses a cache, and a second run on it measures a warm assay.
@@ -41,7 +41,8 @@ def main() -> None:
     _outcomes, planned = plan(None, suites=["reaction-ood"], quick=args.quick)
     endpoint = plan("openai:m,base_url=http://127.0.0.1:1/v1", suites=["reaction-ood"], quick=args.quick)[1]
     print(f"plan: {len(planned)} tasks, {sum(p.task.items for p in planned):,} test reactions; an endpoint model "
-          f"would receive {sum(p.task.request_count for p in endpoint):,} requests")
+          f"would receive at most {sum(p.task.request_count for p in endpoint):,} requests (a reaction two tasks "
+          "test is asked once)")
     started = time.perf_counter()
     report = assay(None, suites=["reaction-ood"], quick=args.quick, out=out, n_jobs=args.n_jobs, scorecard=False)
     total = time.perf_counter() - started

@@ -122,3 +122,30 @@ def test_a_users_model_is_scored_on_the_same_test_reactions(quick_baseline, tmp_
         assert mine.metrics["top1_accuracy"] >= 0.9  # (a reactant set may recur with other products)
         assert "ood_train" not in mine.setting
         assert {k: v for k, v in mine.setting.items()} == {k: v for k, v in theirs.setting.items() if k != "ood_train"}
+
+
+def test_a_chat_model_gets_one_request_per_test_reaction_and_none_again(quick_baseline, openai_server, tmp_path):
+    import pandas as pd
+
+    from chemassay.assay import assay
+
+    spec = f"openai:chemist-7b,base_url={openai_server.base_url}"
+    out = tmp_path / "assay"
+    report = assay(spec, suites=["reaction-ood"], quick=True, out=out, scorecard=False)
+    [suite] = report.suites
+    assert {t.status for t in suite.tasks} == {"done"}
+    # one request per test reaction (the plan's 240 at most): a reaction that two splits both
+    # test is answered once, then from the response cache
+    asked = set()
+    for key in KEYS:
+        asked.update(pd.read_parquet(out / "reaction-ood" / "data" / f"{key}.parquet")["reactants"])
+    assert len(openai_server.requests) == len(asked) <= 8 * 30
+    result = read_result(out / "reaction-ood" / "document-test_ood.json")
+    assert result.model.kind == "openai" and result.dataset.name == "schneider-50k"
+    assert result.setting == {"split": "document", "part": "test_ood"} and result.skipped == []
+    # killed after a task: the finished tasks are kept and the response cache answers the rest
+    (out / "reaction-ood" / "time-test.json").unlink()
+    again = assay(spec, suites=["reaction-ood"], quick=True, out=out, scorecard=False)
+    statuses = {t.task: t.status for t in again.suites[0].tasks}
+    assert statuses.pop("time-test") == "done" and set(statuses.values()) == {"resumed"}
+    assert len(openai_server.requests) == len(asked)
