@@ -2,7 +2,7 @@
 
 Writes N result files (default 200: 40 per suite) shaped like real ones — per-item scores of
 1,000 items with stored bootstrap intervals, stoichiometry ``rows`` with bags, reaction-ood
-``items`` and ``breakdowns.year``, robustness ``misses``, mechanism ``reactions`` with steps,
+``details.items`` and ``details.breakdowns.year``, robustness ``misses``, mechanism ``reactions`` with steps,
 a generation property plot (PNG) — then times reading them and writing the HTML + Markdown
 scorecard (leaderboards with the published rows, charts, RDKit galleries).
 
@@ -57,8 +57,8 @@ def make_result(suite: str, index: int, items: int, rng: np.random.Generator, pn
         result = Result(suite=suite, task="evaluate", metrics={"top1_accuracy": float(np.mean(hits))}, n=items,
                         model=model, item_ids=_ids(items, "rxn"), item_scores={"top1_accuracy": hits},
                         dataset=DatasetRef(name="schneider-50k", sha256="2" * 64),
-                        config={"split": "schneider_document", "part": "test_ood"}, items=entries,
-                        breakdowns={"year": years})
+                        setting={"split": "document", "part": "test_ood"}, config={"split_definition": "schneider_document"},
+                        details={"items": entries, "breakdowns": {"year": years}})
     elif suite == "generation":
         from chemassay.suites.generation.details import EvaluateDetails as GenerationDetails
 

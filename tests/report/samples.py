@@ -53,8 +53,8 @@ def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
     return _scored("reaction-ood", "evaluate", {"top1_accuracy": top1, "top5_accuracy": [1.0 if v else float(rng.random() < 0.5) for v in top1]},
                    ids, model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="d" * 64),
                    dataset=DatasetRef(name="schneider-50k", sha256="2" * 64),
-                   setting={"split": "document", "part": "test_ood"}, items=items,
-                   breakdowns={"year": years})
+                   setting={"split": "document", "part": "test_ood"},
+                   details={"items": items, "breakdowns": {"year": years}})
 
 
 def generation_result(plot: Path | None = None) -> Result:

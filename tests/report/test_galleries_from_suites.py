@@ -29,8 +29,8 @@ def test_reaction_ood_items_are_the_wrong_top1_predictions():
 
     result = reaction_ood.evaluate([["CC(=O)NC", "CCO"], ["CCO", "CCOC(C)=O"], ["CNC(C)=O"]],
                                    ["CNC(C)=O", "CCOC(C)=O", "CCN"], k=2, bootstrap=0)
-    items = result.model_extra["items"]
-    assert [(i["id"], i["rank"], i["predictions"][0]) for i in items] == [("1", 2, "CCO"), ("2", None, "CNC(C)=O")]
+    items = result.details.items
+    assert [(i.id, i.rank, i.predictions[0]) for i in items] == [("1", 2, "CCO"), ("2", None, "CNC(C)=O")]
     gallery = suite_gallery("reaction-ood", [result])
     assert gallery.missing is None and len(gallery.items) == 2
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from chemassay.report.result import DatasetRef, Result
 from chemassay.runtime.progress import info
 from chemassay.suites.reaction_ood.pipeline import (
@@ -23,6 +21,7 @@ from chemassay.suites.reaction_ood.pipeline import (
     evaluate_part,
     headline,
     train_on_part,
+    whole_documents,
 )
 
 DEMO_ROWS = 6000
@@ -38,25 +37,11 @@ set; docs/reaction-ood.md has the full Schneider 50k table.
 """
 
 
-def whole_documents(frame: pd.DataFrame, rows: int, *, seed: int = 0) -> pd.DataFrame:
-    """Rows of whole documents, documents in seeded random order, until ``rows`` are reached."""
-    documents = frame["document_id"].astype(str)
-    order = pd.Series(documents.unique()).sample(frac=1.0, random_state=seed).tolist()
-    sizes = documents.value_counts()
-    chosen, total = [], 0
-    for document in order:
-        if total >= rows:
-            break
-        chosen.append(document)
-        total += int(sizes[document])
-    return frame[documents.isin(set(chosen))].reset_index(drop=True)
-
-
 def run_demo(out_dir: Path) -> list[Result]:
     """Run the demo into ``out_dir``; returns the evaluation and shift results."""
     import time
 
-    from chemassay.suites.reaction_ood.api import clean_reactions, load_dataset
+    from chemassay.suites.reaction_ood.api import clean_reactions, load_dataset, split_setting
     from chemassay.suites.reaction_ood.plots import plot_shift_histograms, plot_split_bars
     from chemassay.suites.reaction_ood.shift import (
         ShiftConfig,
@@ -72,11 +57,12 @@ def run_demo(out_dir: Path) -> list[Result]:
     raw = whole_documents(load_dataset("schneider-50k"), DEMO_ROWS, seed=0)
     clean, report = clean_reactions(raw)
     info(f"[reaction-ood] cleaned {report.rows_in} reactions to {report.rows_out}")
-    dataset = f"schneider-50k ({len(raw)} reactions of whole patents, seed 0, cleaned)"
+    dataset = "schneider-50k"
+    sample = f"{len(raw)} reactions of whole patents (seed 0), cleaned to {len(clean)}"
     bank = TemplateBank(maps="schneider")
     config = BaselineConfig()
     results: list[Result] = []
-    evaluated: dict[str, dict] = {}
+    evaluated: dict[str, Result] = {}
     shift_sets: dict[str, dict] = {}
     for name in ("schneider_random", "schneider_document"):
         definition = split_definition(name)
@@ -90,11 +76,12 @@ def run_demo(out_dir: Path) -> list[Result]:
         for part in wanted:
             label = f"{kind} {part}"
             result = evaluate_part(model, parts[part], label=label, dataset=dataset, n_jobs=DEMO_JOBS,
-                                   extra_config={"split": name, "part": part, "seed": definition.get("seed", 0)})
+                                   setting=split_setting(kind, settings, part),
+                                   extra_config={"split_definition": name, "seed": definition.get("seed", 0),
+                                                 "sample": sample})
             result.write(out_dir / f"{kind}_{part}.json")
-            result._path = f"{out_dir.name}/{kind}_{part}.json"
             results.append(result)
-            evaluated[label] = result.metrics
+            evaluated[label] = result
             info(f"[reaction-ood] {label}: {headline(result)}")
         shift_sets[kind] = (parts["train"], {f"{kind} {p}": parts[p] for p in wanted})
 
@@ -119,11 +106,9 @@ def run_demo(out_dir: Path) -> list[Result]:
     plot_shift_histograms(distances, out_dir / "shift_histograms.png", k=shift_config.k)
     combined = ShiftResult(distances, summaries, problems)
     shift_outcome = shift_result(
-        combined, config=shift_config, dataset=DatasetRef(name=dataset),
-        extra_config={"maps": "schneider", "training_set": "the train part of each split"},
-        elapsed_s=time.perf_counter() - started,
+        combined, config=shift_config, dataset=DatasetRef(name=dataset), started=started,
+        extra_config={"maps": "schneider", "training_set": "the train part of each split", "sample": sample},
     )
     shift_outcome.write(out_dir / "shift.json")
-    shift_outcome._path = f"{out_dir.name}/shift.json"
     results.append(shift_outcome)
     return results
