@@ -17,7 +17,7 @@ from chemassay.suites import all_suites
 
 SUITES = [(suite.name, suite.alias) for suite in all_suites()]
 
-ROLE_FILES = ("api", "cli", "data", "metrics", "baselines", "demo", "plots")
+ROLE_FILES = ("suite", "api", "cli", "data", "datasets", "metrics", "baselines", "assay", "details", "published", "plots")
 
 
 @pytest.mark.parametrize(("cli_name", "module"), SUITES)
@@ -34,8 +34,9 @@ def test_suite_exposes_the_contract(cli_name, module):
     assert cards and all(card.suite == cli_name for card in cards)
     baselines = importlib.import_module(f"chemassay.suites.{module}.baselines")
     assert all(kind.suite == cli_name for kind in baselines.MODEL_KINDS)
-    demo = importlib.import_module(f"chemassay.suites.{module}.demo")
-    assert callable(demo.run_demo)
+    declared = next(suite for suite in all_suites() if suite.name == cli_name)
+    assert declared.load("assay").baseline and declared.load("published").paper
+    assert all(declared.details_model(task) is not None for task in declared.details)
 
 
 @pytest.mark.parametrize(("cli_name", "module"), SUITES)

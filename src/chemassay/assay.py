@@ -257,8 +257,8 @@ def plan(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] 
     return outcomes, planned
 
 
-def _finished(path: Path, spec: str, quick: bool) -> Result | None:
-    """The result at ``path`` if an earlier run of the same model and mode finished it."""
+def _finished(path: Path, spec: str, quick: bool, setting: Mapping[str, str]) -> Result | None:
+    """The result at ``path`` if an earlier run of the same model, mode and setting finished it."""
     if not path.is_file():
         return None
     try:
@@ -270,6 +270,8 @@ def _finished(path: Path, spec: str, quick: bool) -> Result | None:
     from chemassay.models.spec import parse_spec
 
     if result.model.spec not in {spec, parse_spec(spec).text}:
+        return None
+    if any(result.setting.get(key) != str(value) for key, value in setting.items()):
         return None
     return result
 
@@ -309,7 +311,7 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
         suite_results: list[Result] = []
         for task in tasks:
             path = suite_dir / f"{task.key}.json"
-            earlier = _finished(path, outcome.spec or "", quick)
+            earlier = _finished(path, outcome.spec or "", quick, task.setting)
             if earlier is not None:
                 info(f"[assay] {outcome.suite} · {task.title}: done earlier ({path})")
                 outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "resumed", str(path)))

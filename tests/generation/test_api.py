@@ -8,10 +8,10 @@ import json
 import math
 from pathlib import Path
 
+import chemassay.generation as generation
 import numpy as np
 import pytest
 
-import chemassay.generation as generation
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.generation import metrics as metrics_module

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import chemassay.generation as generation
 import pytest
 from pydantic import ValidationError
 
-import chemassay.generation as generation
 from chemassay.errors import UserInputError
 from chemassay.report.result import Result, read_result
 from chemassay.suites.generation.details import EvaluateDetails, FilterDetails, SplitDetails

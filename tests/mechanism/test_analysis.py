@@ -7,10 +7,10 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import chemassay.mechanism as mechanism
 import numpy as np
 import pytest
 
-import chemassay.mechanism as mechanism
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.error_analysis import CATEGORIES, answer_shape, smiles_problem
 from chemassay.suites.mechanism.records import Step

@@ -8,10 +8,10 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import chemassay.mechanism as mechanism
 import pytest
 
 import chemassay
-import chemassay.mechanism as mechanism
 from chemassay.models import check_model
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.baselines import gold_oracle

@@ -7,10 +7,10 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import chemassay.mechanism as mechanism
 import pytest
 from pydantic import ValidationError
 
-import chemassay.mechanism as mechanism
 from chemassay.errors import UserInputError
 from chemassay.report.result import Result, read_result
 from chemassay.suites.mechanism.details import EvaluateDetails, VerifyDetails

@@ -328,6 +328,7 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, openai_server):
 
 def test_a_damaged_molecule_cache_is_reported_and_rebuilt(tmp_path, capsys):
     import chemassay.mechanism as mechanism
+
     from chemassay.runtime.cache import cache_root
 
     first = mechanism.evaluate(model="gold-oracle", bootstrap=0)

@@ -161,21 +161,16 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, bags, monkeypatch):
 # --- issue 11 section 7: one balance result, one key ------------------------------------------------
 
 
-def test_demo_and_cli_balance_write_the_same_keys(cli, tmp_path):
-    from chemassay.suites.stoichiometry.demo import run_demo
+def test_library_and_cli_balance_write_the_same_keys(cli, tmp_path):
+    from chemassay.stoichiometry import balance
 
-    results = run_demo(tmp_path / "demo", limit=40, n_jobs=1)
-    demo_balance = json.loads((tmp_path / "demo" / "balance.json").read_text())
-    assert "total" not in demo_balance["metrics"] and demo_balance["metrics"]["reactions"] == 120
+    library = json.loads(balance("uspto-15k", limit=40).to_json())
+    assert "total" not in library["metrics"] and library["metrics"]["reactions"] == 120
     out = tmp_path / "cli-balance.json"
     assert cli("stoichiometry", "balance", "uspto-15k", "--limit", "40", "--out", out).code == 0
     cli_balance = json.loads(out.read_text())
-    assert cli_balance["metrics"] == demo_balance["metrics"]
-    assert cli_balance["details"]["per_split"] == demo_balance["details"]["per_split"]
-    # every demo result is a library result: balance, then evaluate per (baseline, split), each naming its model
-    assert [r.task for r in results] == ["balance"] + ["evaluate"] * 6
-    assert {r.model.kind for r in results[1:]} == {"algebraic", "copy-coefficient"}
-    assert all(r.intervals for r in results[1:]) and (tmp_path / "demo" / "baselines.png").is_file()
+    assert cli_balance["metrics"] == library["metrics"]
+    assert cli_balance["details"]["per_split"] == library["details"]["per_split"]
 
 
 # --- the baselines plot ------------------------------------------------------------------------------

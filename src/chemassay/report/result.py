@@ -141,7 +141,7 @@ class ResultDetails(BaseModel):
 class Result(BaseModel):
     """One evaluation's result, written as JSON by every evaluating command."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     suite: str
     task: str

@@ -59,7 +59,7 @@ def result_field(result: Result, name: str) -> Any:
         if isinstance(value, list):
             return [item.model_dump() if hasattr(item, "model_dump") else item for item in value]
         return value.model_dump() if hasattr(value, "model_dump") else value
-    return (result.model_extra or {}).get(name)
+    return None
 
 
 def model_name(result: Result) -> str:

@@ -20,5 +20,5 @@ SUITE = Suite(
              "filter": "chemassay.suites.generation.details:FilterDetails",
              "split": "chemassay.suites.generation.details:SplitDetails"},
     charts="chemassay.suites.generation.report:generation_charts",
-    demo_notes="chemassay.suites.generation.demo:DEMO_NOTES",
+    demo_notes="chemassay.suites.generation.assay:DEMO_NOTES",
 )

@@ -113,3 +113,12 @@ class MechanismAssay(SuiteAssay):
 
 
 ASSAY = MechanismAssay()
+
+
+DEMO_NOTES = """
+The baseline `nearest-neighbour` borrows the step labels of the most DRFP-similar
+oMe-Template reaction of another family and puts the query's product as every intermediate:
+the floor any model that reasons about intermediates should clear. (`--model gold-oracle`
+repeats the gold mechanism and scores 1.0: a check of the scorer and the data.)
+"""
+"""What the demo says of this suite's baseline (``Suite.demo_notes``)."""

@@ -20,5 +20,5 @@ SUITE = Suite(
              "verify": "chemassay.suites.mechanism.details:VerifyDetails"},
     gallery="chemassay.suites.mechanism.report:mechanism_gallery",
     charts="chemassay.suites.mechanism.report:mechanism_charts",
-    demo_notes="chemassay.suites.mechanism.demo:DEMO_NOTES",
+    demo_notes="chemassay.suites.mechanism.assay:DEMO_NOTES",
 )

@@ -25,5 +25,5 @@ SUITE = Suite(
     },
     gallery="chemassay.suites.reaction_ood.report:reaction_ood_gallery",
     charts="chemassay.suites.reaction_ood.report:reaction_ood_charts",
-    demo_notes="chemassay.suites.reaction_ood.demo:DEMO_NOTES",
+    demo_notes="chemassay.suites.reaction_ood.assay:DEMO_NOTES",
 )

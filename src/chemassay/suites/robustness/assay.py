@@ -176,3 +176,12 @@ class RobustnessAssay(SuiteAssay):
 
 ASSAY = RobustnessAssay()
 """The robustness suite's assay (``Suite.assay``)."""
+
+
+DEMO_NOTES = """
+The baseline `fingerprint` (Morgan counts, read from the molecular graph) is AMORE's
+invariant upper bound: it finds almost every molecule again under every rewrite, missing
+only molecules whose fingerprints coincide exactly. A string model (`--model char-ngram`, a
+language model with `hf:DIR`) shows the drop the paper reports.
+"""
+"""What the demo says of this suite's baseline (``Suite.demo_notes``)."""

@@ -24,5 +24,5 @@ SUITE = Suite(
     },
     gallery="chemassay.suites.robustness.report:robustness_gallery",
     charts="chemassay.suites.robustness.report:robustness_charts",
-    demo_notes="chemassay.suites.robustness.demo:DEMO_NOTES",
+    demo_notes="chemassay.suites.robustness.assay:DEMO_NOTES",
 )

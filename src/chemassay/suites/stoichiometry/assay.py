@@ -257,3 +257,15 @@ def _pooled(results: list[Result], split: str | None, key: str, variant: str | N
 
 ASSAY = StoichiometryAssay()
 """The suite's assay (declared in ``suite.py``)."""
+
+
+DEMO_NOTES = """
+The baseline `copy-coefficient` memorises each variant's training pairs and gives every
+product the input's most common coefficient (the Type 1 shortcut). On the cross split (the
+training reactions with their coefficient ranges swapped) it names the right molecules, so
+its exact match shows whether copying coefficients is enough: it is for T1 and fails for T2,
+where its predictions make atoms from nowhere (EXC, the gallery). On the in and out splits
+(unseen reactions) it has nothing to copy. `--model algebraic` solves the element balance
+instead and always balances.
+"""
+"""What the demo says of this suite's baseline (``Suite.demo_notes``)."""

@@ -23,5 +23,5 @@ SUITE = Suite(
     },
     gallery="chemassay.suites.stoichiometry.report:stoichiometry_gallery",
     charts="chemassay.suites.stoichiometry.report:stoichiometry_charts",
-    demo_notes="chemassay.suites.stoichiometry.demo:DEMO_NOTES",
+    demo_notes="chemassay.suites.stoichiometry.assay:DEMO_NOTES",
 )
