@@ -129,8 +129,9 @@ def run_chemassay(path: Path, work: Path, out: Path, args, kill_after: float | N
     run = watched(command, env=env, kill_after=kill_after)
     if run["status"] == "finished":
         result = json.loads(out.read_text())
-        run.update(timings=result.get("timings_s"), intdiv=result["config"].get("intdiv"),
-                   resumed=result.get("resumed_chunks", 0), metrics=result["metrics"], counts=result.get("counts"))
+        details = result.get("details") or {}
+        run.update(timings=details.get("timings_s"), intdiv=result["config"].get("intdiv"),
+                   resumed=details.get("resumed_chunks", 0), metrics=result["metrics"], counts=details.get("counts"))
     return run
 
 

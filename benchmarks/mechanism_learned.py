@@ -98,13 +98,13 @@ def main() -> None:
         for metric in METRICS:
             print(f"  {metric:<10} {cell(result, metric):>22} {cell(result, 'in-domain/' + metric):>22} "
                   f"{cell(result, 'out-of-domain/' + metric):>22}")
-    taxonomy = learned.error_taxonomy
+    taxonomy = learned.details.error_taxonomy.model_dump()
     print("\nerror taxonomy of the learned model's answers (share of all error events):")
     for name, count in sorted(taxonomy["counts"].items(), key=lambda item: -item[1]):
         if count:
             print(f"  {name:<22} {count:>5}  {100 * taxonomy['share'][name]:5.1f} %")
-    by_level = learned.by_level
-    print("\nby level (S_total %): " + ", ".join(f"{level} {100 * v['S_total']:.1f} (n={v['n']})"
+    by_level = learned.details.by_level
+    print("\nby level (S_total %): " + ", ".join(f"{level} {100 * v.S_total:.1f} (n={v.n})"
                                                  for level, v in by_level.items()))
 
 

@@ -23,11 +23,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from chemassay.suites.reaction_ood.api import split_setting
 from chemassay.suites.reaction_ood.clean import clean_reactions
-from chemassay.suites.reaction_ood.demo import whole_documents
+from chemassay.suites.reaction_ood.details import breakdowns_of
 from chemassay.suites.reaction_ood.io import read_schneider_50k
 from chemassay.suites.reaction_ood.iterate import iterated_evaluation
-from chemassay.suites.reaction_ood.pipeline import TemplateBank, evaluate_part, train_on_part
+from chemassay.suites.reaction_ood.pipeline import (
+    TemplateBank,
+    evaluate_part,
+    train_on_part,
+    whole_documents,
+)
 from chemassay.suites.reaction_ood.plots import (
     plot_accuracy_by_year,
     plot_shift_histograms,
@@ -44,7 +50,7 @@ SPLITS = {
     "suzuki": "schneider_reaction_type_suzuki",
     "chloro_suzuki": "schneider_reaction_type_chloro_suzuki",
 }
-DATASET = "schneider-50k (cleaned)"
+DATASET = "schneider-50k"
 
 
 def log(message: str) -> None:
@@ -124,11 +130,12 @@ def main() -> None:
     cutoffs: dict[str, int] = {}
     shift_sets: dict[str, tuple] = {}
 
-    def run(model, frame, label, split, part, extra=None, sampled=False):
+    def run(model, frame, label, split, part, setting, extra=None, sampled=False):
         t0 = time.perf_counter()
         chosen = frame if sampled else sample(frame, args.max_test)
-        result = evaluate_part(model, chosen, label=label, dataset=DATASET, k=args.k,
-                               n_jobs=args.n_jobs, extra_config={"split": split, "part": part, **(extra or {})})
+        result = evaluate_part(model, chosen, label=label, dataset=DATASET, k=args.k, n_jobs=args.n_jobs,
+                               setting=setting, extra_config={"split_definition": split, "test_set": part,
+                                                              **(extra or {})})
         result.write(out / f"{label.replace(' ', '_').replace('+', 'plus')}.json")
         seconds = time.perf_counter() - t0
         m = result.metrics
@@ -156,25 +163,27 @@ def main() -> None:
                 model = train_on_part(parts[part], bank, config=config)
                 label = f"time upto {year}"
                 result = run(model, tests, label, name, f"all test years, trained up to {year}",
-                             {"cutoff": year}, sampled=True)
+                             {"split": "time", "part": "all test years", "cutoff": str(year)}, sampled=True)
                 year_lines[f"≤ {year}"] = [(int(r["group"]), r["top1_accuracy"], int(r["n"]))
-                                            for r in result.breakdowns.get("year", [])]
+                                            for r in breakdowns_of(result).get("year", [])]
                 cutoffs[f"≤ {year}"] = year
             continue
         model = train_on_part(parts["train"], bank, config=config)
         evaluated = ["test"] + (["test_ood"] if "test_ood" in parts else [])
         for part in evaluated:
             label = f"{short} {part}"
-            result = run(model, parts[part], label, name, part)
-            bars[label] = result.metrics
+            result = run(model, parts[part], label, name, part, split_setting(kind, settings, part))
+            bars[label] = result
         shift_sets[short] = (parts["train"], {f"{short} {p}": parts[p] for p in evaluated})
         if kind == "reaction-type" and "ood_train" in parts:
             # the "intrinsic difficulty" baseline: a few held-out-class reactions added to training
             boosted = pd.concat([parts["train"], parts["ood_train"]], ignore_index=True)
             model = train_on_part(boosted, bank, config=config)
             label = f"{short} test_ood +{len(parts['ood_train'])} ood_train"
-            result = run(model, parts["test_ood"], label, name, "test_ood", {"ood_train_added": len(parts["ood_train"])})
-            bars[label] = result.metrics
+            result = run(model, parts["test_ood"], label, name, "test_ood",
+                         {**split_setting(kind, settings, "test_ood"), "ood_train": "true"},
+                         {"ood_train_added": len(parts["ood_train"])})
+            bars[label] = result
 
     iterate_rows = []
     if args.iterate:

@@ -407,7 +407,7 @@ def table(args) -> None:
               f"{_unpaired(a['top1_accuracy'], b['top1_accuracy'])} |")
     random = results.get(("random", "test"))
     if random is not None:
-        rows = {r["group"]: r for r in random["breakdowns"].get("class_level2", [])}
+        rows = {r["group"]: r for r in _breakdowns(random).get("class_level2", [])}
         print("\nThe same classes seen in training: random model, random test part, top-1 [Wilson 95 %]")
         print("| class | n | top-1 |\n| --- | --- | --- |")
         for code, label in IN_DISTRIBUTION:
@@ -436,7 +436,7 @@ def table(args) -> None:
             result = results.get((f"time_{year}", "test_years"))
             if result is None:
                 continue
-            rows = result["breakdowns"].get("year", [])
+            rows = _breakdowns(result).get("year", [])
             cells = []
             for group in ([r for r in rows if int(r["group"]) <= year], [r for r in rows if int(r["group"]) > year]):
                 n = sum(r["n"] for r in group)
@@ -444,6 +444,11 @@ def table(args) -> None:
                 cells += [str(n), _wilson(hits, n)]
             print(f"| time_{year} | " + " | ".join(cells) + " |")
     print_train_times(args.out, SUMMARY)
+
+
+def _breakdowns(result: dict) -> dict:
+    """The breakdowns of a result file (``details.breakdowns``) or of the committed summary."""
+    return result.get("breakdowns") or (result.get("details") or {}).get("breakdowns") or {}
 
 
 SCORE_KEYS = ("top1_accuracy", "top2_accuracy", "top3_accuracy", "top5_accuracy", "top1_accuracy_stereo_agnostic",
@@ -456,7 +461,7 @@ def summary(args) -> None:
             return {k: v for k, v in result.items() if k != "predictions"}
         return {"n": result["n"], "metrics": result["metrics"], "intervals": result.get("intervals", {}),
                 "item_scores": {k: v for k, v in result["item_scores"].items() if k in SCORE_KEYS},
-                "breakdowns": {key: result.get("breakdowns", {}).get(key, []) for key in ("year", "class_level2")},
+                "breakdowns": {key: _breakdowns(result).get(key, []) for key in ("year", "class_level2")},
                 "config": {k: result["config"].get(k) for k in ("experiment", "test_part", "split_family", "data",
                                                                 "decode_wall_s", "decode_cpu_s", "class_codes")}}
 

@@ -2,7 +2,7 @@
 
 Writes N result files (default 200: 40 per suite) shaped like real ones — per-item scores of
 1,000 items with stored bootstrap intervals, stoichiometry ``rows`` with bags, reaction-ood
-``items`` and ``breakdowns.year``, robustness ``misses``, mechanism ``reactions`` with steps,
+``details.items`` and ``details.breakdowns.year``, robustness ``misses``, mechanism ``reactions`` with steps,
 a generation property plot (PNG) — then times reading them and writing the HTML + Markdown
 scorecard (leaderboards with the published rows, charts, RDKit galleries).
 
@@ -57,11 +57,16 @@ def make_result(suite: str, index: int, items: int, rng: np.random.Generator, pn
         result = Result(suite=suite, task="evaluate", metrics={"top1_accuracy": float(np.mean(hits))}, n=items,
                         model=model, item_ids=_ids(items, "rxn"), item_scores={"top1_accuracy": hits},
                         dataset=DatasetRef(name="schneider-50k", sha256="2" * 64),
-                        config={"split": "schneider_document", "part": "test_ood"}, items=entries,
-                        breakdowns={"year": years})
+                        setting={"split": "document", "part": "test_ood"}, config={"split_definition": "schneider_document"},
+                        details={"items": entries, "breakdowns": {"year": years}})
     elif suite == "generation":
+        from chemassay.suites.generation.details import EvaluateDetails as GenerationDetails
+
+        counts = {"input": 30000, "valid": int(30000 * rate), "invalid": 30000 - int(30000 * rate),
+                  "unique_valid": int(30000 * rate)}
         result = Result(suite=suite, task="evaluate", metrics={"valid": rate, "FCD/Test": float(rng.uniform(0.1, 20))},
-                        n=30000, model=model, dataset=DatasetRef(name="moses", sha256="3" * 64), plot=str(png))
+                        n=30000, model=model, dataset=DatasetRef(name="moses", sha256="3" * 64),
+                        details=GenerationDetails(counts=counts, plot=str(png)))
     elif suite == "robustness":
         keys = [f"{a}/o2a_acc@1" for a in ("canonical", "explicit_h", "kekulize", "cycle_renumber")]
         scores = {key: (rng.random(items) < rng.uniform(0.05, 0.95)).astype(float).tolist() for key in keys}
@@ -72,16 +77,23 @@ def make_result(suite: str, index: int, items: int, rng: np.random.Generator, pn
                         model=model, item_ids=_ids(items, "CID"), item_scores=scores,
                         dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), misses=misses)
     else:
+        from chemassay.suites.mechanism.details import EvaluateDetails
+
         s_total = rng.random(items).tolist()
-        reactions = [{"reaction_id": f"NR-{i}", "S_total": s_total[i], "alignment": ["match", "skip_gold"],
+        reactions = [{"reaction_id": f"NR-{i}", "status": "scored", "n_gold": 2, "n_pred": 1, "S_total": s_total[i],
+                      "S_partial": s_total[i], "V": 1.0, "L": 0.5, "alignment": ["match", "skip_gold"],
                       "gold_steps": [{"subtype": "nucleophilic_addition", "smiles": "CC(O)(O)OCC"},
                                      {"subtype": "leaving_group_elimination", "smiles": "CCOC(C)=O"}],
                       "predicted_steps": [{"subtype": "nucleophilic_addition", "smiles": "CC(O)(O)OCC"}]}
                      for i in range(min(items, 196))]
+        level = {"n": 10, "S_partial": 0.2, "V": 1.0, "L": 0.3}
+        details = EvaluateDetails(reactions=reactions, by_level={"easy": {**level, "S_total": 0.3},
+                                                                 "medium": {**level, "S_total": 0.2},
+                                                                 "hard": {**level, "S_total": 0.1}})
         result = Result(suite=suite, task="evaluate", metrics={"S_total": float(np.mean(s_total))}, n=items, model=model,
                         item_ids=_ids(items, "NR"), item_scores={"S_total": s_total},
-                        dataset=DatasetRef(name="omebench/oMe_Gold.json", sha256="5" * 64), reactions=reactions,
-                        by_level={"easy": {"S_total": 0.3}, "medium": {"S_total": 0.2}, "hard": {"S_total": 0.1}})
+                        dataset=DatasetRef(name="omebench", sha256="5" * 64),
+                        setting={"dataset": "gold", "prompt": "one-shot"}, details=details)
     return attach_intervals(result, resamples=200, seed=index)
 
 

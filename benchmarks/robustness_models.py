@@ -63,13 +63,14 @@ def train_missing(checkpoints: Path, names: list[str], threads: int, minutes: fl
             config = {**LM_CONFIG, **LM_SIZES[family]}
             while True:
                 result = api.train(folder, family=family, threads=threads, max_minutes=minutes, **config)
-                print(f"{name}: epochs {result.epochs_done}, {'finished' if result.finished else 'piece'}", flush=True)
-                if result.finished:
+                print(f"{name}: epochs {result.details.epochs_done}, "
+                      f"{'finished' if result.details.finished else 'piece'}", flush=True)
+                if result.details.finished:
                     break
         elif name == "gnn" and not (checkpoints / "gnn" / "gnn.pt").is_file():
             while True:
                 result = api.train_gnn(checkpoints / "gnn", threads=threads, max_minutes=minutes, **GNN_CONFIG)
-                if result.finished:
+                if result.details.finished:
                     break
 
 
@@ -126,7 +127,7 @@ def _best_layers(by_model: dict, title: str) -> list[str]:
     lines = [f"**AMORE {title}: best layer vs last layer (o2a Acc@1 %; L0 = embedding layer)**", "",
              "| model | " + " | ".join(short for _, short in PAPER_COLUMNS) + " |", "|---|" + "---|" * len(PAPER_COLUMNS)]
     for name, data in by_model.items():
-        per_layer = data.get("per_layer") or {}
+        per_layer = (data.get("details") or {}).get("per_layer") or {}
         cells = []
         for kind, _ in PAPER_COLUMNS:
             values = [layer.get("o2a_acc@1", float("nan")) for layer in per_layer.get(kind, [])]
@@ -268,11 +269,12 @@ def main() -> None:
                                   bootstrap=args.bootstrap, n_jobs=1)
             result.write(target)
             with open(args.out / "tables.md", "a", encoding="utf-8") as handle:
-                handle.write(markdown_table(result.table, f"AMORE {dataset} - {name}") + "\n")
-            if getattr(result, "per_layer", None) and max(len(v) for v in result.per_layer.values()) > 1:
-                plot_layers(result.per_layer, args.out / f"{name}-{dataset}-layers.png", title=f"{name} on {dataset}")
+                handle.write(markdown_table(result.details.table, f"AMORE {dataset} - {name}") + "\n")
+            per_layer = result.details.per_layer
+            if per_layer and max(len(v) for v in per_layer.values()) > 1:
+                plot_layers(per_layer, args.out / f"{name}-{dataset}-layers.png", title=f"{name} on {dataset}")
             print(json.dumps({"model": name, "dataset": dataset, "seconds": round(time.perf_counter() - started, 1),
-                              "truncated": len(result.truncated or []), "skipped": len(result.skipped)}), flush=True)
+                              "truncated": len(result.details.truncated), "skipped": len(result.skipped)}), flush=True)
     if args.downstream:
         run_downstream(args.out, args.checkpoints, args.threads, args.bootstrap)
 

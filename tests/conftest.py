@@ -66,3 +66,19 @@ def openai_server():
     server = OpenAIServer()
     yield server
     server.close()
+
+
+@pytest.fixture
+def browser():
+    """A headless Chromium (the test is skipped, saying why, where none is installed)."""
+    from support.browser import Browser, chromium_binary
+
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium); "
+                    "the report's browser test needs it")
+    instance = Browser(binary)
+    try:
+        yield instance
+    finally:
+        instance.close()

@@ -41,3 +41,10 @@ def test_debug_shows_the_exception(cli):
 def test_usage_error_exit_code(cli):
     out = cli("data", "path")
     assert out.code == 2
+
+
+def test_flags_show_no_type_in_help(cli):
+    outcome = cli("--help")
+    assert outcome.code == 0 and "--quiet" in outcome.stdout and "<bool>" not in outcome.stdout
+    assay = cli("assay", "--help")
+    assert "<bool>" not in assay.stdout and "--dry-run" in assay.stdout and "SPEC" in assay.stdout

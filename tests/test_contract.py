@@ -3,17 +3,21 @@ cards, model kinds, a demo, and the same role files."""
 
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import importlib.util
 import inspect
+from pathlib import Path
 
 import pytest
 
 from chemassay.report.result import Result
-from chemassay.suites import SUITES
+from chemassay.suites import all_suites
 
-ROLE_FILES = ("api", "cli", "data", "metrics", "baselines", "demo", "plots")
+SUITES = [(suite.name, suite.alias) for suite in all_suites()]
+
+ROLE_FILES = ("suite", "api", "cli", "data", "datasets", "metrics", "baselines", "assay", "details", "published", "plots")
 
 
 @pytest.mark.parametrize(("cli_name", "module"), SUITES)
@@ -30,8 +34,9 @@ def test_suite_exposes_the_contract(cli_name, module):
     assert cards and all(card.suite == cli_name for card in cards)
     baselines = importlib.import_module(f"chemassay.suites.{module}.baselines")
     assert all(kind.suite == cli_name for kind in baselines.MODEL_KINDS)
-    demo = importlib.import_module(f"chemassay.suites.{module}.demo")
-    assert callable(demo.run_demo)
+    declared = next(suite for suite in all_suites() if suite.name == cli_name)
+    assert declared.load("assay").baseline and declared.load("published").paper
+    assert all(declared.details_model(task) is not None for task in declared.details)
 
 
 @pytest.mark.parametrize(("cli_name", "module"), SUITES)
@@ -39,3 +44,57 @@ def test_api_docstring_examples_run(cli_name, module):
     api = importlib.import_module(f"chemassay.suites.{module}.api")
     failures, tried = doctest.testmod(api, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert tried > 0 and failures == 0
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "chemassay"
+CLI_MODULES = {"cli.py", "clitools.py"}
+
+
+def _python_files(folder: Path):
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _is_cli(path: Path) -> bool:
+    return path.name in CLI_MODULES or (path.parent.parent.name == "suites" and path.name.startswith("cli"))
+
+
+def test_no_shared_layer_names_a_suite():
+    """cli, demo, assay, models, report, data, runtime and chem ask the suite registry; none of
+    them imports a suite's package or compares, indexes or keys by a suite's name."""
+    suites = all_suites()
+    names = {s.name for s in suites} | {s.alias for s in suites}
+    packages = tuple(s.module for s in suites)
+    offences = []
+    for path in _python_files(SRC):
+        if "suites" in path.relative_to(SRC).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                modules += [alias.name for alias in node.names]
+                offences += [f"{path.name}:{node.lineno} imports {m}" for m in modules if m.startswith(packages)]
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "get" and node.args:
+                node.args[0].chemassay_allowed = True  # a JSON field looked up by name, not a suite
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not getattr(node, "chemassay_allowed", False):
+                text = node.value
+                if text in names or text.startswith(tuple(f"{p}." for p in packages) + tuple(f"{p}:" for p in packages)):
+                    offences.append(f"{path.name}:{node.lineno} names {text!r}")
+    assert not offences, offences
+
+
+def test_only_the_cli_modules_import_the_terminal_toolkit():
+    offences = []
+    for path in _python_files(SRC):
+        if _is_cli(path):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            modules = []
+            if isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            offences += [f"{path.relative_to(SRC)}:{node.lineno} imports {m}" for m in modules
+                         if m.split(".")[0] in {"typer", "rich", "click"} or m == "chemassay.clitools"]
+    assert not offences, offences

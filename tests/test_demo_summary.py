@@ -1,35 +1,36 @@
-"""The demo summary: one section per suite, kept when another suite's demo runs alone, with
-metric arrows, intervals and a glossary read from the metric cards."""
+"""``chemassay demo``: the built-in baselines through the assay, one summary naming the scorecard,
+each suite's verdict and what its baseline shows; ``--help`` lists the suites."""
 
-from chemassay.demo import SECTION, assemble_summary, suite_section
-from chemassay.report.cards import MetricCard, register_cards
-from chemassay.report.result import Interval, Result
+from __future__ import annotations
 
-
-def test_running_one_suite_keeps_the_other_sections(tmp_path):
-    (tmp_path / "mechanism").mkdir()
-    (tmp_path / "mechanism" / SECTION).write_text("## mechanism\n\nold mechanism table\n")
-    (tmp_path / "generation").mkdir()
-    (tmp_path / "generation" / SECTION).write_text("## generation\n\nnew generation table\n")
-    summary = assemble_summary(tmp_path)
-    assert "old mechanism table" in summary and "new generation table" in summary
-    assert summary.index("## generation") < summary.index("## mechanism")  # the suites' order
+import pytest
 
 
-def test_section_lists_every_metric_with_its_arrow_interval_and_meaning(tmp_path, monkeypatch):
-    monkeypatch.delenv("CHEMASSAY_STRICT_CARDS", raising=False)
-    try:
-        register_cards([MetricCard("demo_test_metric", "mechanism", "a metric only this test declares", "lower",
-                                   paper_name="DTM", paper_table="Table 0")])
-    except ValueError:
-        pass  # declared by an earlier run of this test in the same session
-    suite_dir = tmp_path / "mechanism"
-    suite_dir.mkdir()
-    metrics = {f"m{i}": float(i) for i in range(12)} | {"demo_test_metric": 0.25}
-    result = Result(suite="mechanism", task="evaluate", metrics=metrics, n=3,
-                    intervals={"demo_test_metric": Interval(low=0.125, high=0.5)})
-    result.write(suite_dir / "run.json")
-    text = "\n".join(suite_section("mechanism", suite_dir, tmp_path))
-    assert "m11=11" in text  # no longer cut after the first 8 metrics
-    assert "demo_test_metric↓=0.25 [0.125, 0.5]" in text
-    assert "- `demo_test_metric`: a metric only this test declares ↓ (paper: DTM, Table 0)" in text
+@pytest.fixture
+def toy_suite():
+    from chemassay.suites import register_suite, unregister_suite
+    from support.toy_suite import SUITE
+
+    register_suite(SUITE)
+    yield SUITE
+    unregister_suite(SUITE.name)
+
+
+def test_demo_runs_the_baselines_through_the_assay_and_names_the_scorecard(toy_suite, cli, tmp_path):
+    outcome = cli("demo", "--suite", "formula", "--out", tmp_path)
+    assert outcome.code == 0, outcome.stderr
+    assert f"scorecard: {tmp_path / 'index.html'}" in outcome.stdout
+    assert "formula        exact formula 100.0 %" in outcome.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "[index.html](index.html)" in summary
+    assert "Baseline `python:support.toy_suite:CountingModel`: exact formula 100.0 %" in summary
+    assert "- Table 1: exact formula: [formula/exact.json](formula/exact.json)" in summary
+    assert (tmp_path / "index.html").is_file() and (tmp_path / "assay.json").is_file()
+
+
+def test_demo_help_lists_the_suites(cli):
+    outcome = cli("demo", "--help")
+    assert outcome.code == 0
+    text = " ".join(outcome.stdout.split())
+    for name in ("stoichiometry", "reaction-ood", "generation", "robustness", "mechanism"):
+        assert name in text

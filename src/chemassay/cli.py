@@ -15,10 +15,9 @@ from pathlib import Path
 import typer
 
 from chemassay import __version__
-from chemassay.clitools import console, err_console
+from chemassay.clitools import console, err_console, install_terminal_output
 from chemassay.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.runtime.progress import settings
-from chemassay.suites import SUITES
 
 app = typer.Typer(
     name="chemassay",
@@ -51,23 +50,24 @@ def root(
     settings.debug = debug
     settings.quiet = quiet
     set_recording(not no_store)
+    install_terminal_output()
 
 
-def available_suites() -> list[tuple[str, str]]:
-    """``(cli_name, module_name)`` of every suite package installed."""
-    found = []
-    for cli_name, module in SUITES:
-        if importlib.util.find_spec(f"chemassay.suites.{module}") is not None:
-            found.append((cli_name, module))
-    return found
+_mounted: set[str] = set()
 
 
 def _mount_suites() -> None:
-    for cli_name, module in available_suites():
-        if importlib.util.find_spec(f"chemassay.suites.{module}.cli") is None:
+    """Mount every registered suite's Typer app under its name (``chemassay reaction-ood``);
+    a suite registered later is mounted by the next call (``main`` calls it every time)."""
+    from chemassay.suites import all_suites
+
+    for suite in all_suites():
+        if suite.name in _mounted:
             continue
-        suite_cli = importlib.import_module(f"chemassay.suites.{module}.cli")
-        app.add_typer(suite_cli.app, name=cli_name)
+        suite_app = suite.load("cli")
+        if suite_app is not None:
+            app.add_typer(suite_app, name=suite.name, help=f"{suite.reproduces}: {suite.title}")
+        _mounted.add(suite.name)
 
 
 @app.command()
@@ -188,14 +188,14 @@ def models_list(
     from chemassay.models import PROTOCOLS, list_kinds
 
     if suite is not None:
-        from chemassay.suites import SUITES
+        from chemassay.suites import get_suite
 
-        if suite.replace("_", "-") not in {name for name, _ in SUITES}:
-            raise UserInputError(f"unknown suite {suite!r}; suites: {', '.join(name for name, _ in SUITES)}")
-        suite = suite.replace("_", "-")
+        suite = get_suite(suite).name
     kinds = list_kinds(protocol, suite)
     if as_json:
-        payload = {"protocols": {name: {"method": info.method, "suite": info.suite, "summary": info.summary}
+        from chemassay.models.protocols import protocol_suites
+
+        payload = {"protocols": {name: {"method": info.method, "suites": protocol_suites(name), "summary": info.summary}
                                  for name, info in PROTOCOLS.items()},
                    "kinds": [kind.as_dict() for kind in kinds]}
         print(json.dumps(payload, indent=2))
@@ -207,7 +207,7 @@ def models_list(
     for column in ("kind", "ARG", "protocols", "suite", "needs", "description"):
         table.add_column(column, overflow="fold")
     for kind in kinds:
-        cells = (kind.name, kind.arg or "-", ", ".join(kind.protocols), kind.suite or "all", kind.needs(),
+        cells = (kind.name, kind.arg or "-", ", ".join(kind.protocol_names), kind.suite or "all", kind.needs(),
                  kind.description)
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
@@ -335,15 +335,101 @@ app.command("report")(report_command)
 
 
 @app.command()
-def demo(
-    out: Path = typer.Option(Path("reports/demo"), "--out", "-o", help="Folder for results and summary."),
-    suite: list[str] = typer.Option(None, "--suite", help="Run only these suites (repeatable)."),
+def assay(
+    model: list[str] = typer.Option(None, "--model", "-m", metavar="SPEC", help="The model to assay: one spec for every suite "
+                                    "(openai:NAME,base_url=URL, python:module:obj...), or SUITE=SPEC per suite "
+                                    "(repeatable). Without it: each suite's built-in baseline."),
+    suites: list[str] = typer.Option(None, "--suites", "-s", metavar="SUITE", help="Only these suites (repeatable or comma-separated)."),
+    out: Path = typer.Option(Path("assay"), "--out", "-o", help="Folder for the results, assay.json and the scorecard "
+                             "(index.html); run again with the same folder to resume."),
+    quick: bool = typer.Option(False, "--quick", help="A documented small subset of each suite (a smoke test; "
+                               "results marked quick and never ranked)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (suites, tasks, items, requests) and exit."),
+    seed: int = typer.Option(0, "--seed", help="Seed for every random choice."),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Worker processes for the scoring (-1: all cores)."),
+    base_url: str = typer.Option(None, "--base-url", help="Server URL for openai: models without base_url=."),
 ) -> None:
-    """Run every suite on its bundled real data with its built-in baseline."""
-    from chemassay.demo import run_demo
+    """One model through every suite whose protocol it implements, on the papers' headline
+    settings, with one scorecard (OUT/index.html). Exit 0 when every task ran, 1 when one failed."""
+    from chemassay.assay import ENDPOINT_KINDS, plan
+    from chemassay.assay import assay as run_assay
+    from chemassay.models.spec import parse_spec
 
-    summary = run_demo(out, suites=suite or None)
-    console.print(f"wrote {summary}")
+    spec: str | dict[str, str] | None = None
+    if model:
+        pairs = [m for m in model if "=" in m.split(":", 1)[0]]
+        if pairs and len(pairs) != len(model):
+            raise UserInputError("--model: give either one spec for every suite or SUITE=SPEC for each, not both")
+        if pairs:
+            from chemassay.suites import get_suite
+
+            spec = {get_suite(m.split("=", 1)[0]).name: m.split("=", 1)[1] for m in model}
+        elif len(model) > 1:
+            raise UserInputError("--model given twice: one spec for every suite, or SUITE=SPEC per suite")
+        else:
+            spec = model[0]
+    chosen = [name.strip() for item in (suites or []) for name in item.split(",") if name.strip()] or None
+    if dry_run:
+        outcomes, planned = plan(spec, suites=chosen, quick=quick, base_url=base_url)
+        total_items = total_requests = 0
+        for outcome in outcomes:
+            if outcome.skipped:
+                console.print(f"skip  {outcome.skipped}", highlight=False, markup=False)
+        for item in planned:
+            endpoint = parse_spec(item.spec).kind in ENDPOINT_KINDS
+            requests = f"{item.task.request_count:>7,} requests" if endpoint else ""
+            total_items += item.task.items
+            total_requests += item.task.request_count if endpoint else 0
+            console.print(f"run   {item.suite:<14} {item.task.key:<28} {item.task.items:>7,} items {requests}  "
+                          f"{item.task.title} [{item.task.protocol}; {item.spec}]", highlight=False, markup=False)
+        line = f"{len(planned)} tasks, {total_items:,} items"
+        if total_requests:
+            line += f", {total_requests:,} requests to the endpoint"
+        console.print(line + (" (quick)" if quick else ""), highlight=False, markup=False)
+        return
+    report = run_assay(spec, suites=chosen, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url)
+    for outcome in report.suites:
+        if outcome.skipped:
+            line = f"{outcome.suite:<14} skipped: {outcome.skipped}"
+        else:
+            line = f"{outcome.suite:<14} {outcome.verdict or 'no result'}"
+            failed = [t for t in outcome.tasks if t.status == "failed"]
+            if failed:
+                line += f" — {len(failed)} of {len(outcome.tasks)} tasks failed: " + "; ".join(
+                    f"{t.task}: {t.message.splitlines()[0]}" for t in failed)
+        console.print(line, highlight=False, markup=False)
+    console.print(f"scorecard: {report.scorecard}", highlight=False, markup=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _suite_list() -> str:
+    from chemassay.suites import suite_names
+
+    return ", ".join(suite_names())
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("reports/demo"), "--out", "-o", help="Folder for the results, summary.md and the "
+                             "scorecard index.html; run again into it to resume."),
+    suite: list[str] = typer.Option(None, "--suite", metavar="SUITE",
+                                    help=f"Run only these suites (repeatable): {_suite_list()}."),
+    quick: bool = typer.Option(False, "--quick", help="The documented quick subset of each suite (a smoke test)."),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Worker processes for the scoring (-1: all cores)."),
+) -> None:
+    """Every suite's built-in baseline through `chemassay assay`, on the suites' headline
+    settings; writes the scorecard OUT/index.html and OUT/summary.md."""
+    from chemassay.demo import SUMMARY, run_demo
+
+    report = run_demo(out, suites=suite or None, quick=quick, n_jobs=n_jobs)
+    for outcome in report.suites:
+        line = outcome.skipped and f"skipped: {outcome.skipped}" or (outcome.verdict or "no result")
+        console.print(f"{outcome.suite:<14} {line}", highlight=False, markup=False)
+    console.print(f"summary: {Path(out) / SUMMARY}", highlight=False, markup=False)
+    console.print(f"scorecard: {report.scorecard}", highlight=False, markup=False)
+    if report.failed:
+        raise typer.Exit(1)
 
 
 _mount_suites()
@@ -353,6 +439,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning user errors into one line and exit code 2."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    _mount_suites()
     try:
         code = app(args=args, standalone_mode=False)
         if isinstance(code, int) and code:

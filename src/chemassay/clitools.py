@@ -1,16 +1,20 @@
-"""Helpers shared by every suite's CLI: printing results, consistent option types."""
+"""Helpers shared by every suite's CLI: printing results, consistent option types, and the
+terminal side of the library's messages and progress (:func:`install_terminal_output`).
+
+This module and the CLI modules are the only ones that import typer or rich.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
-from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from chemassay.errors import UserInputError
 from chemassay.report.result import RequestSummary, Result
+from chemassay.runtime.files import need_file, writable_out  # noqa: F401  (re-exported for the CLI modules)
 from chemassay.runtime.progress import settings
 
 
@@ -28,9 +32,31 @@ console = _console()
 err_console = _console(stderr=True)
 
 
+def _hide_flag_types() -> None:
+    """Typer (0.2x) prints a ``<bool>`` type after every flag in ``--help``; a flag takes no
+    value, so show none (options that take a value keep their type)."""
+    option = getattr(getattr(typer, "core", None), "TyperOption", None)
+    shown = getattr(option, "display_type_rich", None)
+    if option is None or shown is None or getattr(shown, "_chemassay", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and getattr(self, "metavar", None) is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._chemassay = True
+    option.display_type_rich = display_type_rich
+
+
+_hide_flag_types()
+
+
 def emit(result: Result, out: str | os.PathLike | None) -> None:
     """Write ``result`` to ``out`` (atomically), record it in the results store (unless
     ``--no-store`` / ``CHEMASSAY_NO_STORE=1``) and print its short summary to stdout."""
+    from chemassay.report.store import store_result
+
     if out is not None:
         result.write(out)
     store_result(result, out)
@@ -40,42 +66,58 @@ def emit(result: Result, out: str | os.PathLike | None) -> None:
             console.print(f"wrote {out}", highlight=False, markup=False)
 
 
-def store_result(result: Result, source: str | os.PathLike | None = None) -> int | None:
-    """Record ``result`` in the results store; a store that cannot be used costs one warning
-    line on stderr, never the command (the result file is already written)."""
-    import sqlite3
-
-    from chemassay.report.store import StoreError, record
-
-    try:
-        return record(result, os.path.abspath(source) if source is not None else None)
-    except (StoreError, sqlite3.Error, OSError) as exc:
-        err_console.print(f"warning: result not recorded in the results store: {exc}", highlight=False,
-                          markup=False, soft_wrap=True)
-        return None
-
-
-def writable_out(path: str | os.PathLike | None, what: str = "output") -> Path | None:
-    """Check an ``--out`` path is writable before any work (``None`` passes through)."""
-    from chemassay.runtime.files import ensure_writable
-
-    return None if path is None else ensure_writable(path, what)
-
-
-def need_file(path: str | os.PathLike, what: str = "input") -> Path:
-    """Return ``path`` as a Path if it is an existing file, else raise a clear user error."""
-    target = Path(path)
-    if not target.exists():
-        raise UserInputError(f"{target}: no such {what} file")
-    if target.is_dir():
-        raise UserInputError(f"{target}: is a directory, expected a {what} file")
-    return target
-
-
 def info(message: str) -> None:
     """Print a progress/info line to stderr unless ``--quiet``."""
     if not settings.quiet:
         err_console.print(message, highlight=False, markup=False)
+
+
+class _ConsoleHandler(logging.Handler):
+    """The ``chemassay`` logger's messages on stderr: info unless ``--quiet``, warnings always."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno < logging.WARNING and settings.quiet:
+            return
+        text = record.getMessage()
+        if record.levelno >= logging.WARNING and not text.startswith(("warning", "error")):
+            text = f"warning: {text}"
+        err_console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _rich_renderer(description: str, total: int | None):
+    """A live rich progress bar (stderr is a terminal)."""
+    import contextlib
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    @contextlib.contextmanager
+    def bar():
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                      transient=True) as shown:
+            task = shown.add_task(description, total=total)
+            yield lambda n=1: shown.advance(task, n)
+
+    return bar()
+
+
+def install_terminal_output() -> None:
+    """Show the library's messages on stderr and its progress as a live bar (stderr is a
+    terminal) or as a line every few seconds (a log, a pipe, CI)."""
+    from chemassay.runtime.progress import LineRenderer, logger, set_renderer
+
+    if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
+        logger.addHandler(_ConsoleHandler())
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    set_renderer(_rich_renderer if sys.stderr.isatty() else LineRenderer())
 
 
 OutOption = typer.Option(None, "--out", "-o", help="Write the JSON result here.")

@@ -210,3 +210,11 @@ def test_bundled_source_path():
     spec = get_spec("uspto-15k")
     assert isinstance(spec.sources[0], BundledSource)
     assert locate("uspto-15k").name == "uspto15k"
+
+
+def test_the_moses_description_counts_what_the_loader_returns():
+    """``data list`` and ``load_dataset`` agree: the SMILES counts, not the files' line counts."""
+    from chemassay.data import get_spec
+
+    description = get_spec("moses").description
+    assert "train 1,584,663 / test 176,074 / scaffold test 176,225 SMILES" in description

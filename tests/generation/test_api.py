@@ -8,10 +8,10 @@ import json
 import math
 from pathlib import Path
 
+import chemassay.generation as generation
 import numpy as np
 import pytest
 
-import chemassay.generation as generation
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.generation import metrics as metrics_module
@@ -60,8 +60,9 @@ def test_result_contract(from_file, gen_file):
     result = from_file
     assert result.suite == "generation" and result.task == "evaluate"
     assert result.model.kind == "predictions" and result.model.checksum == sha256_file(gen_file)
-    assert result.counts["input"] == 40 and len(result.item_ids) == 40
-    assert result.n == result.counts["valid"] and len(result.skipped) == result.counts["invalid"] > 0
+    counts = result.details.counts
+    assert counts.input == 40 and len(result.item_ids) == 40
+    assert result.n == counts.valid and len(result.skipped) == counts.invalid > 0
     assert all(item.line == item.index + 2 for item in result.skipped)  # the file's header is line 1
     assert result.dataset.name == "moses_test_300" and result.config["train"] == str(TRAIN)
     assert {ref.path for ref in result.inputs} == {str(gen_file), str(TEST_STATS), str(SCAFFOLD_STATS), str(TRAIN)}
@@ -73,8 +74,8 @@ def test_result_contract(from_file, gen_file):
         interval = result.intervals[key]
         assert interval.low <= result.metrics[key] <= interval.high and interval.resamples == 1000
     # Novelty counts each distinct molecule once; Filters and SNN every valid one.
-    assert sum(v is not None for v in result.item_scores["Novelty"]) == result.counts["unique_valid"]
-    assert sum(v is not None for v in result.item_scores["Filters"]) == result.counts["valid"]
+    assert sum(v is not None for v in result.item_scores["Novelty"]) == counts.unique_valid
+    assert sum(v is not None for v in result.item_scores["Filters"]) == counts.valid
 
 
 def test_novelty_has_one_default_everywhere():
@@ -92,7 +93,7 @@ def test_one_reader_rule_for_evaluate_and_filter(tmp_path):
     with pytest.warns(UserWarning):
         scored = generation.evaluate(table, test=TEST_STATS, scaffold_test=None, train=None, bootstrap=0)
     filtered = generation.filter(table)
-    assert scored.counts["input"] == filtered.n == 4
+    assert scored.details.counts.input == filtered.n == 4
     assert [(item.line, item.reason) for item in scored.skipped] == [
         (3, "invalid SMILES: empty string"), (5, "invalid SMILES: SMILES syntax error"),
     ]

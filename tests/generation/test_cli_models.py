@@ -23,7 +23,8 @@ def test_filter_command(cli, tmp_path):
     assert result["metrics"]["removed/mcf"] == 1
     assert result["metrics"]["removed/charge"] == 1
     assert result["skipped"][0]["line"] == 3 and "unparseable" in result["skipped"][0]["reason"]
-    assert result["alert_hits"] == {"MCF4": 1}
+    assert result["details"]["alert_hits"] == {"MCF4": 1}
+    assert result["details"]["output"]["kept"] == str(kept) and result["details"]["output"]["rejected"]
     rows = list(csv.DictReader((tmp_path / "rej.csv").open()))
     assert [(r["line"], r["filter"]) for r in rows] == [("3", "parse"), ("5", "mcf"), ("7", "charge")]
 

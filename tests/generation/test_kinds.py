@@ -171,7 +171,7 @@ def test_evaluate_samples_a_model_first(cli, tmp_path, ngram_file, small_referen
     assert result.model.checksum == sha256_file(ngram_file)
     assert result.config["n"] == 40 and result.config["seed"] == 0
     assert samples.read_text().splitlines()[:20] == REFERENCE_NGRAM
-    assert result.counts["input"] == 40 and len(result.item_ids) == 40
+    assert result.details.counts.input == 40 and len(result.item_ids) == 40
     out = tmp_path / "r.json"
     outcome = cli("generation", "evaluate", "--model", f"ngram:{ngram_file}", "--n", "40", "--test", reference,
                   "--scaffold-test", "none", "--train", DATA / "moses_train_2000.txt", "--out", out, "--no-plot")

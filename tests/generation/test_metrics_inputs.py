@@ -101,7 +101,7 @@ def test_cli_custom_reference_smiles_file_is_cached(cli, tmp_path, isolated_home
     assert len(cached) == 1
     result = json.loads(out.read_text())
     assert result["metrics"]["valid"] == 0.75 and "FCD/TestSF" not in result["metrics"]
-    assert result["references"]["Test"]["source"] == "computed"
+    assert result["details"]["references"]["Test"]["source"] == "computed"
     assert not (tmp_path / "r.properties.png").exists()
     again = cli(*args)
     assert again.code == 0 and json.loads(out.read_text())["metrics"] == result["metrics"]

@@ -108,7 +108,7 @@ def test_metrics_cli_on_shipped_data(cli, tmp_path, isolated_home):
     result = json.loads(out.read_text())
     assert result["suite"] == "generation" and result["task"] == "evaluate"  # the verb; "metrics" is its old name
     assert list(result["metrics"]) == list(METRIC_KEYS)
-    counts = result["counts"]
+    counts = result["details"]["counts"]
     assert counts["input"] == 60 and counts["valid"] + counts["invalid"] == 60
     assert result["n"] == counts["valid"] and len(result["skipped"]) == counts["invalid"] > 0
     first_bad = result["skipped"][0]
@@ -118,4 +118,4 @@ def test_metrics_cli_on_shipped_data(cli, tmp_path, isolated_home):
     assert {ref["path"] for ref in result["inputs"]} >= {str(gen), str(DATA / "moses_train_2000.txt")}
     png = tmp_path / "result.properties.png"
     assert png.is_file() and png.read_bytes()[:4] == b"\x89PNG"
-    assert result["plot"] == str(png)
+    assert result["details"]["plot"] == str(png)

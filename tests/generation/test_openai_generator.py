@@ -23,7 +23,7 @@ def test_chat_model_is_evaluated_as_a_generator(openai_server, isolated_home, sm
                                  train=small_reference[:20], bootstrap=100)
     assert result.model.kind == "openai" and result.model.spec == spec
     assert result.model.parameters["model"] == "chemist"
-    assert result.counts["input"] == 20 and result.metrics["valid"] == 1.0  # the server's SMILES are all valid
+    assert result.details.counts.input == 20 and result.metrics["valid"] == 1.0  # the server's SMILES are all valid
     assert result.metrics["Novelty"] == 1.0  # none of its 15 molecules is in the MOSES sample
     assert 0.0 < result.metrics["SNN/Test"] < 1.0 and result.metrics["FCD/Test"] > 0
     requests = openai_server.chat_requests()
@@ -62,7 +62,7 @@ def test_prose_and_failed_requests_are_counted_as_invalid_samples(openai_server,
     # the samples a failed request should have given are invalid, listed with the request's reason
     assert result.metrics["valid"] == 0.0 and len(result.skipped) == 5
     assert all(item.reason.startswith("request failed: HTTP 404") for item in result.skipped)
-    assert any("requests to the model failed" in warning for warning in result.warnings)
+    assert any("requests to the model failed" in warning for warning in result.details.warnings)
     assert result.requests.failed == 1 and result.requests.new == 0
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import chemassay.mechanism as mechanism
 import numpy as np
 import pytest
 
-import chemassay.mechanism as mechanism
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.error_analysis import CATEGORIES, answer_shape, smiles_problem
 from chemassay.suites.mechanism.records import Step
@@ -129,7 +129,7 @@ BAD_ANSWERS = {
 
 def test_error_taxonomy_counts_every_kind_of_error():
     result = mechanism.evaluate(BAD_ANSWERS, bootstrap=0, domain_pool="none")
-    taxonomy = result.error_taxonomy
+    taxonomy = result.details.error_taxonomy.model_dump()
     counts = taxonomy["counts"]
     assert set(counts) == set(CATEGORIES)
     assert {k: result.metrics[f"error/{k}"] for k in CATEGORIES} == counts
@@ -147,7 +147,7 @@ def test_error_taxonomy_counts_every_kind_of_error():
     assert example["reaction_id"] == "NR-001" and example["step"] == 5 and "Br" in example["reason"]
     assert taxonomy["examples"]["valence_charge"][0]["smiles"] == "CC(C)(C)(C)(C)O"
     # scored as the paper scores them: unreadable answers 0 on every metric, never a crash
-    rows = {row["reaction_id"]: row for row in result.reactions}
+    rows = {row.reaction_id: row.model_dump() for row in result.details.reactions}
     assert rows["NR-002"]["status"] == "unparsed" and rows["NR-002"]["S_total"] == 0.0 and rows["NR-002"]["V"] == 0.0
     assert rows["NG-004"]["status"] == "unparsed" and rows["NR-001"]["S_total"] == pytest.approx(0.2286, abs=1e-4)
     assert rows["NR-001"]["V"] == pytest.approx(4 / 6)  # the invalid and the pentavalent intermediates
@@ -155,7 +155,7 @@ def test_error_taxonomy_counts_every_kind_of_error():
 
 def test_strict_parsing_counts_the_truncated_answer_as_unparsed(cli, tmp_path):
     result = mechanism.evaluate(BAD_ANSWERS, strict=True, bootstrap=0, domain_pool="none")
-    taxonomy = result.error_taxonomy
+    taxonomy = result.details.error_taxonomy.model_dump()
     assert taxonomy["counts"]["unparsed_answer"] == 3 and taxonomy["counts"]["repaired_answer"] == 0
     assert taxonomy["unparsed_reasons"] == {"empty answer": 1, "truncated answer": 1, "not a step list": 1}
     pred = tmp_path / "bad.jsonl"
@@ -168,14 +168,14 @@ def test_strict_parsing_counts_the_truncated_answer_as_unparsed(cli, tmp_path):
     assert written.metrics["n_in_domain"] == 159 and written.config["domain_pool"]["source"] == "template"
     done = cli("mechanism", "evaluate", pred, "--domain-pool", "none", "--out", tmp_path / "s.json", "--bootstrap", "0")
     assert done.code == 0 and "n_in_domain" not in read_result(tmp_path / "s.json").metrics
-    assert any(e["reason"].startswith("no response") for e in written.error_taxonomy["examples"]["no_answer"])
+    assert any(e["reason"].startswith("no response") for e in written.details.error_taxonomy.examples["no_answer"])
 
 
 @needs_drfp
 def test_taxonomy_of_the_nearest_neighbour_baseline():
     result = mechanism.evaluate(model="nearest-neighbour", bootstrap=0)
-    counts = result.error_taxonomy["counts"]
-    tags = result.alignment_tags
+    counts = result.details.error_taxonomy.counts
+    tags = result.details.alignment_tags
     # every alignment tag of an error is one event; its intermediates are all valid products
     assert counts["wrong_step_type"] == tags["type_mismatch"] and counts["extra_step"] == tags["skip_pred"]
     assert counts["skipped_critical_step"] + counts["skipped_step"] == tags["skip_gold"]
@@ -204,11 +204,11 @@ def test_domain_split_of_a_result(tmp_path, gold_reactions):
     result = mechanism.evaluate(answers, bootstrap=200)
     assert result.config["domain_pool"] == {"source": "template", "origin": "default", "size": 166}
     assert result.metrics["n_in_domain"] == 159 and result.metrics["n_out_of_domain"] == 37
-    domains = [row["domain"] for row in result.reactions]
+    domains = [row.domain for row in result.details.reactions]
     inside = [v for v, d in zip(result.item_scores["S_total"], domains, strict=True) if d == "in-domain"]
     assert result.metrics["in-domain/S_total"] == pytest.approx(sum(inside) / len(inside))
     assert result.item_scores["out-of-domain/L"].count(None) == 159
-    assert result.by_domain["in-domain"]["n"] == 159
+    assert result.details.by_domain["in-domain"].n == 159
     interval = result.intervals["in-domain/S_total"]
     assert interval.low <= result.metrics["in-domain/S_total"] <= interval.high
     # a pool of two families: only their reactions are in-domain
@@ -216,4 +216,4 @@ def test_domain_split_of_a_result(tmp_path, gold_reactions):
     narrow = mechanism.evaluate(answers, domain_pool=pool, bootstrap=0)
     assert narrow.metrics["n_in_domain"] == 2 and narrow.metrics["in-domain/S_total"] == 1.0
     off = mechanism.evaluate(answers, domain_pool="none", bootstrap=0)
-    assert "n_in_domain" not in off.metrics and not off.by_domain and "domain" not in off.reactions[0]
+    assert "n_in_domain" not in off.metrics and not off.details.by_domain and off.details.reactions[0].domain is None

@@ -8,10 +8,10 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import chemassay.mechanism as mechanism
 import pytest
 
 import chemassay
-import chemassay.mechanism as mechanism
 from chemassay.models import check_model
 from chemassay.report.result import read_result
 from chemassay.suites.mechanism.baselines import gold_oracle
@@ -52,7 +52,7 @@ def test_file_dict_and_records_give_the_cli_numbers(cli, tmp_path, gold_reaction
 def test_baselines_are_model_kinds_with_the_pinned_numbers():
     oracle = mechanism.evaluate(model="gold-oracle", bootstrap=0)
     assert [oracle.metrics[k] for k in ("S_total", "S_partial", "V", "L")] == [1.0, 1.0, 1.0, 1.0]
-    assert oracle.model.kind == "gold-oracle" and oracle.model.parameters["gold"] == "gold" and not oracle.warnings
+    assert oracle.model.kind == "gold-oracle" and oracle.model.parameters["gold"] == "gold" and not oracle.details.warnings
     neighbour = mechanism.evaluate(model="nearest-neighbour", bootstrap=0)
     # the same values as the demo (docs/mechanism.md): S_total 0.0629, S_partial 0.0742, V 1.0, L 0.1928
     assert neighbour.metrics["S_total"] == pytest.approx(0.06288794362567093, abs=1e-15)
@@ -72,7 +72,9 @@ def test_numbers_unchanged_from_the_previous_release(tmp_path):
         pytest.approx(0.06275510204081633, abs=1e-15), pytest.approx(0.07408163265306122, abs=1e-15),
         pytest.approx(0.19239795918367347, abs=1e-15))
     on_templates = mechanism.evaluate(rows, gold="template", bootstrap=0)
-    assert on_templates.n == 166 and len(on_templates.skipped) == 39
+    missing = [item for item in on_templates.skipped if item.reason.startswith("no prediction:")]
+    assert on_templates.n == 166 and len(on_templates.skipped) - len(missing) == 39  # rows and records left out
+    assert len(missing) == on_templates.metrics["n_missing"] == 8  # scored as empty mechanisms
     assert on_templates.metrics["S_partial"] == pytest.approx(0.0017902569094463694, abs=1e-15)
     assert on_templates.metrics["V"] == pytest.approx(0.9518072289156626, abs=1e-15)
     gold_pool = mechanism.evaluate(model="nearest-neighbour:pool=gold", bootstrap=0).metrics
@@ -128,7 +130,7 @@ def test_chat_model_through_the_cli_and_check_model(cli, tmp_path, openai_server
     assert result.code == 0, result.stderr
     data = read_result(out)
     assert data.n == 3 and data.metrics["n_scored"] == 3 and data.config["prompt"] == "cot"
-    assert all(row["repairs"].get("smiles_key:intermediate") == 1 for row in data.model_dump()["reactions"])
+    assert all(row.repairs.get("smiles_key:intermediate") == 1 for row in data.details.reactions)
     assert {row["prompt_style"] for row in map(json.loads, pred.read_text().splitlines())} == {"cot"}
     assert "think step by step" in openai_server.chat_requests()[0]["messages"][0]["content"]
     for spec in (f"openai:m,base_url={openai_server.base_url}", "gold-oracle", "nearest-neighbour"):
@@ -141,7 +143,8 @@ def test_a_failed_request_is_a_failed_item_with_its_reason(openai_server):
     spec = f"openai:m,base_url={openai_server.base_url},retries=0"
     result = mechanism.evaluate(model=spec, limit=2, bootstrap=0)
     assert result.metrics["n_unparsed"] == 2 and result.config["run"]["failed"] == 2
-    assert all("HTTP 404" in failure["reason"] for failure in result.failures)
+    failed = [item for item in result.skipped if item.reason.startswith("unparsed prediction")]
+    assert len(failed) == 2 and all("HTTP 404" in item.reason for item in failed)
 
 
 def test_python_object_as_predictor(gold_reactions):

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("pytorch_lightning")
 
 import chemassay.mechanism as mechanism  # noqa: E402
+
 from chemassay.errors import UserInputError  # noqa: E402
 from chemassay.models import check_model  # noqa: E402
 from chemassay.suites.mechanism.expand import expand_templates, load_substituents  # noqa: E402

@@ -49,7 +49,7 @@ def test_run_scores_the_served_answers(cli, tmp_path, fake_openai, monkeypatch):
     data = read_result(scored)
     assert data.n == 8  # --limit: only the reactions asked about are scored
     assert data.metrics["S_total"] == 1.0 and data.metrics["L"] == 1.0
-    assert all(row["repairs"]["answer_tags"] == 1 for row in data.model_dump()["reactions"])
+    assert all(row.repairs["answer_tags"] == 1 for row in data.details.reactions)
 
 
 def test_retries_backoff_and_resume(cli, tmp_path, fake_openai, gold_reactions):

@@ -26,13 +26,13 @@ def test_gold_oracle_scores_one_on_all_196(cli, tmp_path, gold_reactions):
     assert data.n == 196 and not data.skipped
     assert {k: data.metrics[k] for k in ("S_total", "S_partial", "V", "L")} == {"S_total": 1.0, "S_partial": 1.0, "V": 1.0, "L": 1.0}
     assert data.metrics["exact_mechanisms"] == 196
-    extra = data.model_dump()
+    extra = data.model_dump()["details"]
     assert set(extra["by_level"]) == {"easy", "medium", "hard"} and extra["by_level"]["hard"]["n"] == 23
     assert extra["alignment_tags"] == {"match": 858, "type_mismatch": 0, "skip_gold": 0, "skip_pred": 0}
     assert all(row["S_total"] == 1.0 for row in extra["reactions"])
     assert extra["by_type"]["proton_transfer"]["steps"] == 289 and extra["by_type"]["proton_transfer"]["match_rate"] == 1.0
     assert sum(v["n"] for v in extra["by_length"].values()) == 196
-    assert data.dataset.name == "omebench/oMe_Gold.json"
+    assert data.dataset.name == "omebench" and data.setting == {"dataset": "gold"}  # a file's rows name no prompt
     assert [i.sha256 for i in data.inputs][0] == data.dataset.sha256
     assert "S_total" in result.stdout
 
@@ -59,9 +59,10 @@ def test_messy_prediction_file_is_reported_not_dropped(cli, tmp_path, gold_react
     assert reasons[(5, first.reaction_id)].startswith("repeated reaction_id (line 1")
     assert reasons[(6, None)] == "no reaction_id"
     assert "not valid JSON" in reasons[(3, None)]
-    assert data["failures"] == [{"line": 2, "item": second.reaction_id, "reason": "no JSON list of steps found in the response"}]
-    assert len(data["missing"]) == 194 and third.reaction_id in data["missing"]
-    rows_by_id = {r["reaction_id"]: r for r in data["reactions"]}
+    assert reasons[(2, second.reaction_id)] == "unparsed prediction: no JSON list of steps found in the response (scored 0)"
+    missing = [s["item"] for s in data["skipped"] if s["reason"].startswith("no prediction:")]
+    assert len(missing) == 194 and third.reaction_id in missing
+    rows_by_id = {r["reaction_id"]: r for r in data["details"]["reactions"]}
     assert rows_by_id[first.reaction_id]["S_total"] == 1.0 and rows_by_id[first.reaction_id]["repairs"] == {"code_fence": 1}
     assert rows_by_id[second.reaction_id]["status"] == "unparsed" and rows_by_id[second.reaction_id]["V"] == 0.0
     assert rows_by_id[third.reaction_id]["status"] == "missing" and rows_by_id[third.reaction_id]["alignment"] == ["skip_gold"] * len(third.steps)
@@ -84,8 +85,8 @@ def test_round_and_strict_reproduce_the_published_tool(cli, tmp_path, gold_react
     lenient, strict = tmp_path / "lenient.json", tmp_path / "strict.json"
     assert cli("mechanism", "score", "gold", pred, "--out", lenient).code == 0
     assert cli("mechanism", "score", "gold", pred, "--out", strict, "--round", "2", "--strict").code == 0
-    rows_l = {r["reaction_id"]: r for r in read_result(lenient).model_dump()["reactions"]}
-    rows_s = {r["reaction_id"]: r for r in read_result(strict).model_dump()["reactions"]}
+    rows_l = {r["reaction_id"]: r for r in read_result(lenient).model_dump()["details"]["reactions"]}
+    rows_s = {r["reaction_id"]: r for r in read_result(strict).model_dump()["details"]["reactions"]}
     assert rows_l["NR-001"]["S_total"] == pytest.approx(0.8285714285714285)
     assert (rows_s["NR-001"]["S_total"], rows_s["NR-001"]["L"]) == (0.83, 0.67)
     # a step without subtype: repaired (the type has one subtype) leniently, a zero for the published tool
@@ -131,7 +132,7 @@ def test_validate_cli(cli, tmp_path):
     gold = cli("mechanism", "validate", "gold", "--out", out)
     assert gold.code == 1 and "step_numbering" in gold.stdout
     data = read_result(out).model_dump()
-    assert data["metrics"]["errors"] == 4 and len(data["problems"]) == 4
+    assert data["metrics"]["errors"] == 4 and len(data["details"]["problems"]) == 4
     assert data["inputs"][0]["path"] == str(bundled_path("gold"))
     clean = tmp_path / "clean.jsonl"
     step = {"step": 1, "type": "addition", "subtype": "nucleophilic_addition", "intermediate_smiles": "CCO"}

@@ -12,9 +12,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import chemassay.mechanism as mechanism
+import pytest
 
 
 def lines(path):

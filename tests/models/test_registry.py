@@ -27,8 +27,8 @@ def test_builtin_kinds_and_protocols():
     assert {"openai", "hf", "python", "predictions"} <= names
     assert "encoder" in get_kind("openai").protocols
     for kind in list_kinds():
-        assert set(kind.protocols) <= set(PROTOCOLS)
-    assert all("generator" in k.protocols for k in list_kinds("generator"))
+        assert set(kind.protocol_names) <= set(PROTOCOLS)
+    assert all(k.implements("generator") for k in list_kinds("generator"))
 
 
 def test_listing_kinds_imports_no_heavy_library():
@@ -150,3 +150,18 @@ def test_answer_parsers_accept_bare_and_wrapped_answers_but_not_prose():
     assert parse_bag_answer("Products: {2}O.{1}CCO") == "{2}O.{1}CCO"
     assert parse_bag_answer("{1}CCO") == "{1}CCO"
     assert parse_smiles_lines("1. CCO\n2. xyz\n- c1ccccc1") == ["CCO", "xyz", "c1ccccc1"]
+
+
+def test_a_python_model_is_found_in_the_working_folder(tmp_path, monkeypatch):
+    """``chemassay models check python:my_models:Retro`` run from the module's own folder (the
+    console script does not put the working folder on sys.path; python -m would)."""
+    (tmp_path / "cwd_models_for_test.py").write_text(
+        "class Retro:\n    def predict(self, reactants, k=10):\n        return [['CCO'] for _ in reactants]\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    from chemassay.models import load_model
+
+    model = load_model("python:cwd_models_for_test:Retro", "reaction-predictor")
+    assert model.predict(["CC.O"], k=1) == [["CCO"]]
+    with pytest.raises(UserInputError, match="cannot import 'no_such_module_here'"):
+        load_model("python:no_such_module_here:Retro", "reaction-predictor")

@@ -95,3 +95,23 @@ def test_a_bad_checkpoint_is_a_clear_error(tmp_path):
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(UserInputError, match="not a usable checkpoint"):
         load_module_state(Tiny(), bad)
+
+
+def test_training_in_a_log_shows_its_epochs_and_no_lightning_noise(tmp_path):
+    """stderr is a pipe (a log file, CI): progress comes as lines ("epoch 2/2: ..."), counted
+    from 1 to the number of epochs, and Lightning's banners, tips and warnings stay out."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CHEMASSAY_PROGRESS_INTERVAL": "0", "CHEMASSAY_NO_STORE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "chemassay", "models", "train", "seq2seq", "--train", "uspto-15k", "--limit", "40",
+         "--valid-limit", "8", "--config", "tiny", "--max-epochs", "2", "--steps-per-epoch", "3",
+         "--out", str(tmp_path / "m"), "--threads", "1", "--device", "cpu"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "epoch 1/2: " in done.stderr and "epoch 2/2: 3/3 (100 %)" in done.stderr
+    for noise in ("GPU available", "TPU available", "litlogger", "Tip", "limit_val_batches", "LeafSpec",
+                  "Warning", "Epoch 1/"):
+        assert noise not in done.stderr, done.stderr

@@ -59,9 +59,13 @@ def test_cli_and_api_give_the_numbers_of_before(cli, tmp_path, dataset_a_files):
     out = tmp_path / "e.json"
     assert cli("reaction-ood", "evaluate", preds, "--truth", test, "--out", out).code == 0
     from_file = json.loads(out.read_text())
-    assert from_file["n"] == 100 and from_file["skipped"] == []
+    # the reactions the model gave no product for have no row in the file: each is listed
+    missing = from_file["metrics"]["n_missing_predictions"]
+    assert from_file["n"] == 100 and missing > 0 and len(from_file["skipped"]) == missing
+    assert {s["reason"] for s in from_file["skipped"]} == {"no prediction for this test reaction; scored as wrong"}
+    assert from_file["skipped"][0]["line"] == 2 + from_file["skipped"][0]["index"]
     assert {k: from_file["metrics"][k] for k in BEFORE_EVALUATE} == pytest.approx(BEFORE_EVALUATE)
-    first_class = dict(from_file["breakdowns"]["class_level1"][0])
+    first_class = dict(from_file["details"]["breakdowns"]["class_level1"][0])
     assert first_class.pop("top1_accuracy_regio_agnostic") >= 0.25  # added after main at dc3089a
     assert first_class == pytest.approx(
         {"group": "1", "n": 20, "top1_accuracy": 0.25, "top2_accuracy": 0.35, "top3_accuracy": 0.35,
@@ -69,6 +73,8 @@ def test_cli_and_api_give_the_numbers_of_before(cli, tmp_path, dataset_a_files):
     # the live model in process, and the API on the predictions file: the same numbers
     live = evaluate(model=f"template-knn:{model}", truth=test, k=5)
     assert {k: live.metrics[k] for k in BEFORE_EVALUATE} == pytest.approx(BEFORE_EVALUATE)
+    # a live model's empty answer is an answer, not a failed item
+    assert live.skipped == [] and live.metrics["n_missing_predictions"] == missing
     assert live.model.kind == "template-knn" and live.model.spec == f"template-knn:{model}"
     assert from_file["model"]["kind"] == "predictions" and from_file["model"]["spec"] == f"predictions:{preds}"
     api_file = evaluate(str(preds), test)
@@ -79,8 +85,9 @@ def test_cli_and_api_give_the_numbers_of_before(cli, tmp_path, dataset_a_files):
 
 
 def test_template_knn_kind_and_its_identity(tmp_path, dataset_a_files):
-    from chemassay.models import check_model, list_kinds, load_model, model_ref
     from chemassay.reaction_ood import train
+
+    from chemassay.models import check_model, list_kinds, load_model, model_ref
     from chemassay.suites.reaction_ood.template_knn import TemplateKnnModel
 
     path = tmp_path / "m.npz"
@@ -169,6 +176,7 @@ def test_every_key_is_declared_by_a_card():
     from chemassay.suites.reaction_ood.metrics import METRIC_CARDS
 
     keys = ["top1_accuracy", "top10_accuracy_stereo_agnostic", "n_duplicate_predictions", "n_model_failures",
+            "n_unmatched_prediction_ids",
             "round2_top3_accuracy", "document test_ood/difference_median", "ood/reactant_mean", "rows_out",
             "no_new_product_heavy_enough", "failed"]
     for key in keys:
@@ -188,6 +196,6 @@ def test_data_verbs_through_the_api(tmp_path):
     manifest = split(tmp_path / "clean.parquet", tmp_path / "split", config={"kind": "random", "test": 100, "valid": 50})
     assert manifest["parts"]["test"]["rows"] == 100
     checked = verify(tmp_path / "split")
-    assert checked.metrics["failed"] == 0 and checked.metrics["checks"] == len(checked.model_extra["checks"])
+    assert checked.metrics["failed"] == 0 and checked.metrics["checks"] == len(checked.details.checks)
     with pytest.raises(UserInputError, match="already holds a split"):
         split(tmp_path / "clean.parquet", tmp_path / "split", config={"kind": "random"})

@@ -137,8 +137,15 @@ def test_evaluate_cli_writes_the_result_contract(cli, tmp_path, test_frame):
     assert data["suite"] == "reaction-ood" and data["task"] == "evaluate" and data["n"] == 5
     assert data["metrics"]["top1_accuracy"] == pytest.approx(0.2)
     assert data["config"]["label"] == "random"
-    assert set(data["breakdowns"]) == {"year", "class_level1", "class_level2", "class_code"}
-    assert data["missing_prediction_ids"] == ["e"]
+    assert set(data["details"]["breakdowns"]) == {"year", "class_level1", "class_level2", "class_code"}
+    assert data["details"]["per_item"] == str(items)
+    # the test reaction without predictions and the prediction id no test reaction has: listed
+    assert data["skipped"] == [
+        {"line": 6, "item": "e", "index": 4, "reason": "no prediction for this test reaction; scored as wrong"},
+        {"line": None, "item": "zz", "index": None,
+         "reason": "prediction file: id not among the test reactions; ignored"},
+    ]
+    assert data["metrics"]["n_missing_predictions"] == 1 and data["metrics"]["n_unmatched_prediction_ids"] == 1
     assert [i["sha256"] is not None for i in data["inputs"]] == [True, True]
     assert len(pd.read_parquet(items)) == 5
 
@@ -170,6 +177,7 @@ def test_result_names_the_split_from_its_manifest(cli, tmp_path, test_frame):
     long_predictions().to_csv(preds, index=False)
     out = tmp_path / "r.json"
     assert cli("reaction-ood", "evaluate", preds, "--truth", split_dir / "test_ood.parquet", "--out", out).code == 0
-    dataset = json.loads(out.read_text())["dataset"]
-    assert dataset["name"] == "schneider_clean.parquet / schneider_document split / test_ood.parquet"
-    assert len(dataset["sha256"]) == 64
+    data = json.loads(out.read_text())
+    # the part and split kind go into the setting; the name is the data the split was made from
+    assert data["dataset"]["name"] == "schneider_clean.parquet" and len(data["dataset"]["sha256"]) == 64
+    assert data["setting"] == {"split": "document", "part": "test_ood"}

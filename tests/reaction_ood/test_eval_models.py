@@ -141,13 +141,15 @@ def test_failed_chat_requests_count_as_wrong_with_their_reason(openai_server, is
                       k=2, bootstrap=0)
     assert result.n == 2 and result.metrics["n_model_failures"] == 1
     assert result.metrics["top1_accuracy"] == 0.0 and result.metrics["n_missing_predictions"] == 1
-    [failure] = result.model_extra["model_failures"]
-    assert failure["line"] == 3 and failure["item"] == "1" and "request failed" in failure["reason"]
+    [failure] = result.skipped
+    assert failure.line == 3 and failure.item == "1" and failure.index == 1
+    assert "the model failed (request failed" in failure.reason and failure.reason.endswith("scored as wrong")
 
 
 def test_model_specs_and_objects(tmp_path, monkeypatch, grignard_test):
-    from chemassay.errors import UserInputError as InputError
     from chemassay.reaction_ood import evaluate, predict
+
+    from chemassay.errors import UserInputError as InputError
 
     module = tmp_path / "my_rxn_model.py"
     module.write_text(
@@ -198,7 +200,10 @@ def test_train_baseline_predict_evaluate_plot_cli(cli, tmp_path):
     skipped = json.loads(results[0].read_text())["skipped"]
     scored = json.loads(results[0].read_text())
     assert scored["metrics"]["top3_accuracy_stereo_agnostic"] >= 0.6
-    assert scored["n"] + len(skipped) == 16
+    # nothing lost: every test reaction is scored, or listed with why it could not be
+    unscored = [item for item in skipped if "scored as wrong" not in item["reason"]]
+    assert scored["n"] + len(unscored) == 16
+    assert len(skipped) - len(unscored) == scored["metrics"]["n_missing_predictions"]
     png = tmp_path / "bars.png"
     assert cli("reaction-ood", "plot", "bars", *results, "--out", png).code == 0
     assert png.stat().st_size > 5000
@@ -214,7 +219,7 @@ def test_plot_years_draws_one_line_per_cutoff(cli, tmp_path):
         rows = [{"group": year, "n": 50, "top1_accuracy": base - 0.02 * max(0, year - cutoff)}
                 for year in range(2003, 2016)]
         result = Result(suite="reaction-ood", task="evaluate", metrics={"top1_accuracy": base}, n=650,
-                        config={"label": f"upto {cutoff}"}, breakdowns={"year": rows})
+                        config={"label": f"upto {cutoff}"}, details={"breakdowns": {"year": rows}})
         path = tmp_path / f"t{cutoff}.json"
         result.write(path)
         paths.append(path)

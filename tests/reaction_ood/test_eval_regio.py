@@ -2,6 +2,7 @@
 products count as correct, other molecules do not."""
 
 from chemassay.reaction_ood import evaluate
+
 from chemassay.suites.reaction_ood.metrics import regio_key, regio_set, score_item
 
 

@@ -113,8 +113,11 @@ def test_shift_cli_writes_result_and_plot(cli, tmp_path, schneider_reactions):
     assert run.code == 0, run.stderr
     data = json.loads(out.read_text())
     assert data["task"] == "shift" and data["n"] == 60
-    assert data["skipped"][0]["line"] == 62
+    assert data["skipped"][0]["line"] == 62 and data["skipped"][0]["item"] == "random"
     assert 0 < data["metrics"]["random/reactant_median"] < 1
+    summary = data["details"]["summaries"]["random/reactant"]
+    assert summary["n"] == 60 and summary["q25"] <= summary["median"] <= summary["q75"]
+    assert data["details"]["plot"] == str(png) and data["details"]["per_item"] == str(items)
     assert png.stat().st_size > 5000
     assert len(pd.read_csv(items)) == 61
 

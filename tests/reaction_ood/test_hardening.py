@@ -109,8 +109,9 @@ def test_duplicated_prediction_ids_are_reported_and_the_first_counts(cli, tmp_pa
     result = json.loads(out.read_text())
     assert result["metrics"]["top1_accuracy"] == pytest.approx(top1)
     assert result["metrics"]["n_duplicate_predictions"] == 1
-    [duplicate] = result["duplicate_predictions"]
+    [duplicate] = result["skipped"]
     assert duplicate["line"] == 4 and duplicate["item"] == "b" and "first on line 3" in duplicate["reason"]
+    assert duplicate["reason"].startswith("prediction file: ")
 
 
 def test_duplicated_ranks_in_the_long_layout_are_reported(tmp_path, truth):
@@ -122,8 +123,10 @@ def test_duplicated_ranks_in_the_long_layout_are_reported(tmp_path, truth):
     preds.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = evaluate(str(preds), truth, bootstrap=0)
     assert result.metrics["top1_accuracy"] == pytest.approx(1 / 3) and result.metrics["top2_accuracy"] == pytest.approx(2 / 3)
-    assert result.model_extra["duplicate_predictions"] == [
-        {"line": 3, "item": "a", "reason": "id 'a' rank 1 given again; the first row counts"}]
+    assert [item.model_dump() for item in result.skipped] == [
+        {"line": 4, "item": "c", "index": 2, "reason": "no prediction for this test reaction; scored as wrong"},
+        {"line": 3, "item": "a", "index": None,
+         "reason": "prediction file: id 'a' rank 1 given again; the first row counts"}]
 
 
 def test_unwritable_out_fails_before_any_work(cli, tmp_path, truth):

@@ -22,20 +22,19 @@ def stoichiometry_result(model: str = "seq2seq", em_rate: float = 0.6, seed: int
     n = 60
     ids = [f"line-{i + 1}" for i in range(n)]
     em = (rng.random(n) < em_rate).astype(float).tolist()
-    rows = [
-        # ethanol + acetic acid → a thioester: sulphur appears from nowhere, oxygen vanishes
-        {"line": 1, "valid": True, "EM": 0.0, "balance": "DE", "source": "{1}CC(=O)O.{1}OCC",
-         "prediction": "{1}CC(=O)SCC.{1}O", "target": "{1}CC(=O)OCC.{1}O"},
-        # a chlorine vanishes: the HCl by-product is dropped
-        {"line": 2, "valid": True, "EM": 0.0, "balance": "DEF", "source": "{1}CC(=O)Cl.{1}NC",
-         "prediction": "{1}CC(=O)NC", "target": "{1}CC(=O)NC.{1}Cl"},
-        {"line": 3, "valid": True, "EM": 1.0, "balance": "BAL", "source": "{2}[H][H].{1}O=O", "prediction": "{2}O",
-         "target": "{2}O"},
-    ]
+    from chemassay.suites.stoichiometry.scoring import score_lines
+
+    scored = score_lines(
+        # ethanol + acetic acid → a thioester: sulphur appears from nowhere, oxygen vanishes;
+        # then an amide whose HCl by-product is dropped (a chlorine vanishes); then water, balanced
+        ["{1}CC(=O)SCC.{1}O", "{1}CC(=O)NC", "{2}O"], ["{1}CC(=O)OCC.{1}O", "{1}CC(=O)NC.{1}Cl", "{2}O"],
+        ["{1}CC(=O)O.{1}OCC", "{1}CC(=O)Cl.{1}NC", "{2}[H][H].{1}O=O"])
+    details = {"rows": [sample.row() for sample in scored.samples], "breakdown": scored.breakdown}
     return _scored("stoichiometry", "evaluate", {"EM": em, "JAC": [min(1.0, v + 0.3) for v in em]}, ids,
                    model=ModelRef(spec=f"predictions:{model}.txt", name=model, kind="predictions", checksum="c" * 64),
-                   dataset=DatasetRef(name="uspto-15k/smiles_t2_x1", sha256="1" * 64),
-                   config={"variant": "smiles_t2_x1", "split": "test_in", "encoding": "smiles"}, rows=rows)
+                   dataset=DatasetRef(name="uspto-15k", sha256="1" * 64),
+                   setting={"variant": "smiles_t2_x1", "split": "test_in"}, config={"encoding": "smiles"},
+                   details=details)
 
 
 def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
@@ -54,15 +53,18 @@ def reaction_ood_result(model: str = "template-knn", seed: int = 1) -> Result:
     return _scored("reaction-ood", "evaluate", {"top1_accuracy": top1, "top5_accuracy": [1.0 if v else float(rng.random() < 0.5) for v in top1]},
                    ids, model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="d" * 64),
                    dataset=DatasetRef(name="schneider-50k", sha256="2" * 64),
-                   config={"split": "schneider_document", "part": "test_ood"}, items=items,
-                   breakdowns={"year": years})
+                   setting={"split": "document", "part": "test_ood"},
+                   details={"items": items, "breakdowns": {"year": years}})
 
 
 def generation_result(plot: Path | None = None) -> Result:
-    fields = {"plot": str(plot)} if plot is not None else {}
+    from chemassay.suites.generation.details import EvaluateDetails
+
+    details = EvaluateDetails(counts={"input": 30000, "valid": 7200, "invalid": 22800, "unique_valid": 7100},
+                              plot=str(plot) if plot is not None else None)
     return Result(suite="generation", task="evaluate", metrics={"valid": 0.24, "FCD/Test": 5.58}, n=30000,
                   model=ModelRef(spec="baseline:ngram", name="ngram", kind="baseline", checksum="e" * 64),
-                  dataset=DatasetRef(name="moses", sha256="3" * 64), **fields)
+                  dataset=DatasetRef(name="moses", sha256="3" * 64), details=details)
 
 
 def robustness_result(model: str = "char-ngram") -> Result:
@@ -72,18 +74,23 @@ def robustness_result(model: str = "char-ngram") -> Result:
                 for a, k in (("canonical", 2), ("explicit_h", 9), ("kekulize", 1), ("cycle_renumber", 1))}
     misses = [{"augmentation": "explicit_h", "id": "CID1", "original": "OC(=O)c1ccccc1O",
                "augmented": "[H]OC(=O)c1c([H])c([H])c([H])c([H])c1O[H]", "retrieved": "OC(=O)c1ccc(O)cc1", "rank": 7}]
-    layers = [{"layer": k, "canonical/o2a_acc@1": 0.2 + 0.05 * k, "explicit_h/o2a_acc@1": 0.01 * k} for k in range(7)]
-    return _scored("robustness", "retrieve", per_item, ids,
+    per_layer = {"canonical": [{"o2a_acc@1": 0.2 + 0.05 * k} for k in range(7)],
+                 "explicit_h": [{"o2a_acc@1": 0.01 * k} for k in range(7)]}
+    return _scored("robustness", "evaluate", per_item, ids,
                    model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="f" * 64),
-                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), misses=misses, by_layer=layers)
+                   dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), setting={"dataset": "chebi20"},
+                   details={"misses": misses, "per_layer": per_layer})
 
 
 def mechanism_result(model: str = "nearest-neighbour") -> Result:
+    from chemassay.suites.mechanism.details import EvaluateDetails
+
     n = 10
     ids = [f"NR-{i:03d}" for i in range(n)]
     s_total = [0.0, 0.2, 0.5, 1.0, 0.0, 0.3, 0.1, 0.0, 0.6, 0.4]
     reactions = [{
-        "reaction_id": "NR-000", "level": "easy", "S_total": 0.0, "L": 0.33,
+        "reaction_id": "NR-000", "level": "easy", "status": "scored", "n_gold": 3, "n_pred": 3,
+        "S_total": 0.0, "S_partial": 0.1, "V": 0.67, "L": 0.33,
         "alignment": ["skip_gold", "match", "type_mismatch", "skip_pred"],
         "gold_steps": [{"subtype": "acid_base_proton_transfer", "smiles": "CC(=[OH+])O"},
                        {"subtype": "nucleophilic_addition", "smiles": "CC(O)(O)OCC"},
@@ -92,11 +99,17 @@ def mechanism_result(model: str = "nearest-neighbour") -> Result:
                             {"subtype": "proton_transfer", "smiles": "CCOC(C)=O"},
                             {"subtype": "dissociation", "smiles": "C1CC1(("}],
     }]
+    level = {"n": 4, "S_partial": 0.2, "V": 1.0, "L": 0.3}
+    details = EvaluateDetails(
+        reactions=reactions,
+        by_level={"easy": {**level, "S_total": 0.2}, "medium": {**level, "S_total": 0.1},
+                  "hard": {**level, "n": 2, "S_total": 0.05}},
+        by_type={"addition": {"steps": 5, "match_rate": 0.3, "exact_rate": 0.1, "partial_credit": 0.2},
+                 "proton_transfer": {"steps": 7, "match_rate": 0.5, "exact_rate": 0.2, "partial_credit": 0.3}})
     return _scored("mechanism", "evaluate", {"S_total": s_total, "V": [1.0] * n}, ids,
                    model=ModelRef(spec=f"baseline:{model}", name=model, kind="baseline", checksum="9" * 64),
-                   dataset=DatasetRef(name="omebench/oMe_Gold.json", sha256="5" * 64), reactions=reactions,
-                   by_level={"easy": {"S_total": 0.2}, "medium": {"S_total": 0.1}, "hard": {"S_total": 0.05}},
-                   by_type={"addition": {"match_rate": 0.3}, "proton_transfer": {"match_rate": 0.5}})
+                   dataset=DatasetRef(name="omebench", sha256="5" * 64), setting={"dataset": "gold", "prompt": "one-shot"},
+                   details=details)
 
 
 def tiny_png(path: Path) -> Path:

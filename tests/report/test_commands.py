@@ -20,7 +20,8 @@ def test_reference_list_cli(cli):
     assert {r["suite"] for r in records} == {"generation"} and all(r["published"] for r in records)
     vae = next(r for r in records if r["model"] == "VAE" and r["table"] == "Table 3")
     assert vae["metrics"]["FCD/Test"] == {"printed": "0.099 ± 0.013", "value": 0.099, "std": 0.013,
-                                          "label": "FCD/Test", "paper_metric": "FCD/Test", "key": "FCD/Test"}
+                                          "label": "FCD/Test", "paper_metric": "FCD/Test", "key": "FCD/Test",
+                                          "unit": "value"}
     table = cli("reference", "list", "--suite", "reaction-ood", "--table", "S2.2")
     assert table.code == 0 and "on documents" in table.stdout and "top1_accuracy=0.58" in table.stdout
     bad = cli("reference", "list", "--suite", "nope")

@@ -145,3 +145,17 @@ def test_refuses_results_without_per_item_scores():
                dataset=DatasetRef(name="schneider-50k", sha256="a" * 64))
     with pytest.raises(IncomparableResults, match="has no per-item scores"):
         compare(a, b)
+
+
+def test_the_verdict_on_an_accuracy_follows_mcnemar_not_the_bootstrap(test_cards):
+    # docs/report.md's example: A right on 4 items where B is wrong, never the reverse; the paired
+    # bootstrap interval excludes 0 but McNemar's exact p is 2 / 2^4 = 0.125
+    a = _result({"top1_accuracy": [1, 1, 1, 1, 0, 1, 0, 1]}, model=None)
+    b = _result({"top1_accuracy": [0, 0, 0, 0, 0, 1, 0, 1]})
+    row = compare(a, b, resamples=2000, seed=0).metrics[0]
+    assert row.low > 0 and row.mcnemar["p_value"] == pytest.approx(0.125)
+    assert row.verdict == "no difference shown"
+    # a continuous metric with the same interval keeps the bootstrap's verdict
+    s_a = _result({"S_total": [0.9, 0.9, 0.9, 0.9, 0.1, 0.95, 0.1, 0.95]}, suite="mechanism", task="evaluate")
+    s_b = _result({"S_total": [0.1, 0.1, 0.1, 0.1, 0.1, 0.95, 0.1, 0.95]}, suite="mechanism", task="evaluate")
+    assert compare(s_a, s_b, resamples=2000, seed=0).metrics[0].verdict == "A better"

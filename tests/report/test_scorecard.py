@@ -9,15 +9,17 @@ import pytest
 
 from chemassay.report.load import load_result, load_results
 from chemassay.report.scorecard import build_report, build_scorecard
-from chemassay.report.scorecard.galleries import align_steps, suite_gallery
+from chemassay.report.scorecard.galleries import suite_gallery
 from chemassay.report.scorecard.leaderboard import (
     Cell,
     Column,
     Leaderboard,
     Row,
+    format_cell,
     format_number,
     mark_best,
 )
+from chemassay.suites.mechanism.report import align_steps
 
 from .samples import every_suite, mechanism_result, reaction_ood_result, stoichiometry_result
 
@@ -57,6 +59,27 @@ def test_format_number():
     assert format_number(3e-05) == "3e-05" and format_number(None) == "–"
 
 
+def test_a_printed_bound_renders_in_the_column_unit_without_padding(test_cards):
+    """ChemAlgebra Table 4 prints SMILES T2 x1 cross EM as "<1e-2" (percent): the leaderboard
+    (fractions) shows ``<0.0001``, not ``<0.0001000``, and says how the paper printed it."""
+    from chemassay.report.scorecard.render import render_html, render_markdown
+
+    assert format_cell(Cell(None, bound="<", bound_value=1e-4)) == ("<0.0001", "")
+    assert format_cell(Cell(None, bound="<", bound_value=0.25)) == ("<0.25", "")
+    assert format_cell(Cell(None, bound="<", bound_value=3e-05)) == ("<3e-05", "")
+    cross = stoichiometry_result("seq2seq", 0.2)
+    cross.setting["split"] = "test_cross"
+    card = build_scorecard([cross])
+    board = card.sections[0].leaderboards[0]
+    published = board.other_data  # the paper measured on USPTO-MIT, the user on USPTO-15K
+    assert [format_cell(r.cells["EM"])[0] for r in published] == ["<0.0001"]
+    assert published[0].cells["EM"].note == "the paper prints <1e-2 %"
+    markdown, _ = render_markdown(card)
+    assert "<0.0001 " in markdown.replace("|", " ") and "<0.0001000" not in markdown
+    html = render_html(card)
+    assert 'title="the paper prints &lt;1e-2 %"' in html and "&lt;0.0001<" in html and "0.0001000" not in html
+
+
 def test_leaderboards_put_published_rows_of_the_same_setting_beside_the_users(test_cards):
     card = build_scorecard([stoichiometry_result("seq2seq", 0.9), stoichiometry_result("copy", 0.1, 1),
                             reaction_ood_result()])
@@ -65,14 +88,19 @@ def test_leaderboards_put_published_rows_of_the_same_setting_beside_the_users(te
     assert board.setting == {"variant": "smiles_t2_x1", "split": "test_in"}
     assert [c.key for c in board.columns][:2] == ["EM", "JAC"] and board.columns[0].arrow == "↑"
     users, published = board.user_rows, [r for r in board.rows if r.published]
-    assert [r.label for r in users] == ["seq2seq", "copy"] and all(r.data == "uspto-15k/smiles_t2_x1" for r in users)
-    # the paper's Table 4 row of SMILES T2 x1 on test_in, and nothing of other variants or splits
-    assert [(r.source, r.cells["EM"].value) for r in published] == [("ChemAlgebra (Valenti et al., 2022), Table 4", pytest.approx(0.0003))]
-    assert "authors' data" in published[0].data
-    # the 0.9 model's EM interval lies above every other row: marked; JAC is not separated from its 1.0 cap... check the EM only
+    assert [r.label for r in users] == ["seq2seq", "copy"] and all(r.data == "uspto-15k" for r in users)
+    # the paper's Table 4 row of SMILES T2 x1 on test_in, and nothing of other variants or splits; measured on
+    # the authors' USPTO-BAL variants, not on USPTO-15K: shown apart as different data, never in the ranked rows
+    assert published == []
+    assert [(r.source, r.cells["EM"].value) for r in board.other_data] == [
+        ("ChemAlgebra (Valenti et al., 2022), Table 4", pytest.approx(0.0003))]
+    assert "authors' data" in board.other_data[0].data and not board.other_data[0].cells["EM"].best
+    # the 0.9 model's EM interval lies above every other ranked row: marked
     assert users[0].cells["EM"].best and not users[1].cells["EM"].best
     rood = card.sections[1].leaderboards[0]
-    assert {r.label for r in rood.rows if r.published} == {"Molecular Transformer (Bradshaw et al.) — on documents"}
+    assert not [r for r in rood.rows if r.published]
+    assert [r.source.rsplit(", ", 1)[1] for r in rood.other_data] == ["Table S2.2"]
+    assert rood.other_data[0].label == "BART encoder-decoder (Bradshaw et al.) — on documents"
     # suites are never mixed in one table
     for section in card.sections:
         assert all(row.result is None or row.result.suite == section.suite for b in section.leaderboards for row in b.rows)
@@ -140,7 +168,7 @@ def test_report_files_are_self_contained(tmp_path, test_cards):
     assert 'class="best"' in html and "PUBLISHED" in html and "↑" in html and "↓" in html
     markdown = md_path.read_text()
     assert "## stoichiometry" in markdown and "| model | source | data | EM ↑ | JAC ↑ |" in markdown
-    assert "*(published)* Transformer (ChemAlgebra baseline)" in markdown and "★" in markdown
+    assert "*(published, different data)* Transformer (ChemAlgebra baseline)" in markdown and "★" in markdown
     for picture in re.findall(r"\]\((assets/[^)]+)\)", markdown):
         assert (md_path.parent / picture).is_file()
 
@@ -177,3 +205,54 @@ def test_report_cli(tmp_path, cli, store_home, test_cards):
     assert 'id="suite-reaction-ood"' in (tmp_path / "out3" / "index.html").read_text()
     assert cli("report", "--from-store", "colour=red", "--out", tmp_path / "out4").code == 2
     assert cli("report", "--out", tmp_path / "out5").code == 2
+
+
+def test_rounding_noise_and_quick_results_are_never_starred(test_cards):
+    noise = _board("lower", [("a", Cell(-8.63e-17, -8.63e-17, -8.63e-17), False), ("b", Cell(0.0, 0.0, 0.0), False)])
+    mark_best(noise)
+    assert not any(r.cells["EM"].best for r in noise.rows)
+    # a real separation of the same size relative to the values is still marked
+    tiny = _board("lower", [("a", Cell(1e-6, 0.5e-6, 1.5e-6), False), ("b", Cell(5e-6, 4e-6, 6e-6), False)])
+    mark_best(tiny)
+    assert tiny.rows[0].cells["EM"].best
+    # the same results in quick mode: shown, never ranked
+    quick = [stoichiometry_result("seq2seq", 0.9).model_copy(update={"quick": True}),
+             stoichiometry_result("copy", 0.1, 1).model_copy(update={"quick": True})]
+    board = build_scorecard(quick).sections[0].leaderboards[0]
+    assert board.quick and "quick subset" in board.title
+    assert not any(cell.best for row in board.rows for cell in row.cells.values())
+
+
+def test_a_models_published_metrics_spread_over_several_tables_are_one_row(test_cards):
+    from .samples import generation_result
+
+    board = build_scorecard([generation_result()]).sections[0].leaderboards[0]
+    published = [row.label for row in board.rows if row.published]
+    assert len(published) == len(set(published)) and "CharRNN" in published
+    charrnn = next(row for row in board.rows if row.label == "CharRNN")
+    # valid is printed in Table 1 and FCD/Test in Table 3: both in the one row, measured on the same data
+    assert {"valid", "FCD/Test"} <= set(charrnn.cells) and "Table 1" in charrnn.source and "Table 3" in charrnn.source
+    assert charrnn.data.startswith("MOSES") and not board.other_data
+
+
+def test_charts_keep_directions_apart_and_legends_distinct(test_cards):
+    from chemassay.report.scorecard.plots import leaderboard_charts
+    from chemassay.report.scorecard.svg import shorten_unique
+
+    board = Leaderboard(suite="stoichiometry", task="evaluate", dataset="uspto-15k", setting={},
+                        columns=[Column("EM", "EM", "higher"), Column("DE", "DE", "lower")],
+                        rows=[Row(f"Molecular Transformer, a long label that ends in setting {k}", True, "src", "d",
+                                  {"EM": Cell(0.1 * k, std=0.01), "DE": Cell(0.05 * k)}) for k in range(1, 4)])
+    figures = leaderboard_charts(board)
+    assert [f.title.rsplit("(", 1)[1] for f in figures] == ["↑ higher is better)", "↓ lower is better)"]
+    labels = shorten_unique([row.label for row in board.rows], 40)
+    assert len(set(labels)) == 3 and all(len(label) <= 40 for label in labels)
+    assert all(label.endswith(str(k)) for k, label in enumerate(labels, start=1))
+
+
+def test_a_report_written_again_into_its_folder_keeps_no_stale_pictures(tmp_path, test_cards):
+    build_report([stoichiometry_result()], tmp_path)
+    stale = tmp_path / "assets" / "left-from-an-older-report.svg"
+    stale.write_text("<svg/>")
+    build_report([stoichiometry_result()], tmp_path)
+    assert not stale.exists() and any((tmp_path / "assets").iterdir())

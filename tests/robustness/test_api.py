@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import chemassay.robustness as robustness
 import numpy as np
 import pytest
 
 import chemassay
-import chemassay.robustness as robustness
 from chemassay.errors import UserInputError
 from chemassay.models import check_model, get_kind, list_kinds, load_model
 from chemassay.report.cards import undeclared_keys
@@ -79,7 +79,7 @@ def test_evaluate_embeddings_arrays_files_and_layers(tmp_path):
     assert from_files.model.spec.startswith("predictions:") and "o2a_acc@1" in from_files.intervals
     layered = robustness.evaluate(np.stack([originals, originals]), [augmented, originals], bootstrap=0)
     assert layered.metrics["layer1/o2a_acc@1"] == 1.0 and layered.metrics["layer0/o2a_acc@1"] == 0.75
-    assert layered.metrics["o2a_acc@1"] == 1.0 and len(layered.per_layer) == 2
+    assert layered.metrics["o2a_acc@1"] == 1.0 and len(layered.details.per_layer["pair"]) == 2
     with pytest.raises(UserInputError, match="give both"):
         robustness.evaluate(originals)
     with pytest.raises(UserInputError, match="differ|shape"):
@@ -90,8 +90,8 @@ def test_evaluate_pair_of_lists_with_identity_check(isolated_home):
     originals = ["CCO", "c1ccccc1O", "CC(=O)O", "CCN"]
     rewritten = ["OCC", "Oc1ccccc1", "CCO", "NCC"]  # row 2 is another molecule
     result = robustness.evaluate(model="fingerprint", dataset=originals, augmented=rewritten, bootstrap=0)
-    assert result.n == 4 and result.identity_mismatches == [{"line": 3, "id": "2"}]
-    assert result.warnings and "not the same molecule" in result.warnings[0]
+    assert result.n == 4 and result.details.model_dump()["identity_mismatches"] == [{"line": 3, "id": "2"}]
+    assert result.details.warnings and "not the same molecule" in result.details.warnings[0]
     dropped = robustness.evaluate(model="fingerprint", dataset=originals, augmented=rewritten, drop_mismatched=True,
                                   bootstrap=0)
     assert dropped.n == 3 and dropped.metrics["o2a_acc@1"] == 1.0 and dropped.skipped[0].item == "2"
@@ -111,6 +111,23 @@ def test_model_kinds_of_the_suite():
     forest = load_model("baseline-fingerprint:trees=5", "property-predictor")
     assert forest.describe()["trained_on"].startswith("solubility-huuskonen/train")
     assert forest.predict_properties(["CCO", "c1ccccc1"]).shape == (2,)
+
+
+def test_isomers_all_have_the_formula_the_docs_state():
+    """The shipped QM9 isomers are all C7H10O2 (nine heavy atoms, within QM9's limit of nine);
+    the AMORE paper's text says C9H12N2O, which has twelve heavy atoms and so cannot be a QM9
+    formula (docs/robustness.md notes the discrepancy)."""
+    from chemassay.chem.formula import molecular_formula, parse_formula
+
+    isomers = robustness.load_dataset("isomers")
+    assert len(isomers) == 918
+    assert {molecular_formula(smiles) for smiles in isomers.smiles} == {"C7H10O2"}
+    def heavy_atoms(formula: str) -> int:
+        return sum(n for element, n in parse_formula(formula).items() if element != "H")
+
+    assert heavy_atoms("C7H10O2") == 9 and heavy_atoms("C9H12N2O") == 12
+    page = (Path(__file__).resolve().parents[2] / "docs" / "robustness.md").read_text()
+    assert "C7H10O2" in page and "C9H12N2O" in page
 
 
 def test_dataset_loaders_through_the_registry():

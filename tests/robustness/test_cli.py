@@ -55,7 +55,7 @@ def test_retrieve_result_contract_and_identity_check(cli, molecules, tmp_path, i
     data = json.loads(out.read_text())
     assert data["suite"] == "robustness" and data["task"] == "evaluate" and data["n"] == 5
     assert {"o2a_acc@1", "o2a_acc@5", "o2a_mrr", "a2o_acc@1", "a2o_acc@5", "a2o_mrr"} <= set(data["metrics"])
-    assert data["identity_mismatches"] == [{"line": 4, "id": "3"}]
+    assert data["details"]["identity_mismatches"] == [{"line": 4, "id": "3"}]
     assert len(data["inputs"]) == 2 and data["config"]["ties"] == "index"
     per_row = (tmp_path / "rows.csv").read_text().splitlines()
     assert per_row[0] == "id,rank_o2a,rank_a2o" and len(per_row) == 6
@@ -86,10 +86,10 @@ def test_run_isomers_char_ngram_table(cli, tmp_path, isolated_home):
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
     assert data["n"] == 918 and data["dataset"]["name"] == "amore-isomers"
-    assert [row["augmentation"] for row in data["table"]] == ["canonical", "kekulize"]
+    assert [row["augmentation"] for row in data["details"]["table"]] == ["canonical", "kekulize"]
     assert 0 < data["metrics"]["canonical/o2a_acc@1"] < 0.5
-    assert data["strings"]["canonical"]["mean_normalized_similarity"] < 1
-    assert data["strings"]["canonical"]["mean_levenshtein_ratio"] > 0
+    assert data["details"]["strings"]["canonical"]["mean_normalized_similarity"] < 1
+    assert data["details"]["strings"]["canonical"]["mean_levenshtein_ratio"] > 0
     assert "| canonical | 918 |" in table.read_text()
 
 
@@ -108,7 +108,7 @@ def test_train_lm_and_hf_round_trip(cli, molecules, tmp_path, isolated_home):
                  "--model", f"hf:{checkpoint}", "--layers", "all", "--out", out)
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
-    assert len(data["per_layer"]) == 2
+    assert len(data["details"]["per_layer"]["pair"]) == 2
     assert data["metrics"]["o2a_acc@1"] == 1.0  # identical strings, identical embeddings
     assert data["config"]["encoder"] == "hf"
     plot = tmp_path / "fig3.png"
@@ -116,7 +116,7 @@ def test_train_lm_and_hf_round_trip(cli, molecules, tmp_path, isolated_home):
                  "--layers", "all", "--augmentations", "kekulize,explicit_h", "--plot", plot, "--out", out)
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
-    assert [len(layers) for layers in data["per_layer"].values()] == [2, 2]
+    assert [len(layers) for layers in data["details"]["per_layer"].values()] == [2, 2]
     assert "kekulize/layer1/o2a_acc@1" in data["metrics"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -146,4 +146,4 @@ def test_downstream_baseline_and_prediction_file(cli, tmp_path, isolated_home):
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
     assert any("no prediction" in s["reason"] for s in data["skipped"])
-    assert data["table"][1]["n"] <= 39
+    assert data["details"]["table"][1]["n"] <= 39

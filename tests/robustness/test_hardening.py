@@ -9,10 +9,9 @@ import gzip
 import json
 from pathlib import Path
 
+import chemassay.robustness as robustness
 import numpy as np
 import pytest
-
-import chemassay.robustness as robustness
 
 ENCODER_WITH_LAYERS = '''
 import numpy as np
@@ -61,7 +60,7 @@ def test_nan_embedding_rows_are_a_counted_skip(cli, tmp_path):
     assert outcome.code == 0, outcome.stderr
     data = json.loads(out.read_text())
     assert data["n"] == 5 and data["metrics"]["o2a_acc@1"] == 1.0
-    assert [s["row"] for s in data["skipped"]] == [2] and "NaN" in data["skipped"][0]["reason"]
+    assert [s["index"] for s in data["skipped"]] == [2] and "NaN" in data["skipped"][0]["reason"]
     assert "warning: 1 of 6 rows have NaN" in outcome.stderr
     all_bad = np.full((3, 2), np.nan)
     np.save(tmp_path / "bad.npy", all_bad)
@@ -79,7 +78,7 @@ def test_misaligned_rows_warn_on_the_console_and_in_the_result(cli, molecules, t
     data = json.loads(out.read_text())
     assert data["metrics"]["o2a_acc@1"] == 0.0
     assert "warning: 5 of 5 pairs are not the same molecule" in outcome.stderr
-    assert data["warnings"] and "aligned" in data["warnings"][0]
+    assert data["details"]["warnings"] and "aligned" in data["details"]["warnings"][0]
 
 
 def test_run_includes_the_randomized_rewrite_by_default(cli, molecules, tmp_path, isolated_home):
@@ -87,7 +86,7 @@ def test_run_includes_the_randomized_rewrite_by_default(cli, molecules, tmp_path
     outcome = cli("--quiet", "robustness", "run", "--input", molecules, "--encoder", "char-ngram", "--out", out)
     assert outcome.code == 0, outcome.stderr
     data = json.loads(out.read_text())
-    assert [row["augmentation"] for row in data["table"]] == [
+    assert [row["augmentation"] for row in data["details"]["table"]] == [
         "canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized"]
     assert data["config"]["augmentations"][-1] == "randomized"
 

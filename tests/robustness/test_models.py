@@ -196,7 +196,7 @@ def test_captions_scores_per_rewrite_with_correlations(tmp_path, isolated_home):
     assert result.metrics["original/rouge2"] == pytest.approx(1.0)
     assert result.metrics["explicit_h/rouge2"] == 0.0
     assert result.metrics["explicit_h/levenshtein_ratio"] > 1
-    assert [s.reason for s in result.skipped] == ["empty prediction"]
+    assert [s.reason for s in result.skipped] == ["explicit_h: empty prediction"]
     with pytest.raises(UserInputError, match="no 'reference' column"):
         captions(predictions)
 

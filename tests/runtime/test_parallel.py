@@ -104,3 +104,30 @@ def test_ctrl_c_stops_a_pool_within_seconds(tmp_path):
     code = process.wait(timeout=20)
     assert code == 130 and time.perf_counter() - sent < 5
     assert process.stdout.read().strip() == "interrupted"
+
+
+def test_workers_from_an_unguarded_script_are_refused_at_once_with_the_fix(tmp_path):
+    """A plain script that starts worker processes (spawn, or the fork server once torch is
+    imported) at its top level would be re-run by every worker: one line naming the script,
+    the line and the fix, at once; the guarded script works."""
+    import subprocess
+    import sys
+    import time
+
+    body = ("import multiprocessing\n"
+            "multiprocessing.set_start_method('spawn', force=True)\n"
+            "from chemassay.runtime.parallel import parallel_map\n"
+            "{call}\n")
+    call = "print(sum(parallel_map(abs, range(-50, 50), n_jobs=2, chunk_size=10)))"
+    unguarded = tmp_path / "unguarded.py"
+    unguarded.write_text(body.format(call=call))
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(body.format(call="if __name__ == '__main__':\n    " + call))
+    started = time.perf_counter()
+    refused = subprocess.run([sys.executable, str(unguarded)], capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and time.perf_counter() - started < 60
+    assert f"{unguarded}, line 4: worker processes (n_jobs > 1) started from the top level" in refused.stderr
+    assert "if __name__ == \"__main__\":" in refused.stderr and "freeze_support" not in refused.stderr
+    works = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120)
+    assert works.returncode == 0, works.stderr
+    assert works.stdout.strip() == "2500"

@@ -24,7 +24,7 @@ def dataset(tmp_path_factory):
     result = stoichiometry.build("uspto-15k", folder, task="t2", seed=2, limit=80)
     assert result.task == "build" and result.metrics["datasets"] == 1 and (folder / "manifest.json").is_file()
     assert result.metrics["line_pairs"] == sum(
-        v["lines"] for k, v in result.manifests[0]["files"].items() if k.startswith("src-"))
+        v["lines"] for k, v in result.details.manifests[0]["files"].items() if k.startswith("src-"))
     return folder
 
 
@@ -80,7 +80,7 @@ def test_api_cli_and_the_old_spellings_give_the_same_numbers(cli, dataset, tmp_p
     by_model = json.loads(live.read_text())
     assert by_model["metrics"] == by_cli["metrics"] and written.read_text() == new.read_text()
     assert by_model["model"]["kind"] == "algebraic" and by_model["model"]["parameters"]["split"] == "auto"
-    assert by_model["prediction_counts"]["failed"] == 0
+    assert by_model["details"]["prediction_counts"]["failed"] == 0
 
 
 def test_per_item_scores_are_the_metrics_and_intervals_bracket_them(dataset):
@@ -136,8 +136,8 @@ def test_a_python_model_object_and_its_failed_items(dataset):
     result = stoichiometry.evaluate(model=HalfBroken(), sources=["{1}O=C=O.{4}[H][H]"] * 3,
                                     targets=["{1}C.{2}O"] * 3)
     assert result.metrics["EM"] == pytest.approx(1 / 3) and result.metrics["VAL"] == pytest.approx(1 / 3)
-    assert [row.get("reason") for row in result.rows] == [None, "request failed: HTTP 503", "request failed: HTTP 503"]
-    assert result.prediction_counts["failed"] == 2 and result.model.kind == "python"
+    assert [row.reason for row in result.details.rows] == [None, "request failed: HTTP 503", "request failed: HTTP 503"]
+    assert result.details.prediction_counts.failed == 2 and result.model.kind == "python"
     run = stoichiometry.run_predictions(HalfBroken(), ["{1}C", "{1}O"])
     assert [(s.line, s.reason) for s in run.result.skipped] == [(2, "request failed: HTTP 503")]
 
@@ -182,8 +182,8 @@ def test_a_chat_model_predicts_and_is_evaluated_end_to_end(cli, openai_server, i
     # a server that refuses every request: each input is a failed item with the reason, none lost
     openai_server.refuse_chat = True
     failed = stoichiometry.evaluate(model=spec + ",cache=false,retries=0", sources=SOURCES, targets=TARGETS)
-    assert failed.n == 3 and failed.metrics["VAL"] == 0.0 and failed.prediction_counts["failed"] == 3
-    assert all("request failed" in row["reason"] for row in failed.rows)
+    assert failed.n == 3 and failed.metrics["VAL"] == 0.0 and failed.details.prediction_counts.failed == 3
+    assert all("request failed" in row.reason for row in failed.details.rows)
 
     # the server URL may come from --base-url instead of the spec
     openai_server.refuse_chat = False
@@ -204,7 +204,7 @@ def test_uspto_datasets_load_through_the_registry():
     in_memory = stoichiometry.balance(test[:30])
     from_files = stoichiometry.balance("uspto-15k", splits=["test"], limit=30)
     assert in_memory.metrics == from_files.metrics and from_files.dataset.name == "uspto-15k"
-    assert stoichiometry.balance({"test": test[:30]}).per_split == from_files.per_split
+    assert stoichiometry.balance({"test": test[:30]}).details.per_split == from_files.details.per_split
 
 
 def test_verify_and_build_results(dataset, tmp_path):

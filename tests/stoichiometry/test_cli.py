@@ -30,7 +30,7 @@ def test_balance_classifies_and_reports_malformed_lines(cli, tmp_path):
     assert (metrics["reactions"], metrics["balanced"], metrics["rebalanced"], metrics["invalid"]) == (5, 1, 2, 1)
     assert metrics["unexplained"] == 1
     assert [s["line"] for s in data["skipped"]] == [5] and "SMILES" in data["skipped"][0]["reason"]
-    assert data["element_imbalance"]["H"] >= 2 and data["paper_table_1_uspto_mit"]["train"]["usable"] == 44.26
+    assert data["details"]["element_imbalance"]["H"] >= 2 and data["details"]["paper_table_1_uspto_mit"]["train"]["usable"] == 44.26
     rows = details.read_text().splitlines()
     assert rows[0].startswith("split\tline\tstatus") and len(rows) == 6
     assert (bal / "all.txt").read_text().splitlines()[2] == "CC(=O)O.CCO>[H+]>CCOC(C)=O.O"
@@ -57,7 +57,7 @@ def test_build_verify_predict_score(cli, tmp_path):
     score = json.loads(scored.read_text())
     assert set(score["metrics"]) == {"EM", "JAC", "F1", "mol_JAC", "mol_F1", "ACC", "ALO", "VAL",
                                      "BAL", "DEF", "EXC", "DE"}
-    assert score["n"] == len(score["rows"]) > 0 and score["metrics"]["BAL"] == 1.0
+    assert score["n"] == len(score["details"]["rows"]) > 0 and score["metrics"]["BAL"] == 1.0
     assert score["inputs"][0]["sha256"] and score["versions"]["rdkit"]
     # tampering is caught, with exit code 1
     target = data / "tgt-valid.txt"

@@ -107,7 +107,7 @@ def test_a_5000_digit_coefficient_is_an_invalid_bag_not_a_crash(cli, tmp_path, b
     out = tmp_path / "r.json"
     result = cli("stoichiometry", "score", predictions, bags / "tgt.txt", "--out", out)
     assert result.code == 0, result.stderr
-    rows = json.loads(out.read_text())["rows"]
+    rows = json.loads(out.read_text())["details"]["rows"]
     assert rows[0]["valid"] is False and "5,000 digits" in rows[0]["reason"]
     # as a target it is skipped with that reason; as a reaction, an invalid line
     reactions = tmp_path / "reactions.txt"
@@ -129,7 +129,7 @@ def test_a_megabyte_smiles_is_skipped_at_once(cli, tmp_path):
     assert result.code == 0 and time.perf_counter() - started < 20
     scored = json.loads(out.read_text())
     assert scored["n"] == 1 and "too long" in scored["skipped"][0]["reason"]
-    assert scored["rows"][0]["valid"] is False and "too long" in scored["rows"][0]["reason"]
+    assert scored["details"]["rows"][0]["valid"] is False and "too long" in scored["details"]["rows"][0]["reason"]
 
 
 # --- an unwritable --out fails before any work ------------------------------------------------
@@ -161,21 +161,16 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, bags, monkeypatch):
 # --- issue 11 section 7: one balance result, one key ------------------------------------------------
 
 
-def test_demo_and_cli_balance_write_the_same_keys(cli, tmp_path):
-    from chemassay.suites.stoichiometry.demo import run_demo
+def test_library_and_cli_balance_write_the_same_keys(cli, tmp_path):
+    from chemassay.stoichiometry import balance
 
-    results = run_demo(tmp_path / "demo", limit=40, n_jobs=1)
-    demo_balance = json.loads((tmp_path / "demo" / "balance.json").read_text())
-    assert "total" not in demo_balance["metrics"] and demo_balance["metrics"]["reactions"] == 120
+    library = json.loads(balance("uspto-15k", limit=40).to_json())
+    assert "total" not in library["metrics"] and library["metrics"]["reactions"] == 120
     out = tmp_path / "cli-balance.json"
     assert cli("stoichiometry", "balance", "uspto-15k", "--limit", "40", "--out", out).code == 0
     cli_balance = json.loads(out.read_text())
-    assert cli_balance["metrics"] == demo_balance["metrics"]
-    assert cli_balance["per_split"] == demo_balance["per_split"]
-    # every demo result is a library result: balance, then evaluate per (baseline, split), each naming its model
-    assert [r.task for r in results] == ["balance"] + ["evaluate"] * 6
-    assert {r.model.kind for r in results[1:]} == {"algebraic", "copy-coefficient"}
-    assert all(r.intervals for r in results[1:]) and (tmp_path / "demo" / "baselines.png").is_file()
+    assert cli_balance["metrics"] == library["metrics"]
+    assert cli_balance["details"]["per_split"] == library["details"]["per_split"]
 
 
 # --- the baselines plot ------------------------------------------------------------------------------
@@ -218,3 +213,20 @@ def test_every_bar_carries_its_value_even_near_zero():
     assert len(labels) == bars == 3 * 2 * 4
     assert labels.count("0.0016") == 4 and "0.0052" in labels and "0.73" in labels
     plt.close(figure)
+
+
+def test_baseline_bars_carry_their_intervals_and_never_mix_directions():
+    import matplotlib.pyplot as plt
+
+    from chemassay.suites.stoichiometry.plots import baselines_figure
+
+    scores = _scores()
+    intervals = {key: {"EM": (0.0, 0.2), "JAC": (0.6, 0.7)} for key in scores}
+    figure = baselines_figure(scores, "test", intervals=intervals)
+    whiskers = [c.errorbar for axis in figure.axes for c in axis.containers if getattr(c, "errorbar", None)]
+    assert len(whiskers) == 3 * 2  # one error-bar set per model and split
+    segments = whiskers[0].lines[2][0].get_segments()
+    assert [round(float(s[0][1]), 3) for s in segments[:2]] == [0.0, 0.6]  # EM and JAC from their low ends
+    plt.close(figure)
+    with pytest.raises(ValueError, match="EXC"):
+        baselines_figure(scores, "test", keys=("EM", "EXC"))

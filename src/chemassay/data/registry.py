@@ -207,11 +207,30 @@ def _load_catalog() -> None:
         return
     _catalog_state["loading"] = True
     try:
-        from chemassay.data import catalog  # noqa: F401  (registers on import)
+        from chemassay.suites import all_suites, on_register
 
+        on_register(_suite_registered)
+        for suite in all_suites():
+            for spec in suite.load("datasets") or ():
+                if spec.name not in _REGISTRY:
+                    register(spec)
         _catalog_state["loaded"] = True
     finally:
         _catalog_state["loading"] = False
+
+
+def _suite_registered(suite) -> None:
+    """Register the datasets of a suite added after the catalog was loaded (and forget those of
+    a suite that was removed)."""
+    from chemassay.suites import find_suite
+
+    specs = suite.load("datasets") or ()
+    present = find_suite(suite.name) is suite
+    for spec in specs:
+        if present and spec.name not in _REGISTRY:
+            register(spec)
+        elif not present and _REGISTRY.get(spec.name) is spec:
+            unregister(spec.name)
 
 
 def load_dataset(name: str, part: str | None = None, **options):

@@ -24,7 +24,8 @@ SEQ2SEQ_OPTIONS = {
 """Options of the ``seq2seq`` kind (:mod:`chemassay.models.seq2seq`)."""
 
 TEXT_PROTOCOLS = ("reaction-predictor", "bag-predictor", "generator", "mechanism-predictor")
-ALL_PROTOCOLS = (*TEXT_PROTOCOLS, "encoder", "property-predictor")
+ANY_PROTOCOL = ("*",)
+"""Kinds that serve every registered protocol, including those a later suite declares."""
 
 BUILTIN_KINDS: tuple[ModelKind, ...] = (
     ModelKind(
@@ -44,7 +45,7 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         example="hf:./smiles-lm,pooling=mean-all,batch_size=1",
     ),
     ModelKind(
-        name="python", protocols=ALL_PROTOCOLS,
+        name="python", protocols=ANY_PROTOCOL,
         factory="chemassay.models.python_kind:create_python",
         description="your own Python object, factory or function (options are passed as keyword arguments)",
         arg="MODULE:CALLABLE|FILE.py:CALLABLE", arg_required=True,
@@ -52,7 +53,7 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         example="python:my_models:make_predictor",
     ),
     ModelKind(
-        name="predictions", protocols=ALL_PROTOCOLS,
+        name="predictions", protocols=ANY_PROTOCOL,
         factory="chemassay.models.predictions:create_predictions",
         description="a file of a model's outputs, looked up by input (layouts in docs/adding-a-model.md)",
         arg="FILE", arg_required=True, example="predictions:preds.csv",

@@ -1,4 +1,4 @@
-"""The model protocols of the five suites.
+"""The model protocols: what a suite asks of a model.
 
 Any object with the right method works (structural typing): a wrapper around a local
 checkpoint, an HTTP client for a served model, or a plain Python function adapted with
@@ -8,16 +8,20 @@ turns such a file into a model.
 
 Each protocol has a name used by the model registry and ``chemassay models list``:
 
-========================  ===========================  ======================================
-name                      method                       suite
-========================  ===========================  ======================================
-``bag-predictor``         ``predict_bags(sources)``    stoichiometry
-``reaction-predictor``    ``predict(reactants, k)``    reaction-ood
-``generator``             ``sample(n, seed)``          generation
-``encoder``               ``encode(smiles, layers)``   robustness
-``mechanism-predictor``   ``predict_mechanisms(rxns)`` mechanism
-``property-predictor``    ``predict_properties(smi)``  robustness (downstream)
-========================  ===========================  ======================================
+========================  ===========================
+name                      method
+========================  ===========================
+``bag-predictor``         ``predict_bags(sources)``
+``reaction-predictor``    ``predict(reactants, k)``
+``generator``             ``sample(n, seed)``
+``encoder``               ``encode(smiles, layers)``
+``mechanism-predictor``   ``predict_mechanisms(rxns)``
+``property-predictor``    ``predict_properties(smi)``
+========================  ===========================
+
+Which suites ask which protocol is the suite registry's business (``Suite.protocols``;
+:func:`protocol_suites`). A suite that needs a protocol of its own declares it
+(``Suite.model_protocols``) and it is added here with :func:`register_protocol`.
 """
 
 from __future__ import annotations
@@ -81,30 +85,50 @@ class PropertyPredictor(Protocol):
 
 @dataclass(frozen=True)
 class ProtocolInfo:
-    """A protocol's registry name, class, its one method and the suite that uses it."""
+    """A protocol's registry name, class, its one method and what it does."""
 
     name: str
     cls: type
     method: str
-    suite: str
     summary: str
 
 
 PROTOCOLS: dict[str, ProtocolInfo] = {
     info.name: info
     for info in (
-        ProtocolInfo("bag-predictor", BagPredictor, "predict_bags", "stoichiometry",
+        ProtocolInfo("bag-predictor", BagPredictor, "predict_bags",
                      "reactant bag ({n}X.{m}Y) -> product bag"),
-        ProtocolInfo("reaction-predictor", ReactionPredictor, "predict", "reaction-ood",
+        ProtocolInfo("reaction-predictor", ReactionPredictor, "predict",
                      "reactant SMILES -> k ranked product SMILES"),
-        ProtocolInfo("generator", MoleculeGenerator, "sample", "generation", "sample(n, seed) -> SMILES"),
-        ProtocolInfo("encoder", Encoder, "encode", "robustness", "SMILES -> embeddings (n, d), per layer"),
-        ProtocolInfo("mechanism-predictor", MechanismPredictor, "predict_mechanisms", "mechanism",
+        ProtocolInfo("generator", MoleculeGenerator, "sample", "sample(n, seed) -> SMILES"),
+        ProtocolInfo("encoder", Encoder, "encode", "SMILES -> embeddings (n, d), per layer"),
+        ProtocolInfo("mechanism-predictor", MechanismPredictor, "predict_mechanisms",
                      "reaction -> list of mechanism steps"),
-        ProtocolInfo("property-predictor", PropertyPredictor, "predict_properties", "robustness",
+        ProtocolInfo("property-predictor", PropertyPredictor, "predict_properties",
                      "SMILES -> property values (downstream robustness)"),
     )
 }
+
+
+def register_protocol(info: ProtocolInfo) -> ProtocolInfo:
+    """Add a protocol a suite defines; a name taken by another protocol is an error."""
+    existing = PROTOCOLS.get(info.name)
+    if existing is not None and existing != info:
+        raise ValueError(f"protocol {info.name!r} is already registered")
+    PROTOCOLS[info.name] = info
+    return info
+
+
+def unregister_protocol(name: str) -> None:
+    """Remove a protocol added with :func:`register_protocol`."""
+    PROTOCOLS.pop(name, None)
+
+
+def protocol_suites(name: str) -> list[str]:
+    """The suites that ask a model for protocol ``name`` (from the suite registry)."""
+    from chemassay.suites import all_suites
+
+    return [suite.name for suite in all_suites() if name in suite.protocols]
 
 
 def conforms(model: Any, protocol: str) -> bool:

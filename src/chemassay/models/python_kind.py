@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,24 @@ from typing import Any
 from chemassay.errors import UserInputError
 from chemassay.models.protocols import PROTOCOLS, conforms, from_callable
 from chemassay.models.spec import ModelSpec
+
+
+def _import_module(location: str) -> Any:
+    """Import ``location`` as ``python -m`` would: the working folder is searched too (a
+    console script such as ``chemassay`` does not put it on ``sys.path``), after the
+    installed packages so it cannot shadow them."""
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as exc:
+        top = location.split(".")[0]
+        here = os.getcwd()
+        if exc.name != top or here in sys.path or "" in sys.path:
+            raise
+        candidates = (Path(here) / f"{top}.py", Path(here) / top / "__init__.py", Path(here) / top)
+        if not any(c.exists() for c in candidates):
+            raise
+        sys.path.append(here)
+        return importlib.import_module(location)
 
 
 def import_target(target: str, what: str = "--model python") -> Any:
@@ -41,7 +60,7 @@ def import_target(target: str, what: str = "--model python") -> Any:
             sys.modules[name] = module
             module_spec.loader.exec_module(module)
         else:
-            module = importlib.import_module(location)
+            module = _import_module(location)
     except ImportError as exc:
         raise UserInputError(f"{what}:{target}: cannot import {location!r} ({exc})") from None
     except SyntaxError as exc:

@@ -11,8 +11,10 @@ A factory is called as ``factory(spec, protocol, context)``: the parsed
 supplies (``device``, ``n_jobs``, ``base_url``, a training set...). It returns an object that
 implements the protocol.
 
-Kinds come from :mod:`chemassay.models.catalog` (the adapters) and from each suite's
-``baselines`` module (its ``MODEL_KINDS`` list); :func:`register_kind` adds more at run time.
+Kinds come from :mod:`chemassay.models.catalog` (the adapters) and from every registered
+suite's ``Suite.model_kinds`` (its baselines); :func:`register_kind` adds more at run time. A
+kind whose protocols are ``("*",)`` serves every registered protocol (``python:``,
+``predictions:``), including the protocols a later suite declares.
 Registering a name (or alias) twice is an error.
 """
 
@@ -31,6 +33,14 @@ from chemassay.models.spec import ModelSpec, parse_spec
 
 class DuplicateKindError(ChemassayError):
     """A model kind (or alias) registered twice."""
+
+
+EXTRA_INSTALL = {
+    # the pretrained encoders ship inside these wheels; their own pins (transformers<5,
+    # simpletransformers) are not needed by chemassay, which loads only the model folders
+    "pretrained": "pip install --no-deps rxnmapper rxnfp",
+}
+"""Extras that are installed another way than ``pip install 'chemassay[EXTRA]'``."""
 
 
 @dataclass(frozen=True)
@@ -54,20 +64,33 @@ class ModelKind:
     example: str = ""
 
     def __post_init__(self) -> None:
-        unknown = [p for p in self.protocols if p not in PROTOCOLS]
+        unknown = [p for p in self.protocols if p not in PROTOCOLS and p != "*"]
         if unknown:
             raise ValueError(f"model kind {self.name!r}: unknown protocol(s) {unknown}; known: {sorted(PROTOCOLS)}")
         if ":" not in self.factory:
             raise ValueError(f"model kind {self.name!r}: factory must be 'module:function', got {self.factory!r}")
 
+    def implements(self, protocol: str) -> bool:
+        """Whether models of this kind serve ``protocol``."""
+        return protocol in self.protocols or ("*" in self.protocols and protocol in PROTOCOLS)
+
+    @property
+    def protocol_names(self) -> tuple[str, ...]:
+        """The protocols it serves, ``*`` expanded to every registered protocol."""
+        if "*" in self.protocols:
+            return tuple(PROTOCOLS)
+        return self.protocols
+
     def needs(self) -> str:
-        """What using this kind needs, in words (the extra to install, if any)."""
-        return f"pip install 'chemassay[{self.extra}]'" if self.extra else "core install"
+        """What using this kind needs, in words (the command that installs its extra, if any)."""
+        if not self.extra:
+            return "core install"
+        return EXTRA_INSTALL.get(self.extra, f"pip install 'chemassay[{self.extra}]'")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready description (for ``chemassay models list --json``)."""
         return {
-            "name": self.name, "protocols": list(self.protocols), "description": self.description,
+            "name": self.name, "protocols": list(self.protocol_names), "description": self.description,
             "arg": self.arg, "arg_required": self.arg_required, "options": dict(self.options),
             "extra": self.extra, "needs": self.needs(), "suite": self.suite, "aliases": list(self.aliases),
             "example": self.example,
@@ -112,22 +135,45 @@ def _load_catalog() -> None:
     _catalog_state["loading"] = True
     try:
         from chemassay.models.catalog import BUILTIN_KINDS
-        from chemassay.suites import SUITES
+        from chemassay.suites import all_suites, on_register
 
         declared = list(BUILTIN_KINDS)
-        for _, module in SUITES:
-            try:
-                baselines = importlib.import_module(f"chemassay.suites.{module}.baselines")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"chemassay.suites.{module}.baselines":
-                    raise
-                continue
-            declared.extend(getattr(baselines, "MODEL_KINDS", ()))
+        for suite in all_suites():
+            _register_protocols(suite)
+            declared.extend(suite.load("model_kinds") or ())
         for kind in declared:
             register_kind(kind)
+        on_register(_suite_registered)
         _catalog_state["loaded"] = True
     finally:
         _catalog_state["loading"] = False
+
+
+def _register_protocols(suite: Any) -> None:
+    from chemassay.models.protocols import register_protocol
+
+    for info in suite.load("model_protocols") or ():
+        register_protocol(info)
+
+
+def _suite_registered(suite: Any) -> None:
+    """Add (or withdraw) the protocols and kinds of a suite registered after the catalog."""
+    from chemassay.models.protocols import unregister_protocol
+    from chemassay.suites import find_suite
+
+    present = find_suite(suite.name) is suite
+    kinds = suite.load("model_kinds") or ()
+    if present:
+        _register_protocols(suite)
+        for kind in kinds:
+            if kind.name not in _KINDS:
+                register_kind(kind)
+    else:
+        for kind in kinds:
+            if _KINDS.get(kind.name) is kind:
+                unregister_kind(kind.name)
+        for info in suite.load("model_protocols") or ():
+            unregister_protocol(info.name)
 
 
 def _ensure_catalog() -> None:
@@ -144,7 +190,7 @@ def list_kinds(protocol: str | None = None, suite: str | None = None) -> list[Mo
         raise UserInputError(f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))}")
     kinds = sorted(_KINDS.values(), key=lambda k: k.name)
     if protocol is not None:
-        kinds = [k for k in kinds if protocol in k.protocols]
+        kinds = [k for k in kinds if k.implements(protocol)]
     if suite is not None:
         kinds = [k for k in kinds if k.suite in (None, suite)]
     return kinds
@@ -169,7 +215,7 @@ def _resolve_factory(kind: ModelKind) -> Callable[..., Any]:
         missing = getattr(exc, "name", None) or module_name
         if kind.extra and not missing.startswith("chemassay"):
             raise UserInputError(
-                f"model kind {kind.name!r} needs the optional dependency {missing!r}: pip install 'chemassay[{kind.extra}]'"
+                f"model kind {kind.name!r} needs the optional dependency {missing!r}: {kind.needs()}"
             ) from None
         raise
     return getattr(module, attribute)
@@ -190,11 +236,11 @@ def load_model(
     if protocol not in PROTOCOLS:
         raise UserInputError(f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))}")
     kind = get_kind(parsed.kind)
-    if protocol not in kind.protocols:
+    if not kind.implements(protocol):
         able = [k.name for k in list_kinds(protocol)]
         raise UserInputError(
             f"--model {parsed.text}: a {kind.name} model is not a {protocol} "
-            f"(it implements {', '.join(kind.protocols)}); kinds that are: {', '.join(able)}"
+            f"(it implements {', '.join(kind.protocol_names)}); kinds that are: {', '.join(able)}"
         )
     if kind.arg_required and not parsed.arg:
         raise UserInputError(

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from chemassay.errors import UserInputError, require
+from chemassay.runtime.progress import progress_task
 
 CHECKPOINT = "last.ckpt"
 LOG = "train_log.jsonl"
@@ -210,8 +211,39 @@ def _callbacks(settings: TrainSettings, out: Path, started: float):
                 self.stopped_by = "stop_after_epochs"
                 trainer.should_stop = True
 
+    class EpochProgress(pl.Callback):
+        """Each epoch's steps through chemassay's progress renderer ("epoch 2/6"; a live bar on
+        a terminal, a line every few seconds in a log), instead of Lightning's own bar."""
+
+        def __init__(self) -> None:
+            self.task = None
+            self.advance = None
+
+        def on_train_epoch_start(self, trainer, module) -> None:
+            self._close()
+            if settings.progress is False:
+                return
+            total = trainer.num_training_batches if isinstance(trainer.num_training_batches, int) else None
+            self.task = progress_task(f"epoch {trainer.current_epoch + 1}/{settings.max_epochs}", total)
+            self.advance = self.task.__enter__()
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+            if self.advance is not None:
+                self.advance(1)
+
+        def on_train_epoch_end(self, trainer, module) -> None:
+            self._close()
+
+        def on_exception(self, trainer, module, exception) -> None:
+            self._close()
+
+        def _close(self) -> None:
+            if self.task is not None:
+                task, self.task, self.advance = self.task, None, None
+                task.__exit__(None, None, None)
+
     control = EpochControl()
-    callbacks = [control]
+    callbacks = [control, EpochProgress()]
     if settings.patience is not None:
         callbacks.append(pl.callbacks.EarlyStopping(monitor="val_loss", mode="min", patience=settings.patience,
                                                     check_on_train_epoch_end=False))
@@ -295,21 +327,17 @@ def fit(
         val_loader = DataLoader(val_dataset, batch_size=settings.batch_size, shuffle=False, collate_fn=collate)
     started = time.perf_counter()
     control, callbacks = _callbacks(settings, target, started)
-    show = settings.progress
-    if show is None:
-        import sys
-
-        show = sys.stderr.isatty()
-    trainer = pl.Trainer(
-        accelerator=accelerator, devices=1, precision=_precision(settings, accelerator),
-        max_epochs=settings.max_epochs, callbacks=callbacks, enable_checkpointing=False, logger=False,
-        enable_progress_bar=bool(show), enable_model_summary=False, deterministic=True,
-        gradient_clip_val=settings.grad_clip, num_sanity_val_steps=0,
-        limit_val_batches=settings.val_batches if settings.val_batches is not None else 1.0,
-        default_root_dir=str(target), use_distributed_sampler=False,
-    )
     checkpoint = target / CHECKPOINT
     with _quiet_lightning():
+        # built inside the quiet block: Lightning announces the devices and gives tips here
+        trainer = pl.Trainer(
+            accelerator=accelerator, devices=1, precision=_precision(settings, accelerator),
+            max_epochs=settings.max_epochs, callbacks=callbacks, enable_checkpointing=False, logger=False,
+            enable_progress_bar=False, enable_model_summary=False, deterministic=True,
+            gradient_clip_val=settings.grad_clip, num_sanity_val_steps=0,
+            limit_val_batches=settings.val_batches if settings.val_batches is not None else 1.0,
+            default_root_dir=str(target), use_distributed_sampler=False,
+        )
         trainer.fit(module, train_dataloaders=train_loader, val_dataloaders=val_loader,
                     ckpt_path=str(checkpoint) if checkpoint.is_file() else None)
     epochs_done = _epochs_logged(target)
@@ -341,11 +369,13 @@ def _best_val(folder: Path) -> float | None:
 
 @contextlib.contextmanager
 def _quiet_lightning():
-    """Silence Lightning's banner lines (GPU available, etc.); chemassay prints its own."""
+    """Silence Lightning's banner lines (GPU available, the logger tip, the validation-batch
+    note) and its deprecation noise; chemassay prints its own progress."""
     import logging
     import warnings
 
-    names = ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "lightning")
+    names = ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "lightning", "pytorch_lightning.utilities.rank_zero",
+             "lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")
     levels = {name: logging.getLogger(name).level for name in names}
     for name in names:
         logging.getLogger(name).setLevel(logging.ERROR)
@@ -353,6 +383,9 @@ def _quiet_lightning():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
         warnings.filterwarnings("ignore", message=".*You're resuming from a checkpoint that ended before the epoch ended.*")
         warnings.filterwarnings("ignore", category=UserWarning, module="pytorch_lightning")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="pytorch_lightning")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="lightning")
+        warnings.filterwarnings("ignore", message=".*isinstance\\(treespec, LeafSpec\\).*")
         try:
             yield
         finally:

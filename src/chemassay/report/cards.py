@@ -2,7 +2,7 @@
 
 A card says what a metric means, whether higher or lower is better, its range, the paper's
 own name and table for it, and how its uncertainty is reported. Each suite declares its
-cards in ``chemassay.suites.<suite>.metrics.METRIC_CARDS``; :func:`all_cards` collects them.
+cards in its ``metrics`` module (``Suite.metric_cards``); :func:`all_cards` collects them.
 A card's ``key`` is either a literal key (``S_total``) or a pattern with placeholders in
 braces: ``{k}`` (and ``{n}``) match a whole number, any other ``{name}`` matches one
 ``/``-free segment. So ``{augmentation}/{direction}_acc@{k}`` declares
@@ -15,7 +15,6 @@ declares — the test suite fails on any.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -127,20 +126,16 @@ def unregister_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
 
 @cache
 def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
-    from chemassay.suites import SUITES
+    from chemassay.suites import all_suites, on_register
 
+    on_register(_forget)
     found: dict[str, list[MetricCard]] = {}
-    for cli_name, module in SUITES:
-        try:
-            metrics = importlib.import_module(f"chemassay.suites.{module}.metrics")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"chemassay.suites.{module}.metrics":
-                raise
-            continue
-        cards = list(getattr(metrics, "METRIC_CARDS", ()))
+    for suite in all_suites():
+        cli_name = suite.name
+        cards = list(suite.load("metric_cards") or ())
         wrong = [c.key for c in cards if c.suite != cli_name]
         if wrong:
-            raise ValueError(f"chemassay.suites.{module}.metrics declares cards of another suite: {wrong[:5]}")
+            raise ValueError(f"{suite.metric_cards} declares cards of another suite: {wrong[:5]}")
         keys = [c.key for c in cards]
         duplicated = sorted({k for k in keys if keys.count(k) > 1})
         if duplicated:
@@ -151,17 +146,20 @@ def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
     return {suite: tuple(cards) for suite, cards in found.items()}
 
 
+def _forget(_suite: Any = None) -> None:
+    _by_suite.cache_clear()
+
+
 def all_cards(suite: str | None = None) -> list[MetricCard]:
     """Every declared card (of one suite if ``suite`` is given), in declaration order."""
     table = _by_suite()
     if suite is not None:
         suite = suite.replace("_", "-")
         if suite not in table:
-            from chemassay.suites import SUITES
+            from chemassay.suites import find_suite, suite_names
 
-            known = [name for name, _ in SUITES]
-            if suite not in known:
-                raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(known)}")
+            if find_suite(suite) is None:
+                raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(suite_names())}")
             return []
         return list(table[suite])
     return [card for cards in table.values() for card in cards]

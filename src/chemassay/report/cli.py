@@ -20,12 +20,9 @@ results_app = typer.Typer(help="The local results store: every evaluation's resu
 def _suite_option(suite: str | None) -> str | None:
     if suite is None:
         return None
-    from chemassay.suites import SUITES
+    from chemassay.suites import get_suite
 
-    normalized = suite.replace("_", "-")
-    if normalized not in {name for name, _ in SUITES}:
-        raise UserInputError(f"unknown suite {suite!r}; suites: {', '.join(name for name, _ in SUITES)}")
-    return normalized
+    return get_suite(suite).name
 
 
 # --- reference ---------------------------------------------------------------------------------

@@ -13,6 +13,9 @@ the same items (``item_ids``) and, for every metric both carry per-item values o
 * for accuracies (every per-item value 0 or 1) **McNemar's exact test**: of the items where
   the two models disagree, how many each got right, against a fair coin (two-sided binomial).
 
+The verdict ("A better", "B better", "no difference shown") follows McNemar's p (below
+``1 − level``) for 0/1 metrics and the bootstrap interval (excluding 0) for the others.
+
 It refuses, with one line saying why, two results that cannot be paired: different suites or
 tasks, different datasets (their sha256, or their names when no checksum was recorded), or
 different items.
@@ -284,14 +287,20 @@ def compare(a: Result, b: Result, *, resamples: int = DEFAULT_RESAMPLES, seed: i
         ))
     for row, adjusted in zip(rows, _holm([r.p_value for r in rows]), strict=True):
         row.p_holm = adjusted
-        row.verdict = _verdict(row)
+        row.verdict = _verdict(row, level)
     dataset = a.dataset.name if a.dataset else None
     return Comparison(a=_label(a, "A"), b=_label(b, "B"), suite=a.suite, task=a.task, dataset=dataset, items=len(ids),
                       resamples=resamples, seed=seed, level=level, metrics=rows, not_compared=not_compared)
 
 
-def _verdict(row: MetricComparison) -> str:
-    if math.isnan(row.low) or (row.low <= 0 <= row.high):
+def _verdict(row: MetricComparison, level: float = 0.95) -> str:
+    """The verdict on one metric: for a 0/1 metric McNemar's exact test decides (the test to
+    quote for accuracies: with few discordant items the bootstrap is optimistic), otherwise the
+    bootstrap interval of the difference (does it exclude 0?)."""
+    if row.mcnemar is not None:
+        if row.mcnemar["p_value"] >= 1.0 - level or row.difference == 0:
+            return "no difference shown"
+    elif math.isnan(row.low) or (row.low <= 0 <= row.high):
         return "no difference shown"
     a_higher = row.difference > 0
     if row.direction == "higher":

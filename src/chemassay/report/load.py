@@ -30,11 +30,11 @@ def _is_number(value: object) -> bool:
 
 def result_problems(result: Result) -> list[str]:
     """Contract violations of a result, each ``field 'NAME': what is wrong`` (empty if none)."""
-    from chemassay.suites import SUITES
+    from chemassay.suites import find_suite, suite_names
 
     problems: list[str] = []
-    known = [name for name, _ in SUITES]
-    if result.suite.replace("_", "-") not in known:
+    known = suite_names()
+    if find_suite(result.suite) is None:
         problems.append(f"field 'suite': unknown suite {result.suite!r} (suites: {', '.join(known)})")
     if not result.task.strip():
         problems.append("field 'task': empty")

@@ -6,8 +6,11 @@ spec, display name, parameters, checksum), ``metrics`` (every key declared in a 
 card), ``n`` (items scored), ``skipped`` (items that could not be scored, each with a
 reason), ``dataset`` (name + sha256), ``inputs`` (paths + sha256), ``config`` (the variant:
 baseline, split, augmentation, options), ``versions`` (chemassay, rdkit, python),
-``elapsed_s``. Suites may add further top-level fields (per-item rows, breakdowns); they
-are kept as they are.
+``elapsed_s``, and the benchmark ``setting`` it was measured in (in the papers' own words:
+``variant``, ``split``, ``protocol``...), which decides the published rows it stands beside.
+The schema is closed: what is particular to a suite lives in ``details``, a typed model the
+suite declares for each task (:attr:`chemassay.suites.Suite.details`); an undeclared field is
+refused. :func:`make_result` fills timing, input hashes and model identity in one place.
 """
 
 from __future__ import annotations
@@ -20,19 +23,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator
 
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import atomic_write_text, sha256_file
 
 
 class SkippedItem(BaseModel):
-    """An item that could not be scored: where it was (line/row/id) and why."""
+    """An item that could not be scored (or whose model request failed): where it was
+    (line/row, item id or text, position) and why."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     line: int | None = None
     item: str | None = None
+    index: int | None = None
+    """Position of the item in the input, when line numbers do not apply."""
     reason: str
 
 
@@ -53,7 +59,7 @@ class ModelRef(BaseModel):
     baseline that has no file.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     spec: str
     name: str
@@ -159,10 +165,17 @@ class RequestSummary(BaseModel):
         return text
 
 
+class ResultDetails(BaseModel):
+    """Base of every suite's typed details (``Result.details``): closed, so a misspelt or
+    undeclared field is an error rather than a silently kept extra."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
 class Result(BaseModel):
     """One evaluation's result, written as JSON by every evaluating command."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     suite: str
     task: str
@@ -178,12 +191,45 @@ class Result(BaseModel):
     mean; ``None`` marks an item the metric does not apply to), aligned with ``item_ids``."""
     skipped: list[SkippedItem] = Field(default_factory=list)
     dataset: DatasetRef | None = None
+    setting: dict[str, str] = Field(default_factory=dict)
+    """The benchmark setting in the papers' vocabulary (``variant``, ``split``, ``part``,
+    ``protocol``, ``dataset``...): a published row stands beside this result only where its
+    setting agrees. Empty: the result states no setting (it is shown apart from published rows)."""
+    quick: bool = False
+    """Measured on the documented quick subset of the benchmark (``assay --quick``): shown
+    for a smoke test, never ranked against published rows."""
     inputs: list[InputRef] = Field(default_factory=list)
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=current_versions)
     elapsed_s: float = 0.0
     requests: RequestSummary | None = None
     """Requests to a model behind an endpoint: counts and tokens (``None``: no endpoint asked)."""
+    details: SerializeAsAny[ResultDetails] | None = None
+    """The suite's typed details of this task (breakdowns, per-item rows, files written)."""
+
+    @field_validator("setting", mode="before")
+    @classmethod
+    def _setting_as_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items() if v is not None and v != ""}
+        return value
+
+    @field_validator("details", mode="before")
+    @classmethod
+    def _typed_details(cls, value: Any, info: ValidationInfo) -> Any:
+        """Validate a ``details`` mapping with the class its suite declares for the task."""
+        if value is None or isinstance(value, ResultDetails):
+            return value
+        suite_name, task = info.data.get("suite"), info.data.get("task")
+        from chemassay.suites import find_suite
+
+        suite = find_suite(str(suite_name)) if suite_name else None
+        if suite is None:
+            raise ValueError(f"details given for unknown suite {suite_name!r}")
+        model = suite.details_model(str(task))
+        if model is None:
+            raise ValueError(f"suite {suite.name} declares no details for task {task!r}")
+        return model.model_validate(value)
 
     def model_post_init(self, context: Any) -> None:
         """With ``CHEMASSAY_STRICT_CARDS=1`` (the test suite sets it) a result whose suite
@@ -278,6 +324,44 @@ def describe_validation_error(exc: Any, raw: dict[str, Any]) -> str:
     if written_by and written_by != __version__:
         text += f"; written by chemassay {written_by}, this is {__version__}"
     return text
+
+
+def make_result(
+    suite: str,
+    task: str,
+    *,
+    metrics: dict[str, Any],
+    n: int,
+    model: Any = None,
+    spec: Any = None,
+    inputs: Any = (),
+    started: float | None = None,
+    details: ResultDetails | None = None,
+    **fields: Any,
+) -> Result:
+    """The one way a suite builds its :class:`Result`: timing, input hashes and model identity
+    are filled here, the rest is passed through (and checked: an undeclared field is an error).
+
+    ``model`` is a :class:`ModelRef`, a model object (described with
+    :func:`chemassay.models.identity.model_ref`, ``spec`` naming it) or ``None``; ``inputs``
+    are paths (hashed) or :class:`InputRef`; ``started`` is a :func:`time.perf_counter` reading
+    taken when the work began (``elapsed_s`` is measured from it unless given).
+    """
+    if model is not None and not isinstance(model, ModelRef):
+        from chemassay.models.identity import model_ref
+
+        model = model_ref(model, spec)
+    refs = []
+    for item in inputs or ():
+        if isinstance(item, InputRef):
+            refs.append(item)
+        elif isinstance(item, dict):
+            refs.append(InputRef(**item))
+        else:
+            refs.append(input_ref(item) if Path(item).is_file() else InputRef(path=str(item)))
+    if started is not None and "elapsed_s" not in fields:
+        fields["elapsed_s"] = time.perf_counter() - started
+    return Result(suite=suite, task=task, metrics=metrics, n=n, model=model, inputs=refs, details=details, **fields)
 
 
 class Timer:

@@ -493,3 +493,17 @@ def record(result: Result, source: str | os.PathLike | None = None, path: str | 
         return None
     with ResultStore(path) as store:
         return store.add(result, source)
+
+
+def store_result(result: Result, source: str | os.PathLike | None = None) -> int | None:
+    """Record ``result`` in the results store; a store that cannot be used costs one warning
+    line on stderr, never the command (the result file is already written)."""
+    import sqlite3
+
+    try:
+        return record(result, os.path.abspath(source) if source is not None else None)
+    except (StoreError, sqlite3.Error, OSError) as exc:
+        from chemassay.runtime.progress import warn
+
+        warn(f"result not recorded in the results store: {exc}")
+        return None

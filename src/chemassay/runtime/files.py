@@ -110,3 +110,20 @@ def ensure_writable_dir(path: str | os.PathLike, what: str = "output folder") ->
     except OSError as exc:
         raise UserInputError(f"cannot write the {what} {target}: {describe_os_error(exc)}") from None
     return target
+
+
+def need_file(path: str | os.PathLike, what: str = "input") -> Path:
+    """``path`` as a Path if it is an existing file, else a one-line user error naming it."""
+    from chemassay.errors import UserInputError
+
+    target = Path(path)
+    if not target.exists():
+        raise UserInputError(f"{target}: no such {what} file")
+    if target.is_dir():
+        raise UserInputError(f"{target}: is a directory, expected a {what} file")
+    return target
+
+
+def writable_out(path: str | os.PathLike | None, what: str = "output") -> Path | None:
+    """Check an output path is writable before any work (``None`` passes through)."""
+    return None if path is None else ensure_writable(path, what)

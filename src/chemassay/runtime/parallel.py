@@ -25,6 +25,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from chemassay.errors import require
@@ -114,7 +115,50 @@ def _ignore_sigint() -> None:
 
 
 def _new_pool(jobs: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=_ignore_sigint)
+    context = _pool_context()
+    method = context.get_start_method() if context is not None else multiprocessing.get_start_method()
+    if method in ("spawn", "forkserver"):
+        check_main_guard()
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_sigint)
+
+
+def _guarded_lines(path: str) -> list[tuple[int, int]]:
+    """Line spans of the ``if __name__ == "__main__":`` blocks at the top level of a script."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return []
+    spans = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
+
+
+def check_main_guard() -> None:
+    """Refuse at once to start worker processes from the top level of a script that lacks
+    ``if __name__ == "__main__":``: workers started by spawn or a fork server import the script
+    again, which would start workers again (Python's freeze_support errors, then every worker
+    dying). The message names the script, the line, and the fix."""
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    if main is None or not main_file or not str(main_file).endswith(".py"):
+        return
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+            if not any(low <= line <= high for low, high in _guarded_lines(main_file)):
+                from chemassay.errors import UserInputError
+
+                raise UserInputError(
+                    f"{main_file}, line {line}: worker processes (n_jobs > 1) started from the top level of a script "
+                    "re-run that script when they start; put the call under 'if __name__ == \"__main__\":' "
+                    "(or use n_jobs=1)")
+            return
+        frame = frame.f_back
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:

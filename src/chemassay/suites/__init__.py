@@ -1,26 +1,247 @@
-"""The five suites.
+"""The suite registry: every suite declares one :class:`Suite`, and everything that serves all
+suites (the CLI, ``assay``, the demo, the model registry, the report, the data registry) asks
+this registry instead of naming a suite.
 
-Each suite is a package with the same role files where the role exists: ``api`` (the
-library entry points, re-exported as ``chemassay.<suite>``), ``cli`` (a Typer ``app``),
-``data`` (its dataset loaders), ``metrics`` (its metric functions and ``METRIC_CARDS``),
-``baselines`` (its built-in models and ``MODEL_KINDS``), ``demo`` (``run_demo(out_dir) ->
-list[Result]``) and ``plots``. Suites import ``chem``, ``data``, ``models``, ``runtime`` and
-``report``, never each other.
+A suite is a package with the same role files where the role exists: ``suite`` (its
+:class:`Suite` declaration, importing nothing heavy), ``api`` (the library entry points,
+re-exported as ``chemassay.<alias>``), ``cli`` (a Typer ``app``), ``metrics`` (its metric
+functions and ``METRIC_CARDS``), ``baselines`` (its built-in models and ``MODEL_KINDS``),
+``assay`` (its headline benchmark settings for ``chemassay assay``), ``published`` (how its
+results meet the paper's published tables), ``report`` (its gallery and charts) and
+``details`` (the typed per-suite fields of its results). Suites import ``chem``, ``data``,
+``models``, ``runtime`` and ``report``, never each other.
+
+Adding a suite is one package plus one registration: list its declaration in
+:data:`BUILTIN_SUITES`, call :func:`register_suite` at run time (a plugin, a test), or
+publish it under the ``chemassay.suites`` entry-point group. The declaration names the heavy
+parts as ``"module:attribute"`` strings, imported only when asked for (:meth:`Suite.load`),
+so listing the suites imports neither torch nor typer.
 """
 
-SUITES: tuple[tuple[str, str], ...] = (
-    ("stoichiometry", "stoichiometry"),
-    ("reaction-ood", "reaction_ood"),
-    ("generation", "generation"),
-    ("robustness", "robustness"),
-    ("mechanism", "mechanism"),
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from chemassay.errors import ChemassayError, UserInputError
+
+BUILTIN_SUITES: tuple[str, ...] = (
+    "chemassay.suites.stoichiometry.suite:SUITE",
+    "chemassay.suites.reaction_ood.suite:SUITE",
+    "chemassay.suites.generation.suite:SUITE",
+    "chemassay.suites.robustness.suite:SUITE",
+    "chemassay.suites.mechanism.suite:SUITE",
 )
-"""``(cli_name, module_name)`` of every suite, in the order the CLI and reports show them."""
+"""The declarations of the suites that ship with chemassay, in the order the CLI and the
+reports show them."""
+
+ENTRY_POINT_GROUP = "chemassay.suites"
+
+
+class DuplicateSuiteError(ChemassayError):
+    """A suite name (or its module alias) registered twice."""
+
+
+def resolve(target: str) -> Any:
+    """The object a ``"package.module:attribute"`` string names (``"package.module"``: the module)."""
+    module_name, _, attribute = target.partition(":")
+    module = importlib.import_module(module_name)
+    if not attribute:
+        return module
+    value: Any = module
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Everything chemassay knows about one suite (see the module docstring).
+
+    Every ``"module:attribute"`` field is optional; a suite without a role simply lacks it
+    (generation has no failure gallery, a toy suite may have no CLI).
+    """
+
+    name: str
+    """The CLI name (``reaction-ood``), also the value of ``Result.suite``."""
+    module: str
+    """Its package (``chemassay.suites.reaction_ood``)."""
+    title: str
+    """The question it asks, in a few words (``does it generalize to new chemistry?``)."""
+    reproduces: str
+    """The paper it reproduces, short (``Bradshaw et al.``)."""
+    protocols: tuple[str, ...]
+    """The model protocols it asks a model for, headline first (``reaction-predictor``)."""
+    api: str
+    """The module of its library entry points, re-exported as ``chemassay.<alias>``."""
+    alias: str = ""
+    """The Python name: ``chemassay.<alias>`` (default: the name with ``-`` as ``_``)."""
+    cli: str | None = None
+    """``"module:app"``: its Typer app, mounted as ``chemassay <name>``."""
+    metric_cards: str | None = None
+    """``"module:METRIC_CARDS"``: the metric cards of every key its results carry."""
+    model_kinds: str | None = None
+    """``"module:MODEL_KINDS"``: its built-in baselines and learned models (registry kinds)."""
+    model_protocols: str | None = None
+    """``"module:PROTOCOLS"``: the protocols it defines (``ProtocolInfo``), registered with
+    the model registry so general adapters (``python:``, ``predictions:``) serve them."""
+    datasets: str | None = None
+    """``"module:DATASETS"``: the dataset specs it owns (registered with the data registry)."""
+    dataset_names: tuple[str, ...] = ()
+    """Datasets it reads (its own and shared ones), for ``chemassay data list --suite``."""
+    assay: str | None = None
+    """``"module:ASSAY"``: its :class:`chemassay.assay.SuiteAssay` (headline settings, quick
+    subset, data preparation) for ``chemassay assay``."""
+    published: str | None = None
+    """``"module:PUBLISHED"``: its :class:`chemassay.report.published.PaperBinding` (the
+    paper's tables shipped as JSON and how their columns map to this suite's metric keys)."""
+    details: Mapping[str, str] = field(default_factory=dict)
+    """Task → ``"module:Class"``: the typed ``Result.details`` of each task."""
+    gallery: str | None = None
+    """``"module:function"``: ``(results, limit) -> Gallery | None``, its failure gallery."""
+    charts: str | None = None
+    """``"module:function"``: ``(results, leaderboards) -> list[Figure]``, charts drawn from
+    its results' data."""
+    demo_notes: str | None = None
+    """``"module:TEXT"``: what the demo's section says before its table (the baselines and
+    what they show)."""
+
+    def __post_init__(self) -> None:
+        if not self.alias:
+            object.__setattr__(self, "alias", self.name.replace("-", "_"))
+        if not self.name or not all(c.isalnum() or c == "-" for c in self.name):
+            raise ValueError(f"suite name {self.name!r}: letters, digits and '-' only")
+        object.__setattr__(self, "details", dict(self.details))
+
+    def load(self, role: str) -> Any:
+        """The object a role field names (``suite.load("cli")`` → the Typer app); ``None``
+        when the suite lacks that role."""
+        target = getattr(self, role)
+        if target is None:
+            return None
+        if not isinstance(target, str):
+            raise TypeError(f"suite {self.name}: role {role!r} is not a 'module:attribute' string")
+        return resolve(target)
+
+    def details_model(self, task: str) -> type | None:
+        """The typed details class of ``task`` (``None``: the task has no details)."""
+        target = self.details.get(task)
+        return resolve(target) if target else None
+
+    def api_module(self) -> Any:
+        """Its api module (``chemassay.<alias>``)."""
+        return importlib.import_module(self.api)
+
+
+_SUITES: dict[str, Suite] = {}
+_ALIASES: dict[str, str] = {}
+_lock = threading.RLock()
+_state = {"loaded": False, "loading": False}
+_listeners: list[Any] = []
+
+
+def on_register(callback: Any) -> None:
+    """Call ``callback(suite)`` for every suite registered from now on (caches that must
+    forget what they computed from the previous set of suites). Adding the same callback
+    twice keeps one."""
+    if callback not in _listeners:
+        _listeners.append(callback)
+
+
+def _notify(suite: Suite) -> None:
+    for callback in list(_listeners):
+        callback(suite)
+
+
+def register_suite(suite: Suite) -> Suite:
+    """Add a suite; a name or alias already taken raises :class:`DuplicateSuiteError`."""
+    with _lock:
+        _ensure_loaded()
+        _add(suite)
+    _notify(suite)
+    return suite
+
+
+def _add(suite: Suite) -> None:
+    for key in {suite.name, suite.alias}:
+        if key in _SUITES or key in _ALIASES:
+            raise DuplicateSuiteError(f"suite {key!r} is already registered")
+    _SUITES[suite.name] = suite
+    _ALIASES[suite.alias] = suite.name
+
+
+def unregister_suite(name: str) -> None:
+    """Remove a suite added with :func:`register_suite` (tests, plugins being reloaded)."""
+    with _lock:
+        suite = _SUITES.pop(name, None)
+        if suite is not None:
+            _ALIASES.pop(suite.alias, None)
+            _notify(suite)
+
+
+def _entry_point_suites() -> list[str]:
+    from importlib.metadata import entry_points
+
+    try:
+        found = entry_points(group=ENTRY_POINT_GROUP)
+    except TypeError:  # Python < 3.10 signature; chemassay needs 3.10, kept for safety
+        found = entry_points().get(ENTRY_POINT_GROUP, [])  # type: ignore[attr-defined]
+    return [entry.value for entry in found]
+
+
+def _ensure_loaded() -> None:
+    if _state["loaded"] or _state["loading"]:
+        return
+    _state["loading"] = True
+    try:
+        for target in (*BUILTIN_SUITES, *_entry_point_suites()):
+            suite = resolve(target)
+            if not isinstance(suite, Suite):
+                raise TypeError(f"{target} is not a chemassay.suites.Suite")
+            if suite.name not in _SUITES:
+                _add(suite)
+        _state["loaded"] = True
+    finally:
+        _state["loading"] = False
+
+
+def all_suites() -> list[Suite]:
+    """Every registered suite, built-in ones first in their order, then the others."""
+    with _lock:
+        _ensure_loaded()
+        return list(_SUITES.values())
+
+
+def suite_names() -> list[str]:
+    """The CLI names of every registered suite."""
+    return [suite.name for suite in all_suites()]
+
+
+def find_suite(name: str) -> Suite | None:
+    """The suite called ``name`` (CLI name or alias: ``reaction-ood`` or ``reaction_ood``)."""
+    with _lock:
+        _ensure_loaded()
+        key = _ALIASES.get(name, name)
+        return _SUITES.get(key) or _SUITES.get(name.replace("_", "-"))
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called ``name``; an unknown name is a one-line error listing the suites."""
+    suite = find_suite(name)
+    if suite is None:
+        raise UserInputError(f"unknown suite {name!r}; suites: {', '.join(suite_names())}")
+    return suite
 
 
 def suite_module(name: str) -> str:
-    """The module name of a suite given its CLI name or module name (``reaction-ood`` → ``reaction_ood``)."""
-    for cli_name, module in SUITES:
-        if name in (cli_name, module):
-            return module
-    raise KeyError(f"unknown suite {name!r}; suites: {', '.join(c for c, _ in SUITES)}")
+    """The Python alias of a suite given its CLI name or alias (``reaction-ood`` → ``reaction_ood``)."""
+    return get_suite(name).alias
+
+
+__all__ = [
+    "BUILTIN_SUITES", "DuplicateSuiteError", "Suite", "all_suites", "find_suite", "get_suite", "on_register",
+    "register_suite", "resolve", "suite_module", "suite_names", "unregister_suite",
+]

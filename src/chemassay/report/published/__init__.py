@@ -3,8 +3,15 @@
 Every table of model results in the papers is transcribed as printed (``cells`` keep the
 printed text: ``0.076 ± 0.0322``, ``<1e-2``, ``94.6 (+4.2)``), with the paper's table id, the
 data it was measured on (USPTO-MIT, Pistachio, ...), a citation, and notes where the paper
-contradicts itself (``(!)``: shipped as printed). :mod:`chemassay.report.published.keys`
-maps each column to chemassay's metric key and unit.
+contradicts itself (``(!)``: shipped as printed). Each suite binds its paper in its
+``published`` module (a :class:`PaperBinding`: the JSON resource and how each column maps to the
+suite's metric key and unit); this module reads every registered suite's binding, so a new
+suite brings its paper without touching this file.
+
+A table may name the chemassay dataset it was measured on (``"chemassay_dataset": "moses"``)
+when the paper's data is the very data chemassay ships; a table without one was measured on
+other data (Pistachio, the authors' own USPTO variants...), and the report shows its rows apart
+as "different data", never ranked against a user's result.
 
 * :func:`reference_results` — one :class:`PublishedRecord` per model row and setting, with
   metrics under chemassay's keys (values in chemassay's units), ready to stand beside a
@@ -18,15 +25,31 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from chemassay.report.published.keys import metric_key, to_chemassay_units
+from chemassay.report.published.keys import Mapped, to_chemassay_units
 
-PAPER_FILES = ("chemalgebra.json", "bradshaw.json", "moses.json", "amore.json", "omebench.json")
 FORMAT = 1
+
+
+@dataclass(frozen=True)
+class PaperBinding:
+    """How one suite's results meet its paper's published tables (``Suite.published``)."""
+
+    paper: str
+    """The paper's key in its JSON file (``bradshaw``)."""
+    resource: tuple[str, str]
+    """``(package, file name)`` of the shipped JSON transcription."""
+    metric_key: Callable[[str, dict[str, Any]], Mapped | None]
+    """A printed column (metric name, its setting) → chemassay's key, or ``None``."""
+    percent_keys: frozenset[str] = frozenset()
+    """Keys chemassay stores in percent (the paper's percentages stay as printed)."""
+    reference_runs: Callable[[], list[Any]] | None = None
+    """Reference runs chemassay trained and ships beside the paper's rows (``published=False``)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +86,8 @@ class PublishedValue:
     paper_metric: str = ""
     key: str | None = None
     """chemassay's metric key (``None``: chemassay has no such metric)."""
+    unit: str = "value"
+    """The unit the paper printed the column in (``percent`` or ``value``)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -90,6 +115,9 @@ class PublishedRecord:
     spread: str | None = None
     parenthesis: str | None = None
     published: bool = True
+    data: str | None = None
+    """The chemassay dataset the values were measured on, when the paper used the very data
+    chemassay ships (``moses``, ``amore-chebi20``...); ``None``: other data (shown apart)."""
 
     @property
     def suite(self) -> str:
@@ -110,7 +138,7 @@ class PublishedRecord:
             "metrics": {key: value.as_dict() for key, value in self.metrics.items()},
             "unmapped": [value.as_dict() for value in self.unmapped],
             "notes": list(self.notes), "headline": self.headline, "spread": self.spread,
-            "parenthesis": self.parenthesis,
+            "parenthesis": self.parenthesis, "data": self.data,
         }
 
 
@@ -171,16 +199,38 @@ def _paper(doc: dict[str, Any]) -> Paper:
                  authors=info["authors"], year=int(info["year"]), citation=info["citation"])
 
 
+def _bindings() -> list[tuple[str, PaperBinding]]:
+    """``(suite name, binding)`` of every registered suite that binds a paper, in suite order."""
+    from chemassay.suites import all_suites, on_register
+
+    on_register(clear_cache)
+    found = []
+    for suite in all_suites():
+        binding = suite.load("published")
+        if binding is not None:
+            found.append((suite.name, binding))
+    return found
+
+
 @cache
-def _documents() -> tuple[dict[str, Any], ...]:
+def _documents() -> tuple[tuple[dict[str, Any], PaperBinding], ...]:
     docs = []
-    folder = resources.files(__name__)
-    for name in PAPER_FILES:
-        doc = json.loads(folder.joinpath(name).read_text(encoding="utf-8"))
+    for suite, binding in _bindings():
+        package, name = binding.resource
+        doc = json.loads(resources.files(package).joinpath(name).read_text(encoding="utf-8"))
         if doc.get("format") != FORMAT:
             raise ValueError(f"published/{name}: format {doc.get('format')!r}, expected {FORMAT}")
-        docs.append(doc)
+        if doc["paper"]["key"] != binding.paper or doc["paper"]["suite"] != suite:
+            raise ValueError(f"published/{name}: paper {doc['paper']['key']!r} of suite {doc['paper']['suite']!r}, "
+                             f"but suite {suite} binds paper {binding.paper!r}")
+        docs.append((doc, binding))
     return tuple(docs)
+
+
+def clear_cache(_suite: Any = None) -> None:
+    """Forget the loaded tables (a suite was registered or removed)."""
+    _documents.cache_clear()
+    _records.cache_clear()
 
 
 def _cell(raw: str | dict[str, Any]) -> tuple[str, float | None, float | None, str | None, float | None, float | None, str | None]:
@@ -194,14 +244,14 @@ def _cell(raw: str | dict[str, Any]) -> tuple[str, float | None, float | None, s
     return raw, value, std, bound, bound_value, paren, None
 
 
-def _scale(number: float | None, unit: str, key: str | None) -> float | None:
-    return to_chemassay_units(number, unit, key) if number is not None else None
+def _scale(number: float | None, unit: str, key: str | None, binding: PaperBinding) -> float | None:
+    return to_chemassay_units(number, unit, key, binding.percent_keys) if number is not None else None
 
 
 @cache
 def _records() -> tuple[PublishedRecord, ...]:
     records: list[PublishedRecord] = []
-    for doc in _documents():
+    for doc, binding in _documents():
         paper = _paper(doc)
         for table in doc["tables"]:
             table_setting = dict(table.get("setting", {}))
@@ -215,13 +265,14 @@ def _records() -> tuple[PublishedRecord, ...]:
                 groups: dict[str, tuple[dict[str, Any], dict[str, PublishedValue], list[PublishedValue]]] = {}
                 for column, raw in zip(columns, row["cells"], strict=True):
                     setting = {**row_setting, **column.get("setting", {})}
-                    mapped = metric_key(paper.key, column["metric"], setting)
+                    mapped = binding.metric_key(column["metric"], setting)
                     key = mapped.key if mapped else None
                     unit = column.get("unit", table_unit)
                     printed, value, std, bound, bound_value, paren, note = _cell(raw)
                     published = PublishedValue(
-                        printed=printed, value=_scale(value, unit, key), std=_scale(std, unit, key), bound=bound,
-                        bound_value=_scale(bound_value, unit, key), paren=_scale(paren, unit, key), note=note,
+                        printed=printed, value=_scale(value, unit, key, binding), std=_scale(std, unit, key, binding),
+                        bound=bound, bound_value=_scale(bound_value, unit, key, binding),
+                        paren=_scale(paren, unit, key, binding), note=note, unit=unit,
                         label=column["label"], paper_metric=column["metric"], key=key,
                     )
                     consumed = set(mapped.consumes) if mapped else set()
@@ -240,6 +291,7 @@ def _records() -> tuple[PublishedRecord, ...]:
                         model=row["model"], label=row.get("label", row["model"]), setting=remaining, metrics=metrics,
                         unmapped=tuple(unmapped), notes=notes, headline=bool(table.get("headline")),
                         spread=table.get("spread"), parenthesis=table.get("parenthesis"),
+                        data=table.get("chemassay_dataset"),
                     ))
     return tuple(records)
 
@@ -247,18 +299,17 @@ def _records() -> tuple[PublishedRecord, ...]:
 def _check_suite(suite: str | None) -> str | None:
     if suite is None:
         return None
-    from chemassay.suites import SUITES
+    from chemassay.suites import find_suite, suite_names
 
-    normalized = suite.replace("_", "-")
-    known = [name for name, _ in SUITES]
-    if normalized not in known:
-        raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(known)}")
-    return normalized
+    found = find_suite(suite)
+    if found is None:
+        raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(suite_names())}")
+    return found.name
 
 
 def papers() -> list[Paper]:
     """The papers whose results are shipped, in suite order."""
-    return [_paper(doc) for doc in _documents()]
+    return [_paper(doc) for doc, _binding in _documents()]
 
 
 def reference_results(suite: str | None = None, *, runs: bool = False) -> list[PublishedRecord]:
@@ -273,9 +324,9 @@ def reference_results(suite: str | None = None, *, runs: bool = False) -> list[P
     wanted = _check_suite(suite)
     records = list(_records())
     if runs:
-        from chemassay.suites.generation.baselines.reference_samples import reference_records
-
-        records += reference_records()
+        for _suite, binding in _bindings():
+            if binding.reference_runs is not None and (wanted is None or _suite == wanted):
+                records += binding.reference_runs()
     return [record for record in records if wanted is None or record.suite == wanted]
 
 
@@ -283,7 +334,7 @@ def reference_tables(suite: str | None = None) -> list[PublishedTable]:
     """The published tables as printed (of one suite if ``suite`` is given)."""
     wanted = _check_suite(suite)
     tables = []
-    for doc in _documents():
+    for doc, _binding in _documents():
         paper = _paper(doc)
         if wanted is not None and paper.suite != wanted:
             continue
@@ -323,6 +374,6 @@ def format_value(value: PublishedValue, digits: int = 4) -> str:
 
 
 __all__ = [
-    "Paper", "PublishedRecord", "PublishedTable", "PublishedValue", "format_value", "papers", "parse_cell",
+    "Paper", "PaperBinding", "PublishedRecord", "PublishedTable", "PublishedValue", "format_value", "papers", "parse_cell",
     "reference_results", "reference_tables",
 ]

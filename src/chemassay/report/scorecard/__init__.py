@@ -19,6 +19,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chemassay.report.result import Result
 from chemassay.report.scorecard.galleries import DEFAULT_LIMIT, Gallery, suite_gallery
@@ -55,12 +56,15 @@ class Scorecard:
     sources: list[str]
     resamples: int
     notes: list[str] = field(default_factory=list)
+    assay: Any = None
+    """The :class:`chemassay.assay.AssayReport` this scorecard closes (verdicts, failures,
+    skipped suites), when it was written by ``chemassay assay``."""
 
 
 def _suite_order(suite: str) -> tuple[int, str]:
-    from chemassay.suites import SUITES
+    from chemassay.suites import suite_names
 
-    names = [name for name, _ in SUITES]
+    names = suite_names()
     return (names.index(suite), suite) if suite in names else (len(names), suite)
 
 
@@ -122,6 +126,8 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
 
 def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:
     """Write ``index.html`` and ``index.md`` (+ ``assets/``) into ``out_dir``; return both paths."""
+    import shutil
+
     from chemassay.report.scorecard.render import render_html, render_markdown
     from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
 
@@ -130,6 +136,8 @@ def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:
     html_path = out / "index.html"
     atomic_write_text(html_path, render_html(card))
     markdown, assets = render_markdown(card)
+    # the pictures of an earlier report in this folder would otherwise linger beside the new ones
+    shutil.rmtree(out / "assets", ignore_errors=True)
     for name, data in assets.items():
         target = out / "assets" / name
         target.parent.mkdir(parents=True, exist_ok=True)

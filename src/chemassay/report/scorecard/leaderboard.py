@@ -1,25 +1,30 @@
-"""Leaderboards: the user's results of one suite, grouped by task, dataset and setting, with
-the papers' published rows of the same setting beside them.
+"""Leaderboards: the user's results of one suite, grouped by task, dataset, setting and mode,
+with the papers' published rows of the same setting beside them — like with like.
 
-Grouping. Results of one suite are grouped by ``(task, dataset name, setting)`` where the
-setting is what :func:`chemassay.report.published.keys.result_setting` reads from the config
-(split, variant, part...). Results of different suites never share a table.
+Grouping. Results of one suite are grouped by ``(task, dataset name, setting, quick)``; the
+setting is the one the result states (``Result.setting``, in the papers' vocabulary). Results
+of different suites never share a table.
 
 Published rows. A published record joins a group when it has a metric of the group and its
-setting does not contradict the group's: every setting both name must be equal. When some
-records match the group's setting exactly (every setting they name is stated by the results
-and equal), only those are shown; otherwise only records of the paper's headline tables that
-do not contradict it are. Published rows are marked as such and name the paper's data.
+setting does not contradict the group's (every setting both name is equal). When some records
+match the group's setting exactly (every setting they name is stated by the results and
+equal), only those are shown; otherwise only records of the paper's headline tables that do
+not contradict it are. Records of one model in one setting spread over several tables of the
+paper (MOSES prints a model's metrics in four tables) are shown as one row. A record measured
+on the very data of the group (``record.data == dataset``) stands in the ranked table beside
+the user's rows; a record measured on other data (Pistachio, the authors' own USPTO variants)
+is shown below it, apart, as "different data", and never ranked.
 
 Columns. The metrics of the group's results: first those the papers publish, then those whose
 metric card gives a direction, then the rest (at most :data:`MAX_COLUMNS`; every metric of
 every result is in the report's per-result details anyway).
 
-Best value. In a column whose card says higher or lower is better, the best value is marked
-only when its interval separates it from every other row: for "higher", its interval's low
-end lies above every other row's interval high end (the value plus the printed std for a
-published row; the value itself for a row without either). A best value without an interval
-is never marked.
+Best value (★). Only in a ranked table (one dataset, one setting, no quick result), in a
+column whose card says higher or lower is better, and only when the best value's interval
+separates it from every other row: for "higher", its interval's low end lies above every other
+row's interval high end (the value plus the printed std for a published row; the value itself
+for a row without either) by more than rounding noise (:data:`TOLERANCE` relative). A best
+value without an interval is never marked.
 """
 
 from __future__ import annotations
@@ -31,8 +36,12 @@ from typing import Any
 
 from chemassay.report.result import Result
 
-MAX_COLUMNS = 10
+MAX_COLUMNS = 14
 MAX_PUBLISHED_ROWS = 30
+MAX_OTHER_DATA_ROWS = 12
+TOLERANCE = 1e-9
+"""Relative margin by which a best interval must clear the others (floating-point noise such
+as ``-8.6e-17`` against ``0`` is not a separation)."""
 
 
 @dataclass
@@ -105,15 +114,26 @@ class Leaderboard:
     hidden_published: int = 0
     """Published rows left out to keep the table readable (all are in the published section)."""
     anchor: str = ""
+    other_data: list[Row] = field(default_factory=list)
+    """Published rows of the same setting measured on other data: shown apart, never ranked."""
+    quick: bool = False
+    """The group's results are quick-subset results: shown, never ranked."""
+
+    @property
+    def ranked(self) -> bool:
+        """Whether a best value may be marked (one dataset and setting, no quick result)."""
+        return not self.quick
 
     @property
     def title(self) -> str:
-        """``task · dataset · split=… variant=…``."""
+        """``task · dataset · split=… variant=…`` (``· quick subset`` for quick results)."""
         parts = [self.task]
         if self.dataset:
             parts.append(self.dataset)
         if self.setting:
             parts.append(" ".join(f"{k}={v}" for k, v in self.setting.items()))
+        if self.quick:
+            parts.append("quick subset")
         return " · ".join(parts)
 
     @property
@@ -142,14 +162,13 @@ def _source_of(result: Result) -> str:
     return f"store run {run}" if run is not None else "(in memory)"
 
 
-def group_results(results: list[Result]) -> dict[tuple[str, str | None, str], list[Result]]:
-    """``(task, dataset name, setting as JSON) → results``, in first-seen order."""
-    from chemassay.report.published.keys import result_setting
-
-    groups: dict[tuple[str, str | None, str], list[Result]] = {}
+def group_results(results: list[Result]) -> dict[tuple[str, str | None, str, bool], list[Result]]:
+    """``(task, dataset name, setting as JSON, quick) → results``, in first-seen order."""
+    groups: dict[tuple[str, str | None, str, bool], list[Result]] = {}
     for result in results:
-        setting = result_setting(result)
-        key = (result.task, result.dataset.name if result.dataset else None, json.dumps(setting, sort_keys=True))
+        setting = dict(result.setting)
+        key = (result.task, result.dataset.name if result.dataset else None, json.dumps(setting, sort_keys=True),
+               bool(result.quick))
         groups.setdefault(key, []).append(result)
     return groups
 
@@ -162,11 +181,11 @@ def _compatible(record_setting: dict[str, Any], setting: dict[str, Any]) -> tupl
     return True, shared == set(record_setting)
 
 
-def matching_records(suite: str, setting: dict[str, Any], keys: set[str]) -> list[Any]:
+def matching_records(suite: str, setting: dict[str, Any], keys: set[str], *, runs: bool = False) -> list[Any]:
     """Published records to show beside results of ``setting`` with metrics ``keys``."""
     from chemassay.report.published import reference_results
 
-    candidates = [r for r in reference_results(suite) if keys & set(r.metrics)]
+    candidates = [r for r in reference_results(suite, runs=runs) if keys & set(r.metrics)]
     exact, loose = [], []
     for record in candidates:
         ok, is_exact = _compatible(record.setting, setting)
@@ -187,8 +206,13 @@ def _cell_from_result(result: Result, key: str) -> Cell:
 
 
 def _cell_from_published(value: Any) -> Cell:
+    note = value.note
+    if value.bound and not note:
+        # the cell shows the bound in chemassay's unit; say how the paper printed it
+        unit = " %" if getattr(value, "unit", "value") == "percent" else ""
+        note = f"the paper prints {value.printed}{unit}"
     return Cell(value=value.value, std=value.std, printed=value.printed, bound=value.bound,
-                bound_value=value.bound_value, note=value.note)
+                bound_value=value.bound_value, note=note)
 
 
 def choose_columns(suite: str, results: list[Result], published_keys: set[str]) -> tuple[list[Column], int]:
@@ -221,8 +245,16 @@ def choose_columns(suite: str, results: list[Result], published_keys: set[str]) 
     return columns, len(keys) - len(chosen)
 
 
+def _clears(best: float, other: float, sign: float) -> bool:
+    """Whether ``best`` lies beyond ``other`` in the better direction by more than rounding noise."""
+    margin = TOLERANCE * max(1.0, abs(best), abs(other))
+    return (best - other) * sign > margin
+
+
 def mark_best(board: Leaderboard) -> None:
     """Set ``Cell.best`` where the best value's interval separates it (module docstring)."""
+    if not board.ranked:
+        return
     for column in board.columns:
         if column.direction not in ("higher", "lower"):
             continue
@@ -239,19 +271,60 @@ def mark_best(board: Leaderboard) -> None:
             if row is best_row:
                 continue
             low, high = cell.reach()
-            if (sign > 0 and not best.low > high) or (sign < 0 and not best.high < low):
+            if (sign > 0 and not _clears(best.low, high, sign)) or (sign < 0 and not _clears(best.high, low, sign)):
                 separated = False
                 break
         best.best = separated
 
 
-def build_leaderboards(suite: str, results: list[Result], *, published: bool = True) -> list[Leaderboard]:
-    """Leaderboards of one suite's results (see the module docstring)."""
+def merge_records(records: list[Any]) -> list[Any]:
+    """One record per (paper, model, label, setting, data): a model whose metrics the paper
+    spreads over several tables becomes one row (the first table's values win a repeated key).
+    Labels are compared without case, spaces or punctuation."""
+    import re
+    from dataclasses import replace
+
+    merged: dict[tuple, Any] = {}
+    for record in records:
+        # one row may be labelled "Formula T1 x1" in one table and "FORMULA_T1x1" in another
+        label = re.sub(r"[^a-z0-9]", "", record.label.lower())
+        key = (record.paper.key, record.model, label, json.dumps(record.setting, sort_keys=True), record.data,
+               record.published)
+        if key not in merged:
+            merged[key] = record
+            continue
+        first = merged[key]
+        metrics = {**record.metrics, **first.metrics}
+        table = first.table if record.table == first.table else f"{first.table}, {record.table}"
+        notes = tuple(dict.fromkeys((*first.notes, *record.notes)))
+        merged[key] = replace(first, metrics=metrics, table=table, notes=notes)
+    return list(merged.values())
+
+
+def _published_row(record: Any, setting: dict[str, Any], columns: list[Column]) -> Row:
+    extra = {k: v for k, v in record.setting.items() if k not in setting}
+    label = record.model
+    if record.label != record.model:
+        label += f" — {record.label}"
+    if extra:
+        label += " — " + ", ".join(f"{k}={v}" for k, v in extra.items() if f"{k}={v}" not in label)
+    label = label.rstrip(" —")
+    return Row(label=label, published=record.published, source=f"{record.paper.short}, {record.table}",
+               data=record.dataset, setting=record.setting,
+               cells={c.key: _cell_from_published(record.metrics[c.key]) for c in columns if c.key in record.metrics},
+               notes=record.notes)
+
+
+def build_leaderboards(suite: str, results: list[Result], *, published: bool = True,
+                       runs: bool = False) -> list[Leaderboard]:
+    """Leaderboards of one suite's results (see the module docstring). ``runs`` adds the
+    reference runs chemassay ships (``published=False`` records) beside the papers' rows."""
     boards = []
-    for (task, dataset, setting_json), members in group_results(results).items():
+    for (task, dataset, setting_json, quick), members in group_results(results).items():
         setting = json.loads(setting_json)
         user_keys = {k for r in members for k, v in r.metrics.items() if _is_number(v)}
-        records = matching_records(suite, setting, user_keys) if published else []
+        records = matching_records(suite, setting, user_keys, runs=runs) if published else []
+        records = merge_records(records)
         published_keys = {k for record in records for k in record.metrics} & user_keys
         columns, _hidden = choose_columns(suite, members, published_keys)
         rows: list[Row] = []
@@ -265,20 +338,13 @@ def build_leaderboards(suite: str, results: list[Result], *, published: bool = T
                             data=(result.dataset.name if result.dataset else "-"),
                             cells={c.key: _cell_from_result(result, c.key) for c in columns}, result=result))
         shown = [r for r in records if any(c.key in r.metrics for c in columns)]
-        hidden = max(len(shown) - MAX_PUBLISHED_ROWS, 0)
-        for record in shown[:MAX_PUBLISHED_ROWS]:
-            extra = {k: v for k, v in record.setting.items() if k not in setting}
-            label = record.model
-            if record.label != record.model:
-                label += f" — {record.label}"
-            elif extra:
-                label += " — " + ", ".join(f"{k}={v}" for k, v in extra.items())
-            rows.append(Row(label=label, published=True, source=f"{record.paper.short}, {record.table}",
-                            data=record.dataset, setting=record.setting,
-                            cells={c.key: _cell_from_published(record.metrics[c.key]) for c in columns if c.key in record.metrics},
-                            notes=record.notes))
+        same = [r for r in shown if dataset is not None and r.data == dataset]
+        other = [r for r in shown if r not in same]
+        hidden = max(len(same) - MAX_PUBLISHED_ROWS, 0) + max(len(other) - MAX_OTHER_DATA_ROWS, 0)
+        rows += [_published_row(record, setting, columns) for record in same[:MAX_PUBLISHED_ROWS]]
+        other_rows = [_published_row(record, setting, columns) for record in other[:MAX_OTHER_DATA_ROWS]]
         board = Leaderboard(suite=suite, task=task, dataset=dataset, setting=setting, columns=columns, rows=rows,
-                            hidden_published=hidden)
+                            hidden_published=hidden, other_data=other_rows, quick=quick)
         mark_best(board)
         boards.append(board)
     return boards
@@ -298,13 +364,22 @@ def format_number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{decimals}f}"
 
 
+def format_bound(value: float) -> str:
+    """A printed bound (``<1e-2`` %, stored as 0.0001) without the padding zeros of
+    :func:`format_number`: a bound is exact, its trailing zeros would claim digits it lacks."""
+    text = format_number(value)
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 def format_cell(cell: Cell | None) -> tuple[str, str]:
     """``(value text, uncertainty text)`` of a cell."""
     if cell is None:
         return "", ""
     if cell.value is None:
         if cell.bound and cell.bound_value is not None:
-            return f"{cell.bound}{format_number(cell.bound_value)}", ""
+            return f"{cell.bound}{format_bound(cell.bound_value)}", ""
         return "–", ""
     main = format_number(cell.value)
     if cell.low is not None and cell.high is not None:

@@ -43,6 +43,9 @@ tr.published td.label { font-weight: normal; font-style: italic; }
 .badge { display: inline-block; font-size: 10px; font-weight: 700; letter-spacing: .04em; padding: 0 5px; border-radius: 3px;
          background: #b58a1b; color: #fff; margin-right: 4px; font-style: normal; vertical-align: 1px; }
 .badge.user { background: #24508f; }
+.badge.ref { background: #5f6b7a; }
+tr.apart td { background: #f3f3f3; color: #555; }
+tr.divider td { background: #fff; text-align: left; font-size: 12px; color: var(--muted); font-style: italic; border-left: 0; border-right: 0; }
 .ci { display: block; color: var(--muted); font-size: 11px; white-space: nowrap; }
 td.best { color: var(--best); font-weight: 700; }
 td.best::after { content: " ★"; }
@@ -84,17 +87,15 @@ def _setting_text(setting: dict) -> str:
 
 
 # --- HTML ------------------------------------------------------------------------------------
-def _html_board(board: Leaderboard, index: int) -> str:
-    anchor = f"board-{board.suite}-{index}"
-    board.anchor = anchor
-    head = ['<th class="label">model</th>', '<th class="label">source</th>', '<th class="label">data</th>']
-    for column in board.columns:
-        tip = escape(column.description + (f" (paper: {column.paper_name})" if column.paper_name else ""), quote=True)
-        arrow = f' <span class="arrow">{column.arrow}</span>' if column.arrow else ""
-        head.append(f'<th title="{tip}">{escape(column.label)}{arrow}</th>')
+def _html_rows(board: Leaderboard, rows: list, apart: bool = False) -> str:
     body = []
-    for row in board.rows:
-        badge = '<span class="badge">PUBLISHED</span>' if row.published else '<span class="badge user">YOURS</span>'
+    for row in rows:
+        if row.published:
+            badge = '<span class="badge">PUBLISHED</span>'
+        elif row.result is None:
+            badge = '<span class="badge ref">REFERENCE RUN</span>'
+        else:
+            badge = '<span class="badge user">YOURS</span>'
         notes = escape(" ".join(row.notes), quote=True)
         cells = [f'<td class="label" title="{notes}">{badge}{escape(row.label)}</td>',
                  f'<td class="src">{escape(row.source)}</td>', f'<td class="data">{escape(row.data)}</td>']
@@ -105,12 +106,33 @@ def _html_board(board: Leaderboard, index: int) -> str:
             title = f' title="{escape(cell.note, quote=True)}"' if cell is not None and cell.note else ""
             spread_html = f'<span class="ci">{escape(spread)}</span>' if spread else ""
             cells.append(f"<td{klass}{title}>{escape(value)}{spread_html}</td>")
-        body.append(f'<tr class="{"published" if row.published else "user"}">' + "".join(cells) + "</tr>")
+        kind = "published" if row.result is None else "user"
+        body.append(f'<tr class="{kind}{" apart" if apart else ""}">' + "".join(cells) + "</tr>")
+    return "".join(body)
+
+
+def _html_board(board: Leaderboard, index: int) -> str:
+    anchor = f"board-{board.suite}-{index}"
+    board.anchor = anchor
+    head = ['<th class="label">model</th>', '<th class="label">source</th>', '<th class="label">data</th>']
+    for column in board.columns:
+        tip = escape(column.description + (f" (paper: {column.paper_name})" if column.paper_name else ""), quote=True)
+        arrow = f' <span class="arrow">{column.arrow}</span>' if column.arrow else ""
+        head.append(f'<th title="{tip}">{escape(column.label)}{arrow}</th>')
+    body = _html_rows(board, board.rows)
+    if board.other_data:
+        span = 3 + len(board.columns)
+        body += (f'<tr class="divider"><td colspan="{span}">Published on different data (the paper\'s own data, '
+                 "not the data of the rows above): shown for orientation, never ranked</td></tr>")
+        body += _html_rows(board, board.other_data, apart=True)
     extra = ""
+    if board.quick:
+        extra += ('<p class="notes">Quick subset (<code>assay --quick</code>): a smoke test on a few items, '
+                  "shown beside the papers' rows but never ranked.</p>")
     if board.hidden_published:
-        extra = f'<p class="notes">{board.hidden_published} more published rows of this setting are in the published tables below.</p>'
+        extra += f'<p class="notes">{board.hidden_published} more published rows of this setting are in the published tables below.</p>'
     return (f'<h4 id="{anchor}">{escape(board.title)}</h4><div class="scroll"><table class="leaderboard">'
-            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{extra}")
+            f"<thead><tr>{''.join(head)}</tr></thead><tbody>{body}</tbody></table></div>{extra}")
 
 
 def _html_figure(figure: Figure) -> str:
@@ -134,6 +156,8 @@ def _html_gallery(gallery: Gallery) -> str:
         parts.append(f'<p class="missing">No gallery: {escape(gallery.missing)}.</p>')
     for item in gallery.items:
         parts.append(f'<div class="gallery-item"><div class="caption">{escape(item.caption)}</div>')
+        if item.note:
+            parts.append(f'<p class="notes">{escape(item.note)}</p>')
         if item.panels:
             parts.append('<div class="panels">' + "".join(_html_panel(p) for p in item.panels) + "</div>")
         if item.steps:
@@ -230,6 +254,37 @@ def _html_section(section: SuiteSection) -> str:
     return "".join(parts)
 
 
+def _assay_rows(card: Scorecard) -> list[tuple[str, str, str]]:
+    """``(suite, verdict or why skipped, tasks)`` of the assay this scorecard closes."""
+    rows = []
+    for outcome in card.assay.suites:
+        if outcome.skipped:
+            rows.append((outcome.suite, f"skipped: {outcome.skipped}", ""))
+            continue
+        counts: dict[str, int] = {}
+        for task in outcome.tasks:
+            counts[task.status] = counts.get(task.status, 0) + 1
+        tasks = ", ".join(f"{n} {status}" for status, n in counts.items())
+        failures = "; ".join(f"{t.task} failed: {t.message.splitlines()[0]}" for t in outcome.tasks if t.status == "failed")
+        verdict = outcome.verdict or "no result"
+        rows.append((outcome.suite, verdict + (f" — {failures}" if failures else ""), tasks))
+    return rows
+
+
+def _html_assay(card: Scorecard) -> str:
+    if card.assay is None:
+        return ""
+    model = card.assay.model if isinstance(card.assay.model, str) else (
+        "each suite's built-in baseline" if card.assay.model is None else json.dumps(card.assay.model))
+    rows = "".join(f'<tr><td class="label">{escape(suite)}</td><td class="text">{escape(verdict)}</td>'
+                   f'<td class="text">{escape(tasks)}</td></tr>' for suite, verdict, tasks in _assay_rows(card))
+    quick = " (quick subset: a smoke test, not ranked)" if card.assay.quick else ""
+    return (f'<h3>Verdicts</h3><p class="notes">Model: <code>{escape(model)}</code>{escape(quick)} · '
+            f"{card.assay.elapsed_s:.0f} s</p>"
+            f'<table id="verdicts"><thead><tr><th class="label">suite</th><th class="label">verdict</th>'
+            f'<th class="label">tasks</th></tr></thead><tbody>{rows}</tbody></table>')
+
+
 def render_html(card: Scorecard) -> str:
     """The whole report as one HTML document."""
     nav = "".join(f'<a href="#{s.anchor}">{escape(s.suite)}</a>' for s in card.sections)
@@ -243,7 +298,7 @@ def render_html(card: Scorecard) -> str:
     sections = "".join(_html_section(s) for s in card.sections)
     body = (f'<header><h1>{escape(card.title)}</h1><p>chemassay {escape(card.version)} · {escape(card.generated)} · '
             f"{len(card.sources)} result(s)</p></header><nav>{nav}</nav><main>"
-            f'<section id="summary"><h2>Summary</h2><p class="legend"><span><span class="arrow">↑</span> higher is better</span>'
+            f'<section id="summary"><h2>Summary</h2>{_html_assay(card)}<p class="legend"><span><span class="arrow">↑</span> higher is better</span>'
             f'<span><span class="arrow">↓</span> lower is better</span><span style="color:var(--best);font-weight:700">★ best, '
             "and its 95 % interval separates it from every other row</span></p>"
             f'<table><thead><tr><th class="label">suite</th><th>results</th><th class="label">leaderboards</th></tr></thead>'
@@ -259,13 +314,13 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_board(board: Leaderboard) -> list[str]:
-    head = ["model", "source", "data"] + [f"{c.label} {c.arrow}".strip() for c in board.columns]
-    lines = [f"#### {_md(board.title)}", "", "| " + " | ".join(_md(h) for h in head) + " |",
-             "|" + "|".join(["---"] * 3 + ["---:"] * len(board.columns)) + "|"]
-    for row in board.rows:
-        label = ("*(published)* " if row.published else "") + _md(row.label)
-        cells = [label, _md(row.source), _md(row.data)]
+def _md_rows(board: Leaderboard, rows: list, apart: bool = False) -> list[str]:
+    lines = []
+    for row in rows:
+        mark = "*(published)* " if row.published else ("*(reference run)* " if row.result is None else "")
+        if apart:
+            mark = "*(published, different data)* "
+        cells = [mark + _md(row.label), _md(row.source), _md(row.data)]
         for column in board.columns:
             cell = row.cells.get(column.key)
             value, spread = format_cell(cell)
@@ -274,6 +329,19 @@ def _md_board(board: Leaderboard) -> list[str]:
                 text = f"**{value}** ★ {spread}".strip()
             cells.append(_md(text))
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _md_board(board: Leaderboard) -> list[str]:
+    head = ["model", "source", "data"] + [f"{c.label} {c.arrow}".strip() for c in board.columns]
+    lines = [f"#### {_md(board.title)}", "", "| " + " | ".join(_md(h) for h in head) + " |",
+             "|" + "|".join(["---"] * 3 + ["---:"] * len(board.columns)) + "|"]
+    lines += _md_rows(board, board.rows)
+    lines += _md_rows(board, board.other_data, apart=True)
+    if board.quick:
+        lines += ["", "Quick subset (`assay --quick`): a smoke test, never ranked."]
+    if board.other_data:
+        lines += ["", "Rows marked *different data* were measured on the paper's own data: for orientation, never ranked."]
     if board.hidden_published:
         lines += ["", f"{board.hidden_published} more published rows of this setting are in the published tables."]
     return lines + [""]
@@ -297,6 +365,10 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
              f"chemassay {card.version} · {card.generated} · {len(card.sources)} result(s). "
              "↑ higher is better, ↓ lower is better; **bold ★**: best, and its 95 % interval separates it from every "
              "other row. *(published)* rows are the papers' own results on the papers' data (column \"data\").", ""]
+    if card.assay is not None:
+        lines += ["## Verdicts", "", "| suite | verdict | tasks |", "|---|---|---|"]
+        lines += [f"| {_md(suite)} | {_md(verdict)} | {_md(tasks)} |" for suite, verdict, tasks in _assay_rows(card)]
+        lines += [""]
     lines += ["| suite | results | leaderboards |", "|---|---:|---|"]
     for section in card.sections:
         lines.append(f"| {section.suite} | {len(section.results)} | {_md(', '.join(b.title for b in section.leaderboards))} |")
@@ -323,7 +395,7 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
             if gallery.missing and not gallery.items:
                 lines += [f"No gallery: {_md(gallery.missing)}.", ""]
             for k, item in enumerate(gallery.items):
-                lines += [f"**{_md(item.caption)}**", ""]
+                lines += [f"**{_md(item.caption)}**", ""] + ([f"*{_md(item.note)}*", ""] if item.note else [])
                 pictures = []
                 for j, panel in enumerate(item.panels):
                     if panel.svg:

@@ -51,12 +51,34 @@ def _fmt(value: float) -> str:
     return f"{value:g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.1e}"
 
 
+def shorten_unique(names: Sequence[str], limit: int = LEGEND_CHARS) -> list[str]:
+    """Labels of at most ``limit`` characters that stay distinct: a long label keeps its start
+    and its end (where labels of one model in different settings differ) around an ellipsis,
+    and labels that still collide get a number."""
+    shown = []
+    for name in names:
+        if len(name) <= limit:
+            shown.append(name)
+            continue
+        head = (limit - 1) // 2
+        tail = limit - 1 - head
+        shown.append(name[:head] + "…" + name[len(name) - tail:])
+    seen: dict[str, int] = {}
+    repeated = {label for label in shown if shown.count(label) > 1}
+    for index, label in enumerate(shown):
+        if label in repeated:
+            seen[label] = seen.get(label, 0) + 1
+            suffix = f" #{seen[label]}"
+            shown[index] = (label[: limit - len(suffix)] if len(label) + len(suffix) > limit else label) + suffix
+    return shown
+
+
 def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
     parts = []
-    for i, name in enumerate(names):
+    labels = shorten_unique(names)
+    for i, (name, shown) in enumerate(zip(names, labels, strict=True)):
         yy = y + i * 16
         parts.append(f'<rect x="{x:.1f}" y="{yy - 9:.1f}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>')
-        shown = name if len(name) <= LEGEND_CHARS else name[:LEGEND_CHARS - 1] + "…"
         parts.append(f'<text x="{x + 14:.1f}" y="{yy:.1f}" font-size="11" {FONT}><title>{escape(name)}</title>{escape(shown)}</text>')
     return parts
 
@@ -64,8 +86,11 @@ def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
 def bar_chart(categories: Sequence[str], series: dict[str, Sequence[float | None]], *, title: str = "",
               y_label: str = "", y_range: tuple[float | None, float | None] | None = None,
               errors: dict[str, Sequence[tuple[float, float] | None]] | None = None,
-              width: int = 640, height: int = 300) -> str:
-    """Grouped bars: one group per category, one bar per series (with optional intervals)."""
+              width: int = 640, height: int = 300, x_label: str = "") -> str:
+    """Grouped bars: one group per category, one bar per series (with optional intervals).
+
+    A value of exactly zero is drawn as a short thick line on the axis with a "0" above it, so
+    it does not look like a missing bar; a missing value draws nothing."""
     names = list(series)
     legend_width = LEGEND_WIDTH if len(names) > 1 else 0
     left, right, top, bottom = 52, 12 + legend_width, 28 if title else 12, 64
@@ -99,8 +124,13 @@ def bar_chart(categories: Sequence[str], series: dict[str, Sequence[float | None
                 continue
             x = x0 + s * bar_w
             y, base = y_of(value), y_of(max(low, 0.0))
-            parts.append(f'<rect x="{x:.1f}" y="{min(y, base):.1f}" width="{bar_w * 0.92:.1f}" height="{abs(base - y):.1f}" '
-                         f'fill="{PALETTE[s % len(PALETTE)]}"><title>{escape(name)} · {escape(category)}: {value:.4g}</title></rect>')
+            height_px = max(abs(base - y), 2.0) if value == 0 else abs(base - y)
+            parts.append(f'<rect x="{x:.1f}" y="{min(y, base) - (2.0 if value == 0 else 0):.1f}" width="{bar_w * 0.92:.1f}" '
+                         f'height="{height_px:.1f}" fill="{PALETTE[s % len(PALETTE)]}">'
+                         f'<title>{escape(name)} · {escape(category)}: {value:.4g}</title></rect>')
+            if value == 0:
+                parts.append(f'<text x="{x + bar_w * 0.46:.1f}" y="{base - 4:.1f}" text-anchor="middle" font-size="9" '
+                             f'{FONT}>0</text>')
             pair = errors.get(name, [None] * n_groups)[g] if errors else None
             if pair and all(p is not None and math.isfinite(p) for p in pair):
                 cx = x + bar_w * 0.46
@@ -110,6 +140,9 @@ def bar_chart(categories: Sequence[str], series: dict[str, Sequence[float | None
         parts.append(f'<text transform="translate({cx:.1f} {top + plot_h + 12}) rotate(30)" font-size="10" {FONT}>{escape(label)}</text>')
     parts.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#444"/>')
     parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y_of(max(low, 0.0)):.1f}" y2="{y_of(max(low, 0.0)):.1f}" stroke="#444"/>')
+    if x_label:
+        parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" font-size="11" {FONT}>'
+                     f'{escape(x_label)}</text>')
     if len(names) > 1:
         parts += _legend(names, width - legend_width + 6, top + 10)
     parts.append("</svg>")

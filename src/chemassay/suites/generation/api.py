@@ -22,16 +22,24 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, Result, SkippedItem, input_ref
+from chemassay.report.result import DatasetRef, Result, SkippedItem, input_ref, make_result
+from chemassay.suites.generation.details import (
+    Counts,
+    EvaluateDetails,
+    FilterDetails,
+    SplitDetails,
+)
 
 __all__ = ["compute_metrics", "evaluate", "filter", "load_dataset", "sample", "split", "train"]
 
 SUITE = "generation"
+MOSES = "moses"
+"""The registered dataset a result names when it is scored against the MOSES test set."""
 DEFAULT_N = 30_000
 """Samples drawn from a model by default (the MOSES protocol)."""
 
@@ -80,10 +88,18 @@ def _write_lines(path: str | os.PathLike, lines: Sequence[str]) -> None:
     atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 
-def _generator(model: Any, n_jobs: int, show_progress: bool | None) -> Any:
+def _generator(model: Any, n_jobs: int, show_progress: bool | None, context: Mapping[str, Any] | None = None) -> Any:
     from chemassay.models import resolve_model
 
-    return resolve_model(model, "generator", {"n_jobs": n_jobs, "show_progress": show_progress})
+    return resolve_model(model, "generator", {**dict(context or {}), "n_jobs": n_jobs, "show_progress": show_progress})
+
+
+def _asked_spec(model: Any) -> str | None:
+    """The spec text a caller gave (``None`` for a generator object): a result names the
+    model by it, so the same spec finds the same result again (``chemassay assay`` resumes)."""
+    from chemassay.models.spec import ModelSpec, parse_spec
+
+    return parse_spec(model).text if isinstance(model, (str, ModelSpec)) else None
 
 
 def _draw(generator: Any, n: int, seed: int) -> list[str]:
@@ -102,6 +118,7 @@ def sample(
     out: str | os.PathLike | None = None,
     n_jobs: int = 1,
     show_progress: bool | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Draw ``n`` SMILES strings (valid or not) from a generator with ``seed``.
 
@@ -109,7 +126,8 @@ def sample(
     ``openai:NAME,base_url=URL``, ``python:module:factory``...) or an object with
     ``sample(n, seed)``. With ``out`` the samples are written there, one per line, beside
     ``OUT.manifest.json`` (the model, ``n``, ``seed``, the file's sha256). ``n_jobs`` worker
-    processes sample the combinatorial baseline.
+    processes sample the combinatorial baseline. ``context`` gives the model factory settings
+    such as ``base_url``.
     """
     from chemassay.models import model_ref
     from chemassay.runtime.files import ensure_writable
@@ -117,7 +135,7 @@ def sample(
     n = _check_n(n)
     if out is not None:
         ensure_writable(out, "samples file")
-    generator = _generator(model, n_jobs, show_progress)
+    generator = _generator(model, n_jobs, show_progress, context)
     started = time.perf_counter()
     samples = _draw(generator, n, seed)
     seconds = time.perf_counter() - started
@@ -133,7 +151,7 @@ def sample(
         requests = request_summary(generator)
         manifest = {
             "kind": "chemassay generation samples",
-            "model": model_ref(generator).model_dump(),
+            "model": model_ref(generator, _asked_spec(model)).model_dump(),
             "n": n,
             "seed": seed,
             "n_empty": sum(1 for s in samples if not s),
@@ -210,18 +228,24 @@ def evaluate(
     work_dir: str | os.PathLike | None = None,
     chunk_rows: int | None = None,
     intdiv_exact_max: int | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> Result:
     """Every MOSES metric of generated molecules, as ``moses.get_all_metrics`` computes them.
 
     Give ``samples`` (a list of SMILES or a SMILES file: one per line, or a CSV with a
     ``SMILES`` column) or ``model`` (a spec or a generator object: ``n`` samples are drawn
-    with ``seed`` first, and written to ``samples_out`` if given). ``test``/``scaffold_test``
+    with ``seed`` first, and written to ``samples_out`` if given; ``context`` gives the model
+    factory settings such as ``base_url``). ``test``/``scaffold_test``
     are compared against (the published MOSES statistics by default) and ``train`` gives
     Novelty (the MOSES training split by default); each also takes ``"moses:PART"``, a file or
     a list, and ``None`` leaves its metrics out. Invalid strings are counted (``valid``) and
     listed in ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty``
     get 95 % bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none).
-    ``plot`` writes the property-distribution PNG there.
+    ``plot`` writes the property-distribution PNG there. The result names the dataset
+    ``moses`` when the test set is MOSES's (its published tables have no other setting) and
+    carries typed details (:class:`~chemassay.suites.generation.details.EvaluateDetails`):
+    ``counts``, ``warnings``, ``references``, ``timings_s``, ``estimates``, ``chunks``,
+    ``resumed_chunks`` and ``plot``.
 
     Scale: a file is streamed in chunks of ``chunk_rows`` strings (50,000), so memory stays
     bounded at a million molecules; with ``work_dir`` each finished chunk is kept there and
@@ -230,7 +254,7 @@ def evaluate(
     or ``"dask-local"``) runs the RDKit work and the similarity blocks on a cluster;
     ``device="cuda"`` runs ChemNet, SNN and IntDiv on the GPU. IntDiv of more than
     ``intdiv_exact_max`` distinct molecules (100,000) on one CPU without a scheduler is an
-    estimate, marked in the result (``estimates``, ``config["intdiv"]``, a warning).
+    estimate, marked in the result (``details.estimates``, ``config["intdiv"]``, a warning).
 
     >>> import chemassay.generation as generation
     >>> reference = ["CCOc1ccccc1", "CC(=O)Nc1ccc(O)cc1", "c1ccc2ccccc2c1", "OC(=O)c1ccccc1O",
@@ -268,9 +292,9 @@ def evaluate(
     requests = None
     if model is not None:
         n = _check_n(n)
-        generator = _generator(model, n_jobs, show_progress)
+        generator = _generator(model, n_jobs, show_progress, context)
         smiles = _draw(generator, n, seed)
-        model_field = model_ref(generator)
+        model_field = model_ref(generator, _asked_spec(model))
         config.update({"n": n, "seed": seed})
         from chemassay.models.request_stats import request_summary
 
@@ -305,7 +329,7 @@ def evaluate(
         model_field = in_memory_ref(smiles, name="in-memory samples")
     for spec in (test, scaffold_test, train):
         if spec is not None and _is_path(spec) and not str(spec).endswith(".npz"):
-            from chemassay.clitools import need_file
+            from chemassay.runtime.files import need_file
 
             need_file(spec, "reference SMILES")
 
@@ -327,7 +351,7 @@ def evaluate(
         if spec is not None and _is_path(spec):
             inputs.append(input_ref(spec))
     test_stats = evaluation.references["Test"]
-    dataset = DatasetRef(name="moses" if test == "moses" else test_stats.name, sha256=test_stats.sha256)
+    dataset = DatasetRef(name=MOSES if _is_moses_test(test) else test_stats.name, sha256=test_stats.sha256)
     config.update({
         "test": _describe_set(test), "scaffold_test": _describe_set(scaffold_test), "train": _describe_set(train),
         "n_jobs": n_jobs, "device": device, "batch_size": batch_size, "unique_k": list(DEFAULT_UNIQUE_K),
@@ -338,41 +362,7 @@ def evaluate(
     })
     if work_dir is not None:
         config["work_dir"] = str(work_dir)
-    result = Result(
-        suite=SUITE,
-        task="evaluate",
-        model=model_field,
-        metrics=evaluation.metrics,
-        n=evaluation.n_valid - len(evaluation.dropped),
-        item_ids=[str(i) for i in range(evaluation.n_input)],
-        item_scores=evaluation.item_scores,
-        skipped=skipped,
-        dataset=dataset,
-        inputs=inputs,
-        config=config,
-        counts={
-            "input": evaluation.n_input,
-            "valid": evaluation.n_valid,
-            "invalid": len(evaluation.invalid),
-            "unique_valid": evaluation.n_unique_valid,
-        },
-        warnings=warnings_out + evaluation.warnings,
-        references={label: stats.describe() for label, stats in evaluation.references.items()},
-        timings_s=evaluation.timings,
-        requests=requests,
-    )
-    attach_intervals(result, resamples=bootstrap, seed=seed)
-    if evaluation.estimates:
-        from chemassay.report.result import Interval
-
-        estimate = evaluation.estimates["IntDiv"]
-        result.estimates = evaluation.estimates
-        for key in ("IntDiv", "IntDiv2"):
-            result.intervals[key] = Interval(low=estimate[key]["low"], high=estimate[key]["high"], level=0.95,
-                                             method="sampled molecules (estimate)", resamples=estimate["rows"],
-                                             seed=estimate["seed"])
-    if evaluation.resumed_chunks:
-        result.resumed_chunks = evaluation.resumed_chunks
+    png = None
     if plot is not None:
         from chemassay.suites.generation.metrics import PROPERTY_NAMES
         from chemassay.suites.generation.plots import plot_property_distributions
@@ -382,9 +372,49 @@ def evaluate(
             distances={name: evaluation.metrics.get(name, float("nan")) for name in PROPERTY_NAMES},
             reference_label=test_stats.name,
         )
-        result.plot = str(png)
-    result.elapsed_s = time.perf_counter() - started
+    details = EvaluateDetails(
+        counts=Counts(input=evaluation.n_input, valid=evaluation.n_valid, invalid=len(evaluation.invalid),
+                      unique_valid=evaluation.n_unique_valid),
+        warnings=warnings_out + evaluation.warnings,
+        references={label: stats.describe() for label, stats in evaluation.references.items()},
+        timings_s=evaluation.timings,
+        estimates=evaluation.estimates or None,
+        chunks=evaluation.chunks,
+        resumed_chunks=evaluation.resumed_chunks,
+        plot=str(png) if png is not None else None,
+    )
+    result = make_result(
+        SUITE, "evaluate",
+        model=model_field,
+        metrics=evaluation.metrics,
+        n=evaluation.n_valid - len(evaluation.dropped),
+        item_ids=[str(i) for i in range(evaluation.n_input)],
+        item_scores=evaluation.item_scores,
+        skipped=skipped,
+        dataset=dataset,
+        inputs=inputs,
+        config=config,
+        started=started,
+        details=details,
+        requests=requests,
+    )
+    attach_intervals(result, resamples=bootstrap, seed=seed)
+    if evaluation.estimates:
+        from chemassay.report.result import Interval
+
+        estimate = evaluation.estimates["IntDiv"]
+        for key in ("IntDiv", "IntDiv2"):
+            result.intervals[key] = Interval(low=estimate[key]["low"], high=estimate[key]["high"], level=0.95,
+                                             method="sampled molecules (estimate)", resamples=estimate["rows"],
+                                             seed=estimate["seed"])
     return result
+
+
+def _is_moses_test(spec: Any) -> bool:
+    """Whether a test-set argument names the MOSES test set (``moses`` or ``moses:test``)."""
+    from chemassay.suites.generation.data import parse_moses_name
+
+    return parse_moses_name(spec) in ("", "test")
 
 
 def _prepend(first: Any, rest: Any) -> Any:
@@ -496,19 +526,17 @@ def filter(  # noqa: A001 - the suite's verb; shadows the builtin only inside th
     }
     metrics.update({f"removed/{name}": summary.removed_by[name] for name in FILTER_NAMES})
     metrics.update({f"failing/{name}": summary.failing[name] for name in FILTER_NAMES})
-    return Result(
-        suite=SUITE,
-        task="filter",
+    return make_result(
+        SUITE, "filter",
         metrics=metrics,
         n=summary.n_input,
         skipped=skipped,
         dataset=_dataset_ref(path, smiles),
-        inputs=[input_ref(path)] if path is not None else [],
+        inputs=[path] if path is not None else [],
         config={"max_ring_size": max_ring_size, "screen": screen, "column": column,
                 "allowed_atoms": "C N S O F Cl Br H", "order": list(FILTER_NAMES)},
-        elapsed_s=round(time.perf_counter() - started, 3),
-        output=output,
-        alert_hits=summary.alert_hits,
+        started=started,
+        details=FilterDetails(output=output, alert_hits=summary.alert_hits),
     )
 
 
@@ -551,9 +579,8 @@ def split(
     def line_of(index: int) -> int:
         return lines[index] if lines is not None else index + 1
 
-    return Result(
-        suite=SUITE,
-        task="split",
+    return make_result(
+        SUITE, "split",
         metrics={
             "n_input": len(smiles), "n_train": len(result.train), "n_test": len(result.test),
             "n_test_scaffolds": len(result.test_scaffolds), "n_skipped": len(result.skipped),
@@ -563,10 +590,10 @@ def split(
         n=len(smiles),
         skipped=[SkippedItem(line=line_of(s["index"]), item=s["smiles"], reason=s["reason"]) for s in result.skipped],
         dataset=_dataset_ref(path, smiles),
-        inputs=[input_ref(path)] if path is not None else [],
+        inputs=[path] if path is not None else [],
         config=result.config,
-        elapsed_s=round(time.perf_counter() - started, 3),
-        output={"folder": str(out_dir), "manifest": str(manifest_path)},
+        started=started,
+        details=SplitDetails(output={"folder": str(out_dir), "manifest": str(manifest_path)}),
     )
 
 

@@ -157,7 +157,7 @@ def evaluate_command(
             show_progress=_show_progress(), scheduler=scheduler, n_threads=threads, work_dir=work_dir,
             chunk_rows=chunk_rows, intdiv_exact_max=intdiv_exact_max,
         )
-    for warning in result.warnings:
+    for warning in result.details.warnings:
         info(f"warning: {warning}")
     emit(result, out)
     finish_requests(result.requests)
@@ -324,6 +324,6 @@ def split_command(
     _say(
         f"generation / split: train={sizes['n_train']} test={sizes['n_test']} "
         f"test_scaffolds={sizes['n_test_scaffolds']} skipped={sizes['n_skipped']} "
-        f"held-out scaffolds={sizes['n_held_out_scaffolds']}\nwrote {result.output['manifest']}"
+        f"held-out scaffolds={sizes['n_held_out_scaffolds']}\nwrote {result.details.output.manifest}"
         + (f" and {result_out}" if result_out is not None else "")
     )

@@ -333,7 +333,7 @@ def training_set(train, *, limit: int | None = None) -> SortedStrings | None:
             part = part or "train"
             moses_part_path(part)  # fetched and verified before its checksum is trusted
             return moses_part_sha256(part)
-        from chemassay.clitools import need_file
+        from chemassay.runtime.files import need_file
 
         return sha256_file(need_file(train, "training SMILES"))
 

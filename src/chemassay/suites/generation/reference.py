@@ -329,7 +329,7 @@ def resolve_reference(
         if part in MOSES_STATS_FILES:
             return published_moses_stats(part)
     elif not isinstance(spec, (list, tuple)) and str(spec).endswith(".npz"):
-        from chemassay.clitools import need_file
+        from chemassay.runtime.files import need_file
 
         try:
             return load_stats(need_file(spec, "reference statistics"))

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import Result, SkippedItem
+from chemassay.report.result import Result
 from chemassay.suites.mechanism.oms import TAU
 from chemassay.suites.mechanism.parse import parse_response
 from chemassay.suites.mechanism.records import Reaction
@@ -196,39 +196,61 @@ def _domain_pool(domain_pool: Any, model_object: Any, prompt: str, pool: Any) ->
     return reactions, {"source": label, "origin": origin, "size": len(reactions)}
 
 
+def result_setting(part: str | None, prompt_style: str | None) -> dict[str, str]:
+    """A result's benchmark setting in the paper's words: the oMeBench part scored
+    (``dataset``: ``gold``...) and the protocol of the prompt the answers came from
+    (``prompt``: ``one-shot``, ``one-shot-cot``, ``three-shot-icl``; see
+    :func:`~chemassay.suites.mechanism.prompts.paper_protocol`). Unknown parts are left out."""
+    from chemassay.suites.mechanism.prompts import paper_protocol
+
+    setting = {"dataset": part, "prompt": paper_protocol(prompt_style) if prompt_style else None}
+    return {key: value for key, value in setting.items() if value}
+
+
+def _prompt_style_of(rows: Any) -> str | None:
+    """The prompt style every attributed prediction row names (``prompt_style``, written by
+    :func:`predict`), or ``None`` when they name none or disagree."""
+    styles = {record.data.get("prompt_style") for record in rows.values()}
+    if len(styles) == 1:
+        style = styles.pop()
+        return style if isinstance(style, str) and style else None
+    return None
+
+
 def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_ref, config: dict[str, Any],
-            started: float, bootstrap: int, seed: int) -> Result:
+            started: float, bootstrap: int, seed: int, prompt_style: str | None) -> Result:
     from chemassay.report.intervals import attach_intervals
-    from chemassay.report.result import DatasetRef, input_ref
+    from chemassay.report.result import DatasetRef, SkippedItem, make_result
+    from chemassay.suites.mechanism.details import EvaluateDetails
     from chemassay.suites.mechanism.scoring import dataset_ref
 
     sources = Counter(result.weight_source for result in report.results)
-    skipped = [SkippedItem(**row) for row in report.skipped]
-    skipped += [SkippedItem(**{**row, "reason": f"gold record unusable: {row['reason']}"}) for row in report.gold_rejected]
-    result = Result(
-        suite="mechanism",
-        task="evaluate",
+    dataset, part = dataset_ref(gold_path)
+    details = EvaluateDetails(
+        warnings=report.warnings(),
+        by_level=report.summary["by_level"],
+        by_domain=report.summary["by_domain"],
+        by_length=report.summary["by_length"],
+        by_type=report.summary["by_type"],
+        by_subtype=report.summary["by_subtype"],
+        alignment_tags=report.summary["alignment_tags"],
+        error_taxonomy=report.error_taxonomy().as_dict(),
+        reactions=[r.row() for r in report.results],
+    )
+    result = make_result(
+        "mechanism", "evaluate",
         model=model_ref,
         metrics=report.metrics,
         n=len(report.results),
         item_ids=[r.reaction.reaction_id for r in report.results],
         item_scores=report.item_scores(),
-        skipped=skipped,
-        dataset=DatasetRef(**dataset_ref(gold_path)),
-        inputs=[input_ref(path) for path in inputs],
+        skipped=[SkippedItem(**row) for row in report.skipped_items()],
+        dataset=DatasetRef(**dataset),
+        setting=result_setting(part, prompt_style),
+        inputs=inputs,
         config={**report.config.as_dict(), "weights": dict(sources), **config},
-        elapsed_s=time.perf_counter() - started,
-        warnings=report.warnings(),
-        by_level=report.summary["by_level"],
-        by_domain=report.summary["by_domain"],
-        error_taxonomy=report.error_taxonomy().as_dict(),
-        by_type=report.summary["by_type"],
-        by_subtype=report.summary["by_subtype"],
-        by_length=report.summary["by_length"],
-        alignment_tags=report.summary["alignment_tags"],
-        failures=report.failures(),
-        missing=report.missing(),
-        reactions=[r.row() for r in report.results],
+        started=started,
+        details=details,
     )
     return attach_intervals(result, resamples=bootstrap, seed=seed)
 
@@ -278,7 +300,7 @@ def evaluate(
     ``predictions_out`` when given, resumable) and its answers are scored. ``gold`` is a
     dataset name (``gold``, ``template``) or a file. Every gold reaction is scored (a
     limited model run: those asked); one without prediction counts as an empty mechanism
-    and is named in ``result.warnings``. ``tau`` is the Tanimoto threshold of partial
+    and is named in ``result.details.warnings`` and ``result.skipped``. ``tau`` is the Tanimoto threshold of partial
     credit, ``round_to`` rounds per-reaction values as the published tool (2), ``strict``
     parses answers exactly as the published pipeline. ``weights`` picks the gold step
     weights: ``data`` (the shipped ones, the fitted scheme where a file has none),
@@ -288,19 +310,23 @@ def evaluate(
     reactions (``in-domain/S_total``...: Table 16; the domain is the family of a reaction
     seen or not in ``domain_pool`` — by default the model's training or exemplar pool, else
     oMe-Template; ``"none"`` turns it off) and the error taxonomy of Fig. 6
-    (``error/<category>``; ``result.error_taxonomy`` has shares and examples);
-    ``item_scores`` holds the per-reaction values, ``reactions`` the per-reaction rows.
+    (``error/<category>``; ``result.details.error_taxonomy`` has shares and examples);
+    ``item_scores`` holds the per-reaction values, ``result.details`` the breakdowns
+    (:class:`~chemassay.suites.mechanism.details.EvaluateDetails`) and the per-reaction rows.
+    ``result.dataset`` is ``omebench`` for the bundled files and ``result.setting`` names the
+    part and the prompt's protocol as the paper does (``{"dataset": "gold", "prompt":
+    "one-shot"}``; from a predictions file, the ``prompt_style`` its rows carry).
 
     >>> import chemassay.mechanism as mechanism
     >>> oracle = mechanism.evaluate(model="gold-oracle", gold="gold", bootstrap=0)
-    >>> oracle.n, oracle.metrics["S_total"], oracle.metrics["L"]
-    (196, 1.0, 1.0)
+    >>> oracle.n, oracle.metrics["S_total"], oracle.metrics["L"], oracle.setting
+    (196, 1.0, 1.0, {'dataset': 'gold', 'prompt': 'one-shot'})
     >>> answer = '[ANSWER][{"type": "proton_transfer", "subtype": "acid_base_proton_transfer", '
     >>> answer += '"intermediate_smiles": "[CH2-]C=O"}][/ANSWER]'
     >>> one = mechanism.evaluate({"NR-001": answer}, gold="gold", bootstrap=0)
     >>> one.item_ids[0], round(one.item_scores["S_total"][0], 4), one.metrics["n_missing"]
     ('NR-001', 0.2286, 195)
-    >>> one.warnings[0]
+    >>> one.details.warnings[0]
     "195 of 196 gold reactions have no prediction: each is scored as an empty mechanism ..."
     """
     from chemassay.suites.mechanism.data import reactions_path
@@ -334,9 +360,15 @@ def evaluate(
         reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in run.rows] if limit else None)
         attributed = predictions_from_items(run.rows, (r.reaction_id for r in reactions))
         from chemassay.models.identity import model_ref
+        from chemassay.models.spec import ModelSpec, parse_spec
 
-        ref = model_ref(run.model_object)
+        # Named by the spec the caller gave (not the one load_predictor completed with
+        # system=none): that spec run again through evaluate gives the same model, and
+        # `chemassay assay` recognises its finished task by it.
+        asked = parse_spec(model).text if isinstance(model, (str, ModelSpec)) else None
+        ref = model_ref(run.model_object, asked)
         model_object = run.model_object
+        prompt_style: str | None = run.prompt_style
         extra = {"prompt": run.prompt_style, "limit": limit, "run": run.as_dict()}
         if prompt == "kshot":
             extra["pool"] = pool if isinstance(pool, (str, os.PathLike)) else "given"
@@ -344,6 +376,7 @@ def evaluate(
     else:
         reactions, gold_set = load_gold(gold_path)
         known = [r.reaction_id for r in reactions]
+        prompt_style = None
         if isinstance(predictions, (str, os.PathLike)):
             pred_path = Path(predictions)
             if not pred_path.is_file():
@@ -359,6 +392,8 @@ def evaluate(
             attributed = predictions_from_items(predictions, known)
             _nothing_attributable(attributed, "predictions")
             ref = _model_ref_of_items(predictions)
+    if model is None:
+        prompt_style = _prompt_style_of(attributed.rows)
     pool_reactions, pool_info = _domain_pool(domain_pool, model_object, prompt if model is not None else "default", pool)
     if pool_info:
         extra["domain_pool"] = pool_info
@@ -366,11 +401,10 @@ def evaluate(
     report = score_all(reactions, attributed, config, gold_rejected=gold_set.rejected, cache=cache,
                        domain_pool=pool_reactions)
     result = _result(report, gold_path=gold_path, inputs=inputs, model_ref=ref, config=extra, started=started,
-                     bootstrap=bootstrap, seed=seed)
+                     bootstrap=bootstrap, seed=seed, prompt_style=prompt_style)
     if model is not None:
-        # a failed request is scored as an empty mechanism and listed with its reason
+        # its failed requests are already in skipped (unparsed prediction: request failed: ...)
         result.requests = run.requests
-        result.skipped += [SkippedItem(item=error["item"], reason=error["reason"]) for error in run.errors]
     return result
 
 
@@ -380,19 +414,21 @@ def evaluate(
 def verify(path: Source) -> Result:
     """Check an oMeBench file (JSON array or JSONL; ``gold`` / ``template`` for the bundled
     ones): every record's fields, SMILES (RDKit), labels against the taxonomy, step
-    numbering and weights. The result's ``problems`` lists each finding with its line,
-    reaction id, field, kind and severity; ``metrics`` counts them (``errors`` > 0 means the
+    numbering and weights. The result's ``details.problems`` lists each finding with its
+    line, reaction id, field, kind and severity; ``metrics`` counts them (``errors`` > 0 means the
     file has errors; the CLI then exits 1)."""
-    from chemassay.report.result import input_ref
+    from chemassay.report.result import DatasetRef, make_result
     from chemassay.suites.mechanism.data import reactions_path
+    from chemassay.suites.mechanism.details import VerifyDetails
+    from chemassay.suites.mechanism.scoring import dataset_ref
     from chemassay.suites.mechanism.validate import validate_file
 
     started = time.perf_counter()
     target = reactions_path(path)
     report = validate_file(target)
-    return Result(
-        suite="mechanism",
-        task="verify",
+    dataset, part = dataset_ref(target)
+    return make_result(
+        "mechanism", "verify",
         metrics={
             "reactions": report.n_reactions,
             "steps": report.n_steps,
@@ -401,10 +437,11 @@ def verify(path: Source) -> Result:
             **{f"problems.{kind}": count for kind, count in report.counts().items()},
         },
         n=report.n_reactions,
-        inputs=[input_ref(target)],
-        config={},
-        elapsed_s=time.perf_counter() - started,
-        problems=[p.as_dict() for p in report.problems],
+        dataset=DatasetRef(**dataset),
+        setting={"dataset": part} if part else {},
+        inputs=[target],
+        started=started,
+        details=VerifyDetails(problems=[p.as_dict() for p in report.problems]),
     )
 
 

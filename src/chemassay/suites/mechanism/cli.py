@@ -65,15 +65,15 @@ def _context(base_url: str | None) -> dict:
 
 def _print_warnings(result) -> None:
     """Warnings go to stderr even with --quiet: they change how the numbers read."""
-    for warning in getattr(result, "warnings", None) or []:
+    for warning in result.details.warnings if result.details is not None else []:
         err_console.print(f"warning: {warning}", highlight=False, markup=False)
 
 
 def _plots(result, folder: Path, label: str) -> None:
     from chemassay.suites.mechanism.plots import plot_accuracy_by_type, plot_score_by_length
 
-    plot_score_by_length({label: result.by_length}, folder / f"{label}_score_by_length.png")
-    plot_accuracy_by_type({label: result.by_type}, folder / f"{label}_accuracy_by_type.png")
+    plot_score_by_length({label: result.details.by_length}, folder / f"{label}_score_by_length.png")
+    plot_accuracy_by_type({label: result.details.by_type}, folder / f"{label}_accuracy_by_type.png")
 
 
 def _check_plots(plots: Path | None) -> None:
@@ -120,8 +120,11 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
         result = evaluate_api(predictions, gold, progress=advance, info=info, **options)
     run = result.config.get("run")
     if run is not None:
-        for failure in result.failures[:5]:
-            info(f"  {failure['item']}: {failure['reason']}")
+        from chemassay.suites.mechanism.scoring import UNPARSED
+
+        failed = [item for item in result.skipped if item.reason.startswith((UNPARSED, "request failed"))]
+        for failure in failed[:5]:
+            info(f"  {failure.item}: {failure.reason}")
     emit(result, out)
     _print_warnings(result)
     if plots is not None:
@@ -289,14 +292,15 @@ def _verify(file: str, out: Path | None, show: int) -> None:
     writable_out(out)
     result = verify_api(file)
     if not settings.quiet:
-        for problem in result.problems[:show]:
+        problems = result.details.problems
+        for problem in problems[:show]:
             console.print(
-                f"line {problem['line']}  {problem['reaction_id'] or '-'}  {problem['field']}  "
-                f"[{problem['kind']}] {problem['message']}",
+                f"line {problem.line}  {problem.reaction_id or '-'}  {problem.field}  "
+                f"[{problem.kind}] {problem.message}",
                 highlight=False, markup=False,
             )
-        if len(result.problems) > show:
-            console.print(f"... {len(result.problems) - show} more (see --out)", highlight=False)
+        if len(problems) > show:
+            console.print(f"... {len(problems) - show} more (see --out)", highlight=False)
     emit(result, out)
     if result.metrics["errors"]:
         raise typer.Exit(1)

@@ -2,9 +2,9 @@
 
 The paper sorts the errors of a model's mechanisms into three groups (App. I, Table 8) and
 reports their shares for Gemini-Pro-2.5 (Fig. 6: invalid or inconsistent SMILES 35.4 % of
-all errors, valence / charge violations 7.3 %, skipped critical steps 20.8 %). The paper's
-counts were made by experts; chemassay counts what can be decided from the answer, the
-gold mechanism and the oMeS alignment, for every reaction scored. Each *error event* has
+all errors, valence / charge violations 7.3 %, skipped critical steps 20.8 %). The paper does
+not say how or by whom the errors were counted; chemassay counts what can be decided from
+the answer, the gold mechanism and the oMeS alignment, for every reaction scored. Each *error event* has
 one category (a predicted step can carry two events: a wrong step type and an invalid
 SMILES, say):
 

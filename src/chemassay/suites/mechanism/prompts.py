@@ -83,3 +83,23 @@ def build_prompt(style: str, reaction: Reaction, exemplars: Sequence[Reaction] =
     if style == "kshot":
         return kshot_prompt(reaction, exemplars)
     return fill(prompt_template(style), reaction)
+
+
+_COUNT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def paper_protocol(style: str) -> str | None:
+    """The paper's name of a prompt style (a result's ``setting["prompt"]``, as the published
+    tables name their protocols): ``default`` is the one-shot prompt of Table 3
+    (``one-shot``), ``cot`` its chain-of-thought variant of Table 14 (``one-shot-cot``),
+    ``kshot3`` the three-shot in-context learning of Table 15 (``three-shot-icl``; other
+    ``k`` give ``five-shot-icl``...); ``None`` for a style the paper does not know.
+    """
+    if style == "default":
+        return "one-shot"
+    if style == "cot":
+        return "one-shot-cot"
+    if style.startswith("kshot") and style[5:].isdigit():
+        k = int(style[5:])
+        return f"{_COUNT_WORDS[k] if k < len(_COUNT_WORDS) else k}-shot-icl"
+    return None

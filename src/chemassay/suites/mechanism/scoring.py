@@ -4,9 +4,12 @@ engine behind :func:`chemassay.mechanism.evaluate`).
 Every gold reaction is scored (``n`` is the number of gold reactions):
 
 * a reaction with a parseable prediction gets its oMeS metrics;
-* a reaction with no prediction is scored as an empty prediction (listed in ``missing``);
-* a reaction whose prediction cannot be parsed scores 0 on every metric (listed in
-  ``failures`` with the line and the reason).
+* a reaction with no prediction is scored as an empty prediction (:meth:`ScoreReport.missing`);
+* a reaction whose prediction cannot be parsed scores 0 on every metric
+  (:meth:`ScoreReport.failures`, with the line and the reason).
+
+Both are also listed in the result's ``skipped`` (:meth:`ScoreReport.skipped_items`), with a
+reason that says they were scored 0.
 
 Prediction rows that cannot be attributed to a gold reaction (no ``reaction_id``, an id
 not in the gold file, a repeated id, a line that is not a JSON object) are listed in
@@ -42,6 +45,10 @@ from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
 from chemassay.suites.mechanism.weights import resolve_weights
 
 METRICS = ("S_total", "S_partial", "V", "L")
+UNPARSED = "unparsed prediction"
+"""How a ``Result.skipped`` reason starts for an answer that could not be parsed."""
+NO_PREDICTION = "no prediction"
+"""How a ``Result.skipped`` reason starts for a gold reaction without prediction."""
 DOMAINS = ("in-domain", "out-of-domain")
 
 
@@ -350,6 +357,7 @@ class ScoreReport:
         return self._errors
 
     def failures(self) -> list[dict[str, Any]]:
+        """Reactions whose answer could not be parsed (scored 0): line, id and reason."""
         return [
             {"line": r.line, "item": r.reaction.reaction_id, "reason": r.reason}
             for r in self.results
@@ -357,7 +365,22 @@ class ScoreReport:
         ]
 
     def missing(self) -> list[str]:
+        """Ids of the gold reactions without a prediction (scored as empty mechanisms)."""
         return [r.reaction.reaction_id for r in self.results if r.status == "missing"]
+
+    def skipped_items(self) -> list[dict[str, Any]]:
+        """Every item that was not scored as asked, as ``Result.skipped`` rows: unparsed
+        answers and reactions without prediction (both scored 0, so ``n`` still counts them;
+        the reason says so), prediction rows not attributable to a gold reaction, and gold
+        records that are unusable (left out)."""
+        rows: list[dict[str, Any]] = [
+            {**row, "reason": f"{UNPARSED}: {row['reason']} (scored 0)"} for row in self.failures()
+        ]
+        rows += [{"item": rid, "reason": f"{NO_PREDICTION}: scored as an empty mechanism (0 on every metric)"}
+                 for rid in self.missing()]
+        rows += [dict(row) for row in self.skipped]
+        rows += [{**row, "reason": f"gold record unusable: {row['reason']}"} for row in self.gold_rejected]
+        return rows
 
     def warnings(self) -> list[str]:
         """What a reader of the aggregate must know: gold reactions without a prediction
@@ -368,11 +391,11 @@ class ScoreReport:
         if missing:
             out.append(
                 f"{missing} of {n} gold reactions have no prediction: each is scored as an empty mechanism "
-                "(0 on every metric) and listed under 'missing'"
+                f"(0 on every metric) and listed under 'skipped' ({NO_PREDICTION})"
             )
         unparsed = len(self.failures())
         if unparsed:
-            out.append(f"{unparsed} of {n} predictions could not be parsed: scored 0, listed under 'failures'")
+            out.append(f"{unparsed} of {n} predictions could not be parsed: scored 0, listed under 'skipped' ({UNPARSED})")
         if self.skipped:
             out.append(f"{len(self.skipped)} prediction rows could not be attributed to a gold reaction: listed under 'skipped'")
         if self.gold_rejected:
@@ -447,8 +470,14 @@ def gold_cache(gold_path, reactions: list[Reaction], *, enabled: bool = True) ->
     return cached("mechanism-molecules", key, build, save=_save_cache, load=_load_cache, suffix=".npz")
 
 
-def dataset_ref(gold_path) -> dict[str, Any]:
-    """``dataset`` field of a result: the bundled oMeBench file's name, else the file's."""
+#: The parts of oMeBench as a result's setting names them (the paper's tables say ``gold``).
+PART_SETTINGS = {"oMe_Gold.json": "gold", "oMe_Template.json": "templates"}
+
+
+def dataset_ref(gold_path) -> tuple[dict[str, Any], str | None]:
+    """``dataset`` field of a result and the part of oMeBench scored: a bundled oMeBench
+    file is the registered dataset ``omebench`` with its part (``gold``, ``templates``) for
+    the setting; another file is named by its file name, with no part."""
     from pathlib import Path
 
     from chemassay.data.registry import get_spec
@@ -457,9 +486,9 @@ def dataset_ref(gold_path) -> dict[str, Any]:
     path = Path(gold_path)
     digest = sha256_file(path)
     for entry in get_spec("omebench").files:
-        if entry.sha256 == digest:
-            return {"name": f"omebench/{entry.name}", "sha256": digest}
-    return {"name": path.name, "sha256": digest}
+        if entry.sha256 == digest and entry.name in PART_SETTINGS:
+            return {"name": "omebench", "sha256": digest}, PART_SETTINGS[entry.name]
+    return {"name": path.name, "sha256": digest}, None
 
 
 def load_gold(gold_path, reaction_ids: Iterable[str] | None = None):

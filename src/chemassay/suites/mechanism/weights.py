@@ -36,8 +36,9 @@ expanded reactions and user files usually do not. Three ways to weight steps
     the only multiplicative bonus they support is for steps whose intermediate specifies
     stereochemistry.
 
-The shipped Gold weights were curated by hand after the formula (the paper says its
-experts tuned them), so neither formula reproduces them exactly: per step the fitted
+The paper gives the formula and says the scheme was curated by three domain experts
+(App. C.1), not how the shipped Gold weights were derived; neither formula reproduces
+them exactly: per step the fitted
 scheme is off by 0.0052 on average, the paper's formula by 0.0122
 (``benchmarks/mechanism_weights.py`` prints both).
 """

@@ -27,7 +27,21 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem, input_ref
+from chemassay.report.result import (
+    DatasetRef,
+    InputRef,
+    ModelRef,
+    Result,
+    SkippedItem,
+    input_ref,
+    make_result,
+)
+from chemassay.suites.reaction_ood.details import (
+    CleanDetails,
+    EvaluateDetails,
+    IterateDetails,
+    VerifyDetails,
+)
 
 if TYPE_CHECKING:
     from chemassay.report.result import RequestSummary
@@ -66,27 +80,89 @@ def _is_path(value: Any) -> bool:
     return isinstance(value, (str, os.PathLike))
 
 
-def _dataset_ref(path: Path) -> DatasetRef:
-    """Name a split part by its split folder's manifest (or the file name) plus its checksum."""
+HELD_OUT_NAMES: dict[frozenset[str], str] = {
+    frozenset({"3.1"}): "all-suzuki",
+    frozenset({"3.1.6", "3.1.2"}): "chloro-suzuki",
+    # Schneider 50k has no 3.1.2 reaction: holding out 3.1.6 holds out every chloro Suzuki
+    frozenset({"3.1.6"}): "chloro-suzuki",
+    frozenset({"3.1.8", "3.1.4"}): "triflyloxy-suzuki",
+    frozenset({"3.2"}): "heck",
+    frozenset({"3.7.14", "3.7.15", "3.7.17", "3.7.19"}): "grignard-ester",
+}
+"""Held-out class prefixes of a reaction-type split → the paper's name of the held-out type
+(Table S2.4's ``held_out`` setting); other prefixes are named by their codes (``1.2.4``)."""
+
+
+def held_out_name(prefixes: Sequence[str]) -> str:
+    """The paper's name of a held-out reaction type (``["3.1"]`` → ``all-suzuki``), else its
+    class codes joined with ``+``."""
+    codes = [str(p) for p in prefixes]
+    return HELD_OUT_NAMES.get(frozenset(codes)) or "+".join(sorted(codes))
+
+
+def split_setting(kind: str | None, config: Mapping[str, Any] | None, part: str | None) -> dict[str, str]:
+    """The benchmark setting of a split part in the paper's vocabulary (``Result.setting``):
+    ``split`` (the kind: ``random``, ``document``, ``author``, ``time``, ``reaction-type``,
+    ``bespoke``), ``part`` (``test``, ``test_ood``, ``test_2004``...) and, for a
+    reaction-type split, ``held_out`` (:func:`held_out_name`)."""
+    setting: dict[str, str] = {}
+    if kind:
+        setting["split"] = str(kind)
+    if part:
+        setting["part"] = str(part)
+    held_out = (config or {}).get("held_out")
+    if kind == "reaction-type" and isinstance(held_out, list) and held_out:
+        setting["held_out"] = held_out_name(held_out)
+    return setting
+
+
+def _part_name(path: Path) -> str:
+    name = path.name
+    for suffix in (".parquet", ".csv.gz", ".tsv.gz", ".csv", ".tsv", ".jsonl", ".json"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def _split_manifest(path: Path) -> dict[str, Any] | None:
+    """The manifest of the split folder holding ``path`` (``None``: not in a split folder)."""
+    manifest = path.parent / "manifest.json"
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (ValueError, OSError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _dataset_ref(path: Path, dataset: str | None = None) -> tuple[DatasetRef, dict[str, str]]:
+    """The dataset a test file comes from and the setting it is part of.
+
+    A part of a split folder is named by its manifest: the registered dataset its cleaned
+    input was made from (``schneider-50k``; recorded by ``clean``), else the cleaned file's
+    name; its setting is the split's kind, the part and, for a reaction-type split, the
+    held-out type. ``dataset`` overrides the name. The checksum is the test file's.
+    """
     from chemassay.runtime.files import sha256_file
 
-    manifest = path.parent / "manifest.json"
+    data = _split_manifest(path)
     name = path.name
-    if manifest.is_file():
-        try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            data = {}
-        source = data.get("input", {}).get("path") if isinstance(data.get("input"), dict) else None
-        split_name = (data.get("config") or {}).get("name") or data.get("kind")
-        if source or split_name:
-            name = f"{Path(str(source)).name if source else '?'} / {split_name or '?'} split / {path.name}"
-    return DatasetRef(name=name, sha256=sha256_file(path))
+    setting: dict[str, str] = {}
+    if data is not None:
+        source = data.get("input") if isinstance(data.get("input"), dict) else {}
+        if source.get("dataset"):
+            name = str(source["dataset"])
+        elif source.get("path"):
+            name = Path(str(source["path"])).name
+        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        setting = split_setting(data.get("kind"), config, _part_name(path))
+    return DatasetRef(name=dataset or name, sha256=sha256_file(path)), setting
 
 
 def _read_table(value: Any, what: str, *, reactants: Sequence[str] | None = None) -> _Table:
     """A table from a path, a DataFrame, or a list of product (or reaction) SMILES."""
-    from chemassay.clitools import need_file
+    from chemassay.runtime.files import need_file
     from chemassay.suites.reaction_ood.tables import first_data_line, read_table
 
     if _is_path(value):
@@ -107,15 +183,25 @@ def _read_table(value: Any, what: str, *, reactants: Sequence[str] | None = None
     raise UserInputError(f"{what}: expected a file path, a DataFrame or a list of SMILES, got {type(value).__name__}")
 
 
-def _table_dataset(table: _Table) -> DatasetRef:
+def _table_dataset(table: _Table, dataset: str | None = None) -> tuple[DatasetRef, dict[str, str]]:
     if table.path is not None:
-        return _dataset_ref(table.path)
-    return DatasetRef(name=f"in-memory ({len(table.frame)} reactions)")
+        return _dataset_ref(table.path, dataset)
+    return DatasetRef(name=dataset or f"in-memory ({len(table.frame)} reactions)"), {}
 
 
-def _skipped(entries: Sequence[dict]) -> list[SkippedItem]:
+def _skipped(entries: Sequence[dict], prefix: str = "") -> list[SkippedItem]:
+    """Skipped items from ``{"line", "item", "reason"}`` entries (``prefix`` starts each reason)."""
     return [SkippedItem(line=e.get("line"), item=None if e.get("item") is None else str(e.get("item")),
-                        reason=str(e.get("reason"))) for e in entries]
+                        reason=f"{prefix}{e.get('reason')}") for e in entries]
+
+
+def _capped(items: list[SkippedItem], more: str) -> list[SkippedItem]:
+    """At most :data:`MAX_LISTED` items, then one entry saying how many more there are (the
+    result's counts stay complete)."""
+    if len(items) <= MAX_LISTED:
+        return items
+    rest = len(items) - MAX_LISTED
+    return [*items[:MAX_LISTED], SkippedItem(reason=f"{rest:,} more {more} (not listed)")]
 
 
 def _check_writable(path: PathLike | None, what: str) -> Path | None:
@@ -173,6 +259,8 @@ def evaluate(
     context: Mapping[str, Any] | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    dataset: str | None = None,
+    setting: Mapping[str, Any] | None = None,
 ) -> Result:
     """Top-k accuracy of ranked reaction predictions against the recorded products.
 
@@ -185,15 +273,28 @@ def evaluate(
     SMILES). Instead of predictions, ``model`` (a spec such as ``template-knn:model.npz`` or
     ``openai:NAME,base_url=URL``, or an object with ``predict(reactants, k)``) is first run on
     the test reactants (``truth``'s ``reactants``/``rxn_smiles`` column, or ``reactants``),
-    asked for ``k`` (default 10) products each; its failed requests count as wrong and are
-    listed in ``model_failures``. ``k`` cuts every list to its first k (default: the longest
-    given) and sets the k reported (1, 2, 3, 5, 10 ... up to k). ``match`` is ``exact``
-    (product multisets equal) or ``subset``. Metrics are described by the suite's metric
-    cards; ``item_scores`` hold each test reaction's top-k hits and ``intervals`` their
-    seeded bootstrap intervals (``bootstrap`` resamples, 0 for none). A prediction row whose
-    item was given before (wide: same id; long: same id and rank) is ignored and listed in
-    ``duplicate_predictions`` with its line: the first one counts. ``per_item`` writes every
-    reaction's ranks to a table.
+    asked for ``k`` (default 10) products each; its failed requests count as wrong.
+    ``k`` cuts every list to its first k (default: the longest given) and sets the k reported
+    (1, 2, 3, 5, 10 ... up to k). ``match`` is ``exact`` (product multisets equal) or
+    ``subset``. Metrics are described by the suite's metric cards; ``item_scores`` hold each
+    test reaction's top-k hits and ``intervals`` their seeded bootstrap intervals
+    (``bootstrap`` resamples, 0 for none). ``per_item`` writes every reaction's ranks to a
+    table.
+
+    Nothing fails silently: ``skipped`` lists, each with its line, item and reason, the test
+    reactions whose recorded products RDKit cannot read (left out of ``n``), those a live model
+    failed on and those the given predictions have nothing for (scored as wrong; a live
+    model's empty answer is an answer, counted in ``n_missing_predictions``), and the
+    prediction rows that were not used: unreadable, repeating an item given before (wide: same
+    id; long: same id and rank; the first one counts) or naming an id absent from the test
+    reactions (at most 200 of a kind are listed; the ``n_...`` metrics count them all). ``details``
+    (:class:`~chemassay.suites.reaction_ood.details.EvaluateDetails`) holds the breakdowns by
+    year and class and the wrong top-1 predictions.
+
+    The result's ``setting`` says which benchmark setting the test reactions are (the split's
+    kind and the part, read from the split folder's ``manifest.json`` when ``truth`` is a part
+    of one; ``setting`` adds or overrides keys) and ``dataset`` names the data they come from
+    (the registered dataset the split was made from, else the file; ``dataset`` overrides it).
 
     >>> from chemassay.reaction_ood import evaluate
     >>> result = evaluate([["CC(=O)NC", "CCO"], ["CCO", "CCOC(C)=O"]], ["CNC(C)=O", "CCOC(C)=O"], k=2)
@@ -234,7 +335,7 @@ def evaluate(
                              else "give the predictions to score, or a model to run (model=SPEC)")
     _check_writable(per_item, "per-item table")
     test = _read_table(truth, "test", reactants=reactants)
-    inputs: list[InputRef] = []
+    inputs: list[InputRef | Path] = []
     failures: dict[int, str] = {}
     max_k = k
     if model is not None:
@@ -249,14 +350,14 @@ def evaluate(
         ref = _model_ref(resolved)
         default_label = ref.name
     elif _is_path(predictions):
-        from chemassay.clitools import need_file
+        from chemassay.runtime.files import need_file
 
         path = need_file(predictions, "prediction")
         parsed = parse_predictions(read_table(path, what="prediction"), source=str(path), id_column=id_column,
                                    n_best=n_best, first_line=first_data_line(path))
         source = str(path)
         ref = predictions_ref(path)
-        inputs.append(input_ref(path))
+        inputs.append(path)
         default_label = path.name.split(".")[0]
     elif isinstance(predictions, pd.DataFrame):
         parsed = parse_predictions(predictions.reset_index(drop=True), source="the prediction table",
@@ -283,45 +384,65 @@ def evaluate(
             f"got {type(predictions).__name__}"
         )
     if test.path is not None:
-        inputs.append(input_ref(test.path))
+        inputs.append(test.path)
 
     evaluation = evaluate_predictions(
         test.frame, parsed, source=source, max_k=max_k, match=match, id_column=id_column, group_by=group_by,
         n_jobs=n_jobs, truth_source=test.source, truth_first_line=test.first_line,
     )
     metrics = dict(evaluation.metrics)
-    extras: dict[str, Any] = {}
     if model is not None:
         metrics["n_model_failures"] = len(failures)
-        # the model's predictions are aligned by row: an item's id is its row number
-        extras["model_failures"] = [
-            {"line": index + test.first_line, "item": str(index), "reason": reason}
-            for index, reason in sorted(failures.items())
-        ][:MAX_LISTED]
+    if evaluation.unmatched_prediction_ids:
+        metrics["n_unmatched_prediction_ids"] = len(evaluation.unmatched_prediction_ids)
     if per_item is not None:
         write_table(evaluation.per_item, per_item)
-    # a failed request is scored as wrong (as a missing prediction) and listed with its reason
-    failed_items = [{"line": index + test.first_line, "item": str(index), "reason": reason}
-                    for index, reason in sorted(failures.items())]
-    result = Result(
-        suite=SUITE, task="evaluate", model=ref, metrics=metrics, n=len(evaluation.per_item),
+    dataset_ref, manifest_setting = _table_dataset(test, dataset)
+    result = make_result(
+        SUITE, "evaluate", model=ref, metrics=metrics, n=len(evaluation.per_item), started=started, inputs=inputs,
         item_ids=[str(i) for i in evaluation.per_item["id"]], item_scores=item_scores(evaluation),
-        skipped=_skipped(evaluation.skipped + failed_items), dataset=_table_dataset(test), inputs=inputs,
+        skipped=_evaluation_skipped(evaluation, failures, test.first_line, live=model is not None),
+        dataset=dataset_ref,
+        setting={**manifest_setting, **dict(setting or {})},
         requests=request_summary(resolved) if model is not None else None,
         config={"k": max(evaluation.k_values), "k_values": evaluation.k_values, "match": match,
                 "id_column": id_column, "n_best": n_best, "group_by": list(group_by), "layout": parsed.layout,
                 "label": label or default_label},
-        elapsed_s=time.perf_counter() - started,
-        breakdowns=evaluation.breakdowns,
-        missing_prediction_ids=evaluation.missing_ids[:MAX_LISTED],
-        unmatched_prediction_ids=evaluation.unmatched_prediction_ids[:MAX_LISTED],
-        n_unmatched_prediction_ids=len(evaluation.unmatched_prediction_ids),
-        prediction_file_problems=evaluation.problems[:MAX_LISTED],
-        duplicate_predictions=evaluation.duplicates[:MAX_LISTED],
-        items=evaluation.misses,
-        **extras,
+        details=EvaluateDetails(breakdowns=evaluation.breakdowns, items=evaluation.misses,
+                                per_item=str(per_item) if per_item is not None else None),
     )
     return attach_intervals(result, resamples=bootstrap, seed=seed)
+
+
+def _evaluation_skipped(evaluation: Any, failures: Mapping[int, str], first_line: int, *,
+                        live: bool) -> list[SkippedItem]:
+    """Every test reaction or prediction row that failed, with its reason (see :func:`evaluate`).
+
+    A live model's empty answer is an answer (it predicts nothing; ``n_missing_predictions``
+    counts it), not a failed item: only its failed requests are listed. Predictions handed
+    in (a file, a table, lists) that give nothing for a test reaction are listed.
+    """
+    per_item = evaluation.per_item
+    ids_by_row = dict(zip(per_item["row"].tolist(), per_item["id"].astype(str).tolist(), strict=True))
+    skipped = _skipped(evaluation.skipped)
+    skipped += _capped([
+        SkippedItem(line=row + first_line, item=ids_by_row.get(row, str(row)), index=row,
+                    reason=f"the model failed ({reason}); scored as wrong")
+        for row, reason in sorted(failures.items())
+    ], "test reactions the model failed on")
+    missing = per_item.loc[per_item["missing"], ["row", "id"]]
+    skipped += _capped([
+        SkippedItem(line=int(row) + first_line, item=str(item_id), index=int(row),
+                    reason="no prediction for this test reaction; scored as wrong")
+        for row, item_id in missing.itertuples(index=False) if not live
+    ], "test reactions without predictions")
+    skipped += _capped(_skipped(evaluation.problems, "prediction file: "), "unreadable prediction rows")
+    skipped += _capped(_skipped(evaluation.duplicates, "prediction file: "), "repeated prediction rows")
+    skipped += _capped([
+        SkippedItem(item=item_id, reason="prediction file: id not among the test reactions; ignored")
+        for item_id in evaluation.unmatched_prediction_ids
+    ], "prediction ids not among the test reactions")
+    return skipped
 
 
 def _ranked_list(value: Any) -> list[str]:
@@ -364,24 +485,27 @@ def iterate(
     truths = truth_products(test.frame, test.source).tolist()
     resolved = _resolve(model, n_jobs, context)
     outcome = iterated_evaluation(resolved, queries, truths, k=k, rounds=rounds, feed=feed)
-    skipped = [{"line": i + test.first_line, "reason": s} for i, s in enumerate(outcome.scores[0]) if isinstance(s, str)]
+    skipped = _skipped([{"line": i + test.first_line, "reason": s}
+                        for i, s in enumerate(outcome.scores[0]) if isinstance(s, str)])
+    skipped += _capped([
+        SkippedItem(line=f["index"] + test.first_line, index=f["index"],
+                    reason=f"round {f['round']}: the model failed ({f['reason']}); scored as wrong")
+        for f in outcome.failures
+    ], "failed model requests")
     if predictions_out is not None:
         rows = [(i, r + 1, rank, p) for r, ranked in enumerate(outcome.predictions)
                 for i, preds in enumerate(ranked) for rank, p in enumerate(preds, start=1)]
         write_table(pd.DataFrame(rows, columns=["row", "round", "rank", "prediction"]), predictions_out)
+    dataset_ref, setting = _table_dataset(test)
     from chemassay.models.request_stats import request_summary
 
-    failed_items = [{"line": f["index"] + test.first_line, "item": str(f["index"]),
-                     "reason": f"round {f['round']}: {f['reason']}"} for f in outcome.failures]
-    return Result(
-        suite=SUITE, task="iterate", model=_model_ref(resolved), metrics=outcome.metrics,
-        n=len(truths) - len(skipped), skipped=_skipped(skipped + failed_items), dataset=_table_dataset(test),
+    return make_result(
+        SUITE, "iterate", model=_model_ref(resolved), metrics=outcome.metrics, started=started,
+        n=len(truths) - sum(isinstance(s, str) for s in outcome.scores[0]), skipped=skipped, dataset=dataset_ref,
+        setting=setting, inputs=[test.path] if test.path is not None else [],
         requests=request_summary(resolved),
-        inputs=[input_ref(test.path)] if test.path is not None else [],
         config={"k": k, "rounds": rounds, "feed": feed},
-        elapsed_s=time.perf_counter() - started,
-        model_failures=[{"round": f["round"], "line": f["index"] + test.first_line, "reason": f["reason"]}
-                        for f in outcome.failures][:MAX_LISTED],
+        details=IterateDetails(predictions=str(predictions_out) if predictions_out is not None else None),
     )
 
 
@@ -570,7 +694,7 @@ def clean(
         write_table,
     )
     from chemassay.suites.reaction_ood.clean import clean_reactions as clean_frame
-    from chemassay.suites.reaction_ood.data import reaction_input
+    from chemassay.suites.reaction_ood.data import reaction_input, registered_reaction_dataset
 
     started = time.perf_counter()
     config = CleanConfig(max_tokens=max_tokens, dedup=dedup, remove_isotopes=not keep_isotopes)
@@ -580,27 +704,33 @@ def clean(
     _check_writable(target, "cleaned table")
     inputs: list[InputRef] = []
     if isinstance(reactions, pd.DataFrame):
+        dataset_name = reactions.attrs.get("dataset")
         cleaned, report = clean_frame(reactions, config, n_jobs=n_jobs, scheduler=scheduler,
                                       show_progress=show_progress)
-        write_table([cleaned], target)
+        write_table([cleaned], target, dataset=dataset_name)
     else:
         path, dataset_fmt = reaction_input(reactions)
         fmt = dataset_fmt if fmt == "auto" else fmt
-        report = clean_file(path, target, config, fmt=fmt, n_jobs=n_jobs, scheduler=scheduler,
-                            chunk_rows=chunk_rows, show_progress=show_progress)
         inputs.append(input_ref(path))
+        # the bundled file, wherever it was copied, is the registered dataset
+        dataset_name = registered_reaction_dataset(inputs[0].sha256)
+        report = clean_file(path, target, config, fmt=fmt, n_jobs=n_jobs, scheduler=scheduler,
+                            chunk_rows=chunk_rows, show_progress=show_progress, dataset=dataset_name)
     counts = report.counts()
-    return Result(
-        suite=SUITE, task="clean", metrics=counts, n=counts["rows_out"],
-        skipped=[SkippedItem(line=p["row"], reason=p["reason"]) for p in report.problems],
-        inputs=inputs, config={**config_dict(config), "format": fmt, "n_jobs": n_jobs},
-        elapsed_s=round(time.perf_counter() - started, 3), read_problems=report.read_problems, output=str(target),
+    skipped = [SkippedItem(line=p["row"], reason=p["reason"]) for p in report.problems]
+    skipped += _capped([SkippedItem(line=p.get("row"), reason=f"unreadable cell: {p.get('reason')}")
+                        for p in report.read_problems], "unreadable cells")
+    return make_result(
+        SUITE, "clean", metrics=counts, n=counts["rows_out"], started=started, skipped=skipped, inputs=inputs,
+        dataset=DatasetRef(name=dataset_name, sha256=inputs[0].sha256 if inputs else None) if dataset_name else None,
+        config={**config_dict(config), "format": fmt, "n_jobs": n_jobs},
+        details=CleanDetails(output=str(target)),
     )
 
 
 def _split_config(config: PathLike | Mapping[str, Any] | None) -> tuple[dict, str | None]:
     """A split definition from a JSON file, a shipped definition's name, or a dict."""
-    from chemassay.clitools import need_file
+    from chemassay.runtime.files import need_file
     from chemassay.suites.reaction_ood.splits import split_definition
 
     if config is None:
@@ -651,7 +781,7 @@ def split(
     author, time, reaction-type, bespoke) defaults to the config's; ``seed`` to the config's,
     else 0. The same input, config and seed give byte-identical files. Returns the manifest.
     """
-    from chemassay.clitools import need_file
+    from chemassay.runtime.files import need_file
     from chemassay.suites.reaction_ood.split_files import split_file, split_frame_to_dir
 
     data, config_kind = _split_config(config)
@@ -683,12 +813,13 @@ def verify(directory: PathLike) -> Result:
     started = time.perf_counter()
     manifest, results = verify_split_dir(directory)
     failed = [r for r in results if not r.passed]
-    return Result(
-        suite=SUITE, task="verify",
+    return make_result(
+        SUITE, "verify",
         metrics={"checks": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
-        n=len(results), config={"kind": manifest["kind"], "split_config": manifest["config"], "seed": manifest.get("seed")},
-        inputs=[input_ref(Path(directory) / "manifest.json")], elapsed_s=round(time.perf_counter() - started, 3),
-        checks=results_as_dicts(results),
+        n=len(results), started=started,
+        config={"kind": manifest["kind"], "split_config": manifest["config"], "seed": manifest.get("seed")},
+        inputs=[Path(directory) / "manifest.json"],
+        details=VerifyDetails(checks=results_as_dicts(results)),
     )
 
 
@@ -756,12 +887,18 @@ def shift(
                                 "reactant_distance": d["reactant"], "difference_distance": d["difference"]})
                   for name, d in outcome.distances.items()]
         write_table(pd.concat(frames, ignore_index=True), per_item)
-    inputs = [input_ref(t.path) for t in (train_table, *tables.values()) if t is not None and t.path is not None]
-    dataset = _table_dataset(train_table) if train_table is not None else DatasetRef(name="in-memory training set")
+    inputs = [t.path for t in (train_table, *tables.values()) if t is not None and t.path is not None]
+    if train_table is not None:
+        dataset, train_setting = _table_dataset(train_table)
+    else:
+        dataset, train_setting = DatasetRef(name="in-memory training set"), {}
+    lines = {name: (t.first_line if t is not None else 1) for name, t in tables.items()}
+    lines["train"] = train_table.first_line if train_table is not None else 1
     return shift_result(
-        outcome, config=config, dataset=dataset, inputs=inputs,
+        outcome, config=config, dataset=dataset, inputs=inputs, started=started,
         extra_config={"maps": maps, "device": device, "reagent_removal": notes},
-        elapsed_s=time.perf_counter() - started,
-        first_lines={name: (t.first_line if t is not None else 1) for name, t in tables.items()},
-        plot=str(plot) if plot is not None else None,
+        first_lines=lines, plot=str(plot) if plot is not None else None,
+        per_item=str(per_item) if per_item is not None else None,
+        # the training part names the split the distances describe (the part is the test sets')
+        setting={key: value for key, value in train_setting.items() if key != "part"},
     )

@@ -4,7 +4,8 @@
     The template-based k-nearest-neighbour reaction predictor
     (:mod:`~chemassay.suites.reaction_ood.template_knn`), trained with
     ``chemassay reaction-ood train``. ``baseline:MODEL.npz`` is the same kind under its old
-    name (kept for one release).
+    name (kept for one release). ``template-knn:per-split`` is the built-in baseline of
+    ``chemassay assay``: each task trains it on its split's training part (cached).
 
 Any other reaction predictor comes through the general kinds: ``openai:MODEL,base_url=URL``
 (a chat model asked for k ranked products), ``hf:PATH`` (a local seq2seq checkpoint, beam

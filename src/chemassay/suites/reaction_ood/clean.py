@@ -551,6 +551,8 @@ def _as_standard(df: pd.DataFrame) -> pd.DataFrame:
     frame["rxn_smiles"] = frame["rxn_smiles"].fillna("").astype(str)
     out = frame[list(STANDARD_COLUMNS)].reset_index(drop=True)
     out.attrs["read_problems"] = list(df.attrs.get("read_problems", []))
+    if df.attrs.get("dataset"):
+        out.attrs["dataset"] = df.attrs["dataset"]
     return out
 
 
@@ -561,8 +563,17 @@ def _check_output(out: str | os.PathLike) -> Path:
     return target
 
 
-def write_table(frames: Iterable[pd.DataFrame], out: str | os.PathLike) -> int:
-    """Write frames to ``out`` (``.parquet`` or ``.csv``) atomically, streaming; returns the rows."""
+DATASET_METADATA_KEY = b"chemassay.dataset"
+"""Parquet schema metadata of a cleaned table: the registered dataset it was cleaned from."""
+
+
+def write_table(frames: Iterable[pd.DataFrame], out: str | os.PathLike, *, dataset: str | None = None) -> int:
+    """Write frames to ``out`` (``.parquet`` or ``.csv``) atomically, streaming; returns the rows.
+
+    ``dataset`` (the registered dataset the rows were cleaned from) is kept in a Parquet
+    file's schema metadata, so a split made from it, and every result scored on a part of
+    that split, can name the data (a CSV file has no room for it).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -584,13 +595,18 @@ def write_table(frames: Iterable[pd.DataFrame], out: str | os.PathLike) -> int:
             table = pa.Table.from_pandas(frame, preserve_index=False)
             if writer is None:
                 schema = table.schema
+                if dataset:
+                    schema = schema.with_metadata({**(schema.metadata or {}), DATASET_METADATA_KEY: dataset.encode()})
                 writer = pq.ParquetWriter(tmp, schema)
             writer.write_table(table.cast(schema))
         if writer is not None:
             writer.close()
             writer = None
         elif not is_csv:
-            pq.write_table(pa.Table.from_pandas(pd.DataFrame(columns=list(CLEAN_COLUMNS)), preserve_index=False), tmp)
+            empty = pa.Table.from_pandas(pd.DataFrame(columns=list(CLEAN_COLUMNS)), preserve_index=False)
+            if dataset:
+                empty = empty.replace_schema_metadata({**(empty.schema.metadata or {}), DATASET_METADATA_KEY: dataset.encode()})
+            pq.write_table(empty, tmp)
         elif rows == 0:
             pd.DataFrame(columns=list(CLEAN_COLUMNS)).to_csv(tmp, index=False)
         os.replace(tmp, target)
@@ -613,11 +629,13 @@ def clean_file(
     chunk_rows: int = 100_000,
     batch_size: int = 2000,
     show_progress: bool | None = None,
+    dataset: str | None = None,
 ) -> CleanReport:
     """Clean a reaction file into ``out`` (Parquet or CSV) with bounded memory.
 
     The input is read in chunks of ``chunk_rows``; survivors are spilled to a temporary
     folder next to ``out``; only their dedup keys stay in memory (about 40 bytes a reaction).
+    ``dataset`` names the registered dataset the file is (see :func:`write_table`).
     """
     from chemassay.suites.reaction_ood.io import iter_reactions
 
@@ -630,7 +648,7 @@ def clean_file(
             iter_reactions(path, fmt, chunk_rows=chunk_rows), config, n_jobs=n_jobs,
             scheduler=scheduler, batch_size=batch_size, spill_dir=spill, show_progress=show_progress,
         )
-        write_table(_finish_frames(survivors, winners, sizes), target)
+        write_table(_finish_frames(survivors, winners, sizes), target, dataset=dataset)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
     return report

@@ -120,13 +120,13 @@ def verify_command(
 
     writable_out(out, "verification result")
     result = api.verify(directory)
-    checks = result.model_extra["checks"]
+    checks = result.details.checks
     if not settings.quiet:
         for check in checks:
-            mark = "ok  " if check["passed"] else "FAIL"
-            line = f"{mark} {check['description']}"
-            if not check["passed"]:
-                line += f" ({check['violations']} violation(s); e.g. {'; '.join(check['examples'][:3])})"
+            mark = "ok  " if check.passed else "FAIL"
+            line = f"{mark} {check.description}"
+            if not check.passed:
+                line += f" ({check.violations} violation(s); e.g. {'; '.join(check.examples[:3])})"
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     if out is not None:
         result.write(out)

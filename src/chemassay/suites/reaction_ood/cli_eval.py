@@ -40,17 +40,21 @@ def _context(base_url: str | None) -> dict:
 
 def _warn_about(result) -> None:
     """One line per kind of item that counted as wrong or was ignored, so it is never silent."""
-    extra = result.model_extra or {}
+
+    def first_with(text: str):
+        return next((item for item in result.skipped if text in item.reason), None)
+
     duplicates = result.metrics.get("n_duplicate_predictions")
     if duplicates:
-        first = (extra.get("duplicate_predictions") or [{}])[0]
+        first = first_with("given again")
+        example = f"; e.g. line {first.line}: {first.reason}" if first is not None else ""
         info(f"warning: {duplicates} prediction row(s) repeat an item given earlier and were ignored (the first row "
-             f"counts; e.g. line {first.get('line')}: {first.get('reason')}); listed in duplicate_predictions")
+             f"counts{example}); listed in skipped")
     failures = result.metrics.get("n_model_failures")
     if failures:
-        first = (extra.get("model_failures") or [{}])[0]
-        info(f"warning: the model failed on {failures} reaction(s), scored as wrong (e.g. {first.get('reason')}); "
-             "listed in model_failures")
+        first = first_with("the model failed")
+        example = f" (e.g. {first.reason})" if first is not None else ""
+        info(f"warning: the model failed on {failures} reaction(s), scored as wrong{example}; listed in skipped")
 
 
 @app.command("evaluate")
@@ -243,6 +247,7 @@ def plot_command(
     min_n: int = typer.Option(20, "--min-n", help="years: leave out years with fewer test reactions."),
 ) -> None:
     """Draw the paper's figures from evaluation results."""
+    from chemassay.suites.reaction_ood.details import breakdowns_of
     from chemassay.suites.reaction_ood.plots import plot_accuracy_by_year, plot_split_bars
 
     writable_out(out, "plot")
@@ -252,11 +257,11 @@ def plot_command(
     names = labels or [str(r.config.get("label") or Path(p).stem) for r, p in zip(loaded, results, strict=True)]
     if kind == "bars":
         chosen = metric or ["top1_accuracy", "top5_accuracy"]
-        plot_split_bars({n: r.metrics for n, r in zip(names, loaded, strict=True)}, out, metrics=chosen)
+        plot_split_bars(dict(zip(names, loaded, strict=True)), out, metrics=chosen)
     elif kind == "years":
         lines = {}
         for name, result in zip(names, loaded, strict=True):
-            rows = (getattr(result, "breakdowns", None) or {}).get("year") or []
+            rows = breakdowns_of(result).get("year") or []
             if not rows:
                 raise UserInputError(f"result {name!r} has no per-year breakdown (the test file had no year column)")
             lines[name] = [(int(r["group"]), r.get("top1_accuracy"), int(r["n"])) for r in rows]

@@ -54,16 +54,49 @@ def load_reactions(name: str, part: str | None = None, **options) -> pd.DataFram
     if part is not None:
         raise UserInputError(f"dataset {name!r} has no parts (asked for {part!r}); split it with 'reaction-ood split'")
     path, fmt = reaction_dataset_file(name)
-    return read_reactions(path, fmt=fmt, **options)
+    frame = read_reactions(path, fmt=fmt, **options)
+    # cleaning and splitting this frame can then name the data it came from
+    frame.attrs["dataset"] = name
+    return frame
 
 
 def reaction_input(path: str | os.PathLike) -> tuple[Path, str]:
     """A reaction file and the format to read it with (``auto``), or, when ``path`` is not a
     file but a registered dataset name (``schneider-50k``), that dataset's file and format."""
-    from chemassay.clitools import need_file
     from chemassay.data.registry import is_dataset_name
+    from chemassay.runtime.files import need_file
 
     text = str(path)
     if not Path(text).exists() and is_dataset_name(text):
         return reaction_dataset_file(text)
     return need_file(path, "reaction"), "auto"
+
+
+def registered_reaction_dataset(sha256: str | None) -> str | None:
+    """The registered reaction set whose reaction file has this checksum (``schneider-50k``
+    for the bundled Schneider CSV wherever it was copied), else ``None``."""
+    from chemassay.data.registry import get_spec
+
+    if not sha256:
+        return None
+    for name, (filename, _fmt) in REACTION_FILES.items():
+        if get_spec(name).file(filename).sha256 == sha256:
+            return name
+    return None
+
+
+def cleaned_table_dataset(path: str | os.PathLike) -> str | None:
+    """The registered dataset a cleaned Parquet table was made from (recorded by ``clean``),
+    else ``None`` (a CSV table, or one cleaned from another file)."""
+    from chemassay.suites.reaction_ood.clean import DATASET_METADATA_KEY
+
+    if Path(path).suffix.lower() != ".parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (OSError, ValueError):
+        return None
+    value = metadata.get(DATASET_METADATA_KEY)
+    return value.decode("utf-8", "replace") if value else None

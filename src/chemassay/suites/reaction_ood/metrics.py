@@ -259,10 +259,12 @@ METRIC_CARDS: list[MetricCard] = [
     _card("mean_predictions_per_item", "mean length of the ranked prediction lists scored (after the --k cut)",
           "none", rng=_NONNEG, note="descriptive: how many candidates the model gave", short="preds/item"),
     _card("n_duplicate_predictions", "prediction rows ignored because their item (wide layout: id; long layout: "
-          "id and rank) was given before; the first one counts (listed in duplicate_predictions)", "lower",
+          "id and rank) was given before; the first one counts (listed in skipped)", "lower",
           rng=_NONNEG, note=_COUNT, short="duplicates"),
+    _card("n_unmatched_prediction_ids", "ids in the predictions that name no test reaction: ignored (listed in "
+          "skipped)", "lower", rng=_NONNEG, note=_COUNT, short="unmatched ids"),
     _card("n_model_failures", "test reactions for which the live model failed (a failed request): scored as "
-          "wrong, reasons in model_failures", "lower", rng=_NONNEG, note=_COUNT, short="model failures"),
+          "wrong, each listed in skipped with its reason", "lower", rng=_NONNEG, note=_COUNT, short="model failures"),
     # iterate
     _card("round{n}_top{k}_accuracy", "top-k accuracy of round n of the iterated evaluation (round n+1 is fed "
           "the round-n top-1 prediction)", "higher", paper_name="two-round top-1 accuracy",

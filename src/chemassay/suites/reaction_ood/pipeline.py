@@ -4,17 +4,21 @@
 ``source_rxn_smiles``), so models for many splits of the same data share the work;
 :func:`train_on_part` trains the kNN baseline on a training part; :func:`evaluate_part`
 predicts a test part with a model and scores it with :func:`chemassay.reaction_ood.evaluate`
-(task ``evaluate``; the split and part go in ``config``).
+(task ``evaluate``; the split and part go in its ``setting``); :func:`whole_documents` takes a
+sample of whole patents (the demo's and the quick assay's data).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
-from chemassay.report.result import DatasetRef, Result
+from chemassay.report.result import Result
 from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
 from chemassay.suites.reaction_ood.template_knn import (
     BaselineConfig,
@@ -47,6 +51,21 @@ class TemplateBank:
         for (key, _), template in zip(todo, extracted, strict=True):
             self.templates[key] = template
 
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the bank as JSON (a failure as ``"!reason"``), atomically."""
+        from chemassay.runtime.files import atomic_write_text
+
+        templates = {k: ("!" + v.reason if isinstance(v, TemplateFailure) else v) for k, v in self.templates.items()}
+        atomic_write_text(Path(path), json.dumps({"maps": self.maps, "radius": self.radius, "mapped": self.mapped,
+                                                  "templates": templates}))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> TemplateBank:
+        """Read a bank written by :meth:`save`."""
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        templates = {k: (TemplateFailure(v[1:]) if v.startswith("!") else v) for k, v in data["templates"].items()}
+        return cls(maps=data["maps"], radius=int(data["radius"]), mapped=dict(data["mapped"]), templates=templates)
+
 
 def _keys(frame: pd.DataFrame) -> list[str]:
     column = "source_rxn_smiles" if "source_rxn_smiles" in frame.columns else "rxn_smiles"
@@ -71,7 +90,8 @@ def evaluate_part(
     frame: pd.DataFrame,
     *,
     label: str,
-    dataset: str,
+    dataset: str = "schneider-50k",
+    setting: dict[str, str] | None = None,
     k: int = 10,
     n_jobs: int = 1,
     extra_config: dict | None = None,
@@ -79,16 +99,32 @@ def evaluate_part(
     """Predict the reactants of a test part with ``model`` and score them (task ``evaluate``).
 
     ``model`` asks for ``k`` products per reaction (its ``n_jobs`` processes: ``n_jobs``);
-    ``dataset`` names the data in the result, ``extra_config`` adds the split and part.
+    ``dataset`` names the data in the result and ``setting`` the split and part
+    (:func:`~chemassay.suites.reaction_ood.api.split_setting`); ``extra_config`` adds how
+    the data was made (split definition, sample) to the result's config.
     """
     from chemassay.suites.reaction_ood.api import evaluate
 
     model.n_jobs = n_jobs
-    result = evaluate(model=model, truth=frame.reset_index(drop=True), k=k, label=label, n_jobs=1)
-    result.dataset = DatasetRef(name=dataset)
-    result.config.update({"model": model.name, "baseline": model.config.to_dict(),
-                          "training_report": model.training_report, **(extra_config or {})})
-    return result
+    result = evaluate(model=model, truth=frame.reset_index(drop=True), k=k, label=label, n_jobs=1, dataset=dataset,
+                      setting=setting)
+    config = {**result.config, "model": model.name, "baseline": model.config.to_dict(),
+              "training_report": model.training_report, **(extra_config or {})}
+    return result.model_copy(update={"config": config})
+
+
+def whole_documents(frame: pd.DataFrame, rows: int, *, seed: int = 0) -> pd.DataFrame:
+    """Rows of whole documents, documents in seeded random order, until ``rows`` are reached."""
+    documents = frame["document_id"].astype(str)
+    order = pd.Series(documents.unique()).sample(frac=1.0, random_state=seed).tolist()
+    sizes = documents.value_counts()
+    chosen, total = [], 0
+    for document in order:
+        if total >= rows:
+            break
+        chosen.append(document)
+        total += int(sizes[document])
+    return frame[documents.isin(set(chosen))].reset_index(drop=True)
 
 
 def headline(result: Result, keys: Sequence[str] = ("top1_accuracy", "top5_accuracy", "top1_accuracy_stereo_agnostic")) -> str:

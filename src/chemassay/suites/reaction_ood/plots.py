@@ -35,34 +35,61 @@ def _save(fig, out: str | os.PathLike) -> Path:
     return target
 
 
+def _metrics_and_intervals(value: object) -> tuple[Mapping[str, float], Mapping[str, tuple[float, float]]]:
+    """The metrics of a result (or of a plain mapping) and the 95 % intervals it carries."""
+    metrics = getattr(value, "metrics", None)
+    if metrics is None:
+        return value, {}  # type: ignore[return-value]
+    intervals = {key: (interval.low, interval.high) for key, interval in (getattr(value, "intervals", None) or {}).items()
+                 if interval.low is not None and interval.high is not None}
+    return metrics, intervals
+
+
 def plot_split_bars(
-    results: Mapping[str, Mapping[str, float]],
+    results: Mapping[str, object],
     out: str | os.PathLike,
     *,
     metrics: Sequence[str] = ("top1_accuracy", "top5_accuracy"),
     title: str = "Top-k accuracy per split",
 ) -> Path:
-    """Grouped bars: one group per split (dict order), one bar per metric present."""
+    """Grouped bars: one group per split (dict order), one bar per metric present.
+
+    ``results[label]`` is an ``evaluate`` :class:`~chemassay.report.result.Result`, whose 95 %
+    intervals are drawn as whiskers, or a plain mapping of metrics (bars only). The x label
+    says what the whiskers are, or that there are none.
+    """
     plt = _pyplot()
     labels = list(results)
-    shown = [m for m in metrics if any(m in results[label] for label in labels)]
+    unpacked = {label: _metrics_and_intervals(results[label]) for label in labels}
+    shown = [m for m in metrics if any(m in unpacked[label][0] for label in labels)]
     fig, ax = plt.subplots(figsize=(max(4.0, 1.4 * len(labels) + 1.5), 3.6))
     width = 0.8 / max(1, len(shown))
     positions = np.arange(len(labels))
+    with_intervals = False
     for i, metric in enumerate(shown):
-        values = [results[label].get(metric, np.nan) for label in labels]
+        values = [unpacked[label][0].get(metric, np.nan) for label in labels]
         values = [np.nan if v is None else 100.0 * float(v) for v in values]
-        bars = ax.bar(positions + (i - (len(shown) - 1) / 2) * width, values, width, label=metric.replace("_", " "))
-        for bar, value in zip(bars, values, strict=True):
+        bounds = [unpacked[label][1].get(metric) for label in labels]
+        lower = [value - 100.0 * b[0] if b and np.isfinite(value) else 0.0 for value, b in zip(values, bounds, strict=True)]
+        upper = [100.0 * b[1] - value if b and np.isfinite(value) else 0.0 for value, b in zip(values, bounds, strict=True)]
+        has = any(b is not None for b in bounds)
+        with_intervals = with_intervals or has
+        bars = ax.bar(positions + (i - (len(shown) - 1) / 2) * width, values, width, label=metric.replace("_", " "),
+                      yerr=np.array([lower, upper]) if has else None, capsize=2 if has else 0,
+                      error_kw={"elinewidth": 0.9, "ecolor": "#333333"})
+        for bar, value, top in zip(bars, values, upper, strict=True):
             if np.isfinite(value):
-                ax.annotate(f"{value:.1f}", (bar.get_x() + bar.get_width() / 2, value), ha="center",
+                ax.annotate(f"{value:.1f}", (bar.get_x() + bar.get_width() / 2, value + top), ha="center",
                             va="bottom", fontsize=7, xytext=(0, 1), textcoords="offset points")
     ax.set_xticks(positions, labels, rotation=20 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
     ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 105)
+    ax.set_ylim(0, 108)
     ax.set_title(title)
-    ax.legend(fontsize=8, frameon=False)
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.spines[["top", "right"]].set_visible(False)
+    note = ("test set (whiskers: 95 % bootstrap intervals over its reactions)" if with_intervals
+            else "test set (no intervals: the results carry none)")
+    ax.set_xlabel(note, fontsize=7, color="#555555")
     return _save(fig, out)
 
 
@@ -128,6 +155,7 @@ def plot_shift_histograms(
         ax.set_xlabel(f"mean cosine distance to {k} nearest training reactions")
         ax.set_ylabel("fraction of test reactions")
         ax.set_title(label, fontsize=10)
-        ax.legend(fontsize=7, frameon=False)
+        # below the axes: inside, the legend would hide the histograms it names
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.2))
         ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, out)

@@ -467,35 +467,47 @@ def shift_result(
     dataset,
     inputs: Sequence = (),
     extra_config: dict | None = None,
-    elapsed_s: float = 0.0,
+    elapsed_s: float | None = None,
+    started: float | None = None,
     first_lines: dict[str, int] | None = None,
     plot: str | None = None,
+    per_item: str | None = None,
+    setting: dict[str, str] | None = None,
 ):
     """The :class:`~chemassay.report.result.Result` (task ``shift``) of a distribution-shift run.
 
     Metrics ``{set}/{space}_median`` and ``{set}/{space}_mean`` for each test set and space;
-    ``summaries`` adds n and quartiles. Test reactions that could not be fingerprinted are in
-    ``skipped`` (with the set's name as ``item``; ``first_lines`` gives each set's file line
-    of its first row, default 2), unreadable training reactions in ``training_problems``.
+    ``details.summaries`` adds n and quartiles. Reactions that could not be fingerprinted
+    are in ``skipped``, with the set's name (``train`` for a training reaction) as ``item``
+    and its line (``first_lines`` gives each set's file line of its first row, default 2);
+    at most :data:`MAX_LISTED` of a set are listed, then one entry with how many more.
+    ``started`` (a :func:`time.perf_counter` reading) or ``elapsed_s`` gives the run time.
     """
-    from chemassay.report.result import Result, SkippedItem
+    from chemassay.report.result import SkippedItem, make_result
+    from chemassay.suites.reaction_ood.details import ShiftDetails
 
     metrics: dict[str, float] = {}
     for key, summary in shift.summaries.items():
         metrics[f"{key}_median"] = summary["median"]
         metrics[f"{key}_mean"] = summary["mean"]
     lines = first_lines or {}
-    skipped = [SkippedItem(line=p["row"] + lines.get(name, 2), item=name, reason=p["reason"])
-               for name, entries in shift.problems.items() if name != "train" for p in entries]
+    skipped: list[SkippedItem] = []
+    for name, entries in shift.problems.items():
+        listed = [SkippedItem(line=p["row"] + lines.get(name, 2), item=name,
+                              reason=("training reaction left out: " if name == "train" else "") + p["reason"])
+                  for p in entries]
+        if len(listed) > MAX_LISTED:
+            rest = len(listed) - MAX_LISTED
+            listed = [*listed[:MAX_LISTED], SkippedItem(item=name, reason=f"{rest:,} more reactions of {name} "
+                                                                         "could not be fingerprinted (not listed)")]
+        skipped += listed
     n = sum(int(summary["n"]) for key, summary in shift.summaries.items() if key.endswith("/reactant"))
-    return Result(
-        suite="reaction-ood", task="shift", metrics=metrics, n=n, skipped=skipped[:MAX_LISTED],
-        dataset=dataset, inputs=list(inputs),
+    timing = {"elapsed_s": elapsed_s} if elapsed_s is not None else {}
+    return make_result(
+        "reaction-ood", "shift", metrics=metrics, n=n, skipped=skipped, dataset=dataset, inputs=list(inputs),
+        started=started, setting=setting or {},
         config={"k": config.k, "radius": config.radius, "n_bits": config.n_bits, "fingerprint": "Morgan counts",
                 "distance": "cosine", **(extra_config or {})},
-        elapsed_s=elapsed_s,
-        summaries=shift.summaries,
-        n_skipped=len(skipped),
-        training_problems=shift.problems.get("train", [])[:MAX_LISTED],
-        plot=plot,
+        details=ShiftDetails(summaries=shift.summaries, plot=plot, per_item=per_item),
+        **timing,
     )

@@ -3,7 +3,8 @@
 Layout of ``DIR`` (what ``chemassay reaction-ood split`` writes and ``verify`` reads)::
 
     DIR/<part>.parquet   the rows of each part, all columns of the input, input row order
-    DIR/manifest.json    kind, seed, resolved config, input path/sha256/rows, per part the
+    DIR/manifest.json    kind, seed, resolved config, input path/sha256/rows (and the registered
+                         dataset the cleaned input was made from, when ``clean`` recorded it), per part the
                          file name, rows and sha256, what the procedure recorded (``meta``),
                          the guarantees ``verify`` checks, and software versions
 
@@ -255,7 +256,10 @@ def split_file(
     assignment = assign_split(frame, kind, config, seed, keys=keys, key_texts=texts)
     _prepare_dir(target, overwrite)
     entries = write_parts(source, assignment, target)
-    info = {"path": str(source), "sha256": sha256_file(source), "rows": int(len(frame))}
+    from chemassay.suites.reaction_ood.data import cleaned_table_dataset
+
+    info = {"path": str(source), "sha256": sha256_file(source), "rows": int(len(frame)),
+            "dataset": cleaned_table_dataset(source)}
     return write_manifest(target, kind=kind, seed=seed, assignment=assignment, entries=entries, input_info=info)
 
 
@@ -277,4 +281,5 @@ def split_frame_to_dir(
     entries = write_parts(frame, assignment, target)
     info = dict(input_info or {"path": None, "sha256": None})
     info["rows"] = int(len(frame))
+    info.setdefault("dataset", df.attrs.get("dataset"))
     return write_manifest(target, kind=kind, seed=seed, assignment=assignment, entries=entries, input_info=info)

@@ -326,10 +326,15 @@ def create_template_knn(spec, protocol: str, context: dict) -> TemplateKnnModel:
 
     Loads a model written by ``chemassay reaction-ood train`` (:meth:`TemplateKnnModel.save`);
     ``n_jobs`` (option, else the calling command's ``--n-jobs``) sets its worker processes.
+    ``template-knn:per-split`` names the baseline ``chemassay assay`` trains for each split
+    itself; it is not a file to load.
     """
     from chemassay.models.spec import check_options, option_int
 
     check_options(spec, {"n_jobs"})
+    if spec.arg == "per-split" and not Path(spec.arg).exists():
+        raise UserInputError("template-knn:per-split is the baseline 'chemassay assay' trains on each split's "
+                             "training part; elsewhere give a model file trained with 'chemassay reaction-ood train'")
     model = TemplateKnnModel.load(Path(spec.arg).expanduser())
     model.n_jobs = option_int(spec, "n_jobs", int(context.get("n_jobs", 1)))
     return model

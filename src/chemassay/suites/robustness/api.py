@@ -19,14 +19,14 @@ import hashlib
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import InputRef, ModelRef, Result, SkippedItem, input_ref
+from chemassay.report.result import InputRef, ModelRef, Result, SkippedItem, input_ref, make_result
 from chemassay.suites.robustness.augment import (
     AUGMENTATIONS,
     DEFAULT_AUGMENTATIONS,
@@ -37,7 +37,21 @@ from chemassay.suites.robustness.augment import (
     augment_many,
     check_kind,
 )
-from chemassay.suites.robustness.data import MoleculeTable, dataset_ref, molecule_table
+from chemassay.suites.robustness.data import (
+    MoleculeTable,
+    amore_setting,
+    dataset_ref,
+    molecule_table,
+)
+from chemassay.suites.robustness.details import (
+    PAIR,
+    CaptionsDetails,
+    DownstreamDetails,
+    EvaluateDetails,
+    IdentityMismatch,
+    RetrievalMiss,
+    TrainDetails,
+)
 from chemassay.suites.robustness.retrieval import DEFAULT_KS
 
 __all__ = [
@@ -54,6 +68,9 @@ __all__ = [
 ]
 
 SUITE = "robustness"
+DOWNSTREAM_TASKS = {"solubility-huuskonen": "solubility"}
+"""Bundled property dataset → the ``task`` setting of its downstream results (AMORE's tables
+name theirs ``bace``, ``esol``...: other data, never ranked beside these)."""
 PER_LAYER_KEYS = ("o2a_acc@1", "a2o_acc@1", "o2a_mrr", "a2o_mrr")
 """Per-layer metrics an all-layers run over augmentations puts in ``metrics``."""
 
@@ -161,10 +178,23 @@ def _finish(result: Result, bootstrap: int, seed: int) -> Result:
     return attach_intervals(result, resamples=bootstrap, seed=seed)
 
 
+def _skipped_items(entries: Sequence[dict]) -> list[SkippedItem]:
+    """``Result.skipped`` from the pipeline's skip records; the augmentation a record names
+    (one molecule may be skipped under one rewrite and scored under the others) leads its reason."""
+    items = []
+    for entry in entries:
+        reason = str(entry["reason"])
+        if entry.get("augmentation"):
+            reason = f"{entry['augmentation']}: {reason}"
+        items.append(SkippedItem(line=entry.get("line"), item=None if entry.get("item") is None else str(entry["item"]),
+                                 index=entry.get("index"), reason=reason))
+    return items
+
+
 def _score_pair_result(
     original_layers: list, augmented_layers: list, *, ids: Sequence[str], keep: np.ndarray, skipped: list[dict],
-    metric: str, ties: str, backend: str, ks: tuple[int, ...], extra: dict, config: dict, model: ModelRef,
-    inputs: list[InputRef], dataset, started: float, bootstrap: int, seed: int,
+    metric: str, ties: str, backend: str, ks: tuple[int, ...], details: EvaluateDetails, config: dict,
+    model: ModelRef, inputs: list[InputRef], dataset, started: float, bootstrap: int, seed: int,
 ) -> Result:
     from chemassay.suites.robustness.amore import score_embeddings
 
@@ -176,14 +206,14 @@ def _score_pair_result(
     metrics = dict(scores.metrics)
     if len(scores.per_layer) > 1:
         metrics.update(_layer_metrics(scores.per_layer))
-        extra["per_layer"] = scores.per_layer
+        details.per_layer = {PAIR: scores.per_layer}
     # One pair: the scored rows are the items (left-out rows are in ``skipped``).
     item_scores = {key: [float(v) for v in values] for key, values in scores.per_query.items()}
-    result = Result(
-        suite=SUITE, task="evaluate", model=model, metrics=metrics, n=int(len(scores.kept)),
-        item_ids=[str(ids[i]) for i in scores.kept], item_scores=item_scores,
-        skipped=[SkippedItem(**s) for s in skipped], dataset=dataset, inputs=inputs, config=config,
-        elapsed_s=round(time.perf_counter() - started, 3), **extra,
+    result = make_result(
+        SUITE, "evaluate", model=model, metrics=metrics, n=int(len(scores.kept)), started=started, inputs=inputs,
+        item_ids=[str(ids[i]) for i in scores.kept], item_scores=item_scores, skipped=_skipped_items(skipped),
+        dataset=dataset, setting=amore_setting(dataset.name if dataset is not None else None), config=config,
+        details=details,
     )
     return _finish(result, bootstrap, seed)
 
@@ -229,6 +259,7 @@ def evaluate(
     context: dict[str, Any] | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    limit: int | None = None,
 ) -> Result:
     """AMORE retrieval: can each molecule be found again from a rewritten SMILES of itself?
 
@@ -239,7 +270,7 @@ def evaluate(
     encoder (a spec such as ``fingerprint``, ``char-ngram``, ``hf:DIR``,
     ``openai:NAME,base_url=URL``, or an object with ``encode``) embeds the dataset (a name —
     ``chebi20`` by default, ``isomers`` — a CSV/TSV path or a list of SMILES) and each of its
-    ``augmentations`` (default: AMORE's four and ``randomized``); keys are
+    ``augmentations`` (default :data:`DEFAULT_AUGMENTATIONS`); keys are
     ``<augmentation>/<direction>_<metric>``. (3) ``evaluate(model=SPEC, dataset=ORIG,
     augmented=AUG)``: one given pair of molecule files or lists, with an identity check of each
     pair (mismatches are warned about in ``result.warnings``; ``drop_mismatched`` leaves them
@@ -247,7 +278,12 @@ def evaluate(
     rows that cannot be scored (failed augmentation, unparsable SMILES, NaN embeddings) are
     left out of both sides and listed in ``skipped``. ``layers="all"`` scores every hidden
     layer. Per-molecule values of Acc@k, MRR and mean rank are in ``item_scores`` with
-    ``bootstrap`` seeded intervals (``seed`` also seeds the random augmentations).
+    ``bootstrap`` seeded intervals (``seed`` also seeds the random augmentations). The
+    paper's table rows, per-layer metrics, string statistics and retrieval misses are in
+    ``result.details`` (:class:`~.details.EvaluateDetails`); a run over ``chebi20`` or
+    ``isomers`` records ``setting={"dataset": ...}`` in the paper's words. ``limit`` scores
+    only the dataset's first ``limit`` molecules (a smoke test: retrieval among fewer
+    candidates is easier).
 
     >>> import numpy as np
     >>> import chemassay.robustness as robustness
@@ -269,6 +305,8 @@ def evaluate(
     base_config = {"metric": metric, "ties": ties, "backend": resolved_backend, "k": list(ks)}
     if (original_embeddings is None) != (augmented_embeddings is None):
         raise UserInputError("give both embedding sets (original and augmented), or neither and a model")
+    if limit is not None and (limit < 1 or original_embeddings is not None or augmented is not None):
+        raise UserInputError("limit must be 1 or more, and applies to a dataset's augmentations only")
     if original_embeddings is not None:
         if model is not None:
             raise UserInputError("give embeddings or a model, not both")
@@ -295,7 +333,7 @@ def evaluate(
         result = _evaluate_augmentations(encoder, ref, dataset, _augmentation_list(augmentations), layers=layers,
                                          ks=ks, metric=metric, ties=ties, backend=backend, smiles_column=smiles_column,
                                          n_jobs=n_jobs, cache=cache, config=config, started=started,
-                                         bootstrap=bootstrap, seed=seed)
+                                         bootstrap=bootstrap, seed=seed, limit=limit)
     from chemassay.models.request_stats import request_summary
 
     result.requests = request_summary(encoder)  # an embeddings endpoint: counts and tokens
@@ -330,7 +368,7 @@ def _evaluate_embeddings(original, augmented, *, ids, ks, metric, ties, backend,
         for row in nonfinite_rows(layers_):
             if keep[row]:
                 keep[row] = False
-                skipped.append({"item": ids[row], "row": int(row),
+                skipped.append({"item": ids[row], "index": int(row),
                                 "reason": f"{side} embedding (row {int(row)} of {name}) has NaN or infinite values"})
     inputs = [ref for ref in (original_ref, augmented_ref) if ref is not None]
     model = _embeddings_ref(original_layers, augmented_layers, inputs)
@@ -338,9 +376,9 @@ def _evaluate_embeddings(original, augmented, *, ids, ks, metric, ties, backend,
     warnings = []
     if skipped:
         warnings.append(f"{len(skipped)} of {n} rows have NaN or infinite embedding values and were left out "
-                        f"(rows {_lines([s['row'] for s in skipped])})")
+                        f"(rows {_lines([s['index'] for s in skipped])})")
     return _score_pair_result(original_layers, augmented_layers, ids=ids, keep=keep, skipped=skipped, metric=metric,
-                              ties=ties, backend=backend, ks=ks, extra={"warnings": warnings}, config=config,
+                              ties=ties, backend=backend, ks=ks, details=EvaluateDetails(warnings=warnings), config=config,
                               model=model, inputs=inputs, dataset=None, started=started, bootstrap=bootstrap,
                               seed=seed)
 
@@ -381,39 +419,44 @@ def _evaluate_pair(encoder, ref, originals, augmented, *, layers, ks, metric, ti
     aug_set = encode_cached(encoder, aug_text, layers, use_cache=cache)
     nonfinite = sorted(set(nonfinite_rows(orig_set.layers).tolist()) | set(nonfinite_rows(aug_set.layers).tolist()))
     keep, skipped = pair_skips(rows, orig_table, {**orig_set.failures, **aug_set.failures}, nonfinite)
-    extra: dict[str, Any] = {"warnings": []}
+    details = EvaluateDetails()
     if check_identity:
         mismatched = _identity_mismatches(orig_table.smiles, aug_text, keep)
-        extra["identity_mismatches"] = [{"line": orig_table.lines[i], "id": orig_table.ids[i]} for i in mismatched]
+        details.identity_mismatches = [IdentityMismatch(line=orig_table.lines[i], id=str(orig_table.ids[i]))
+                                       for i in mismatched]
         if mismatched and drop_mismatched:
             keep[mismatched] = False
             skipped += [{"line": orig_table.lines[i], "item": orig_table.ids[i],
                          "reason": "augmented SMILES is not the same molecule"} for i in mismatched]
-            extra["warnings"].append(f"{len(mismatched)} of {len(rows)} pairs are not the same molecule and were left "
-                                     f"out (lines {_lines([orig_table.lines[i] for i in mismatched])})")
+            details.warnings.append(f"{len(mismatched)} of {len(rows)} pairs are not the same molecule and were left "
+                                    f"out (lines {_lines([orig_table.lines[i] for i in mismatched])})")
         elif mismatched:
-            extra["warnings"].append(
+            details.warnings.append(
                 f"{len(mismatched)} of {len(rows)} pairs are not the same molecule (lines "
                 f"{_lines([orig_table.lines[i] for i in mismatched])}): are the two files aligned row by row? "
                 "They are scored as given, so each counts as a miss; drop_mismatched (--drop-mismatched) leaves them out"
             )
-    extra["not_applied"] = sum(r.status == STATUS_NOT_APPLICABLE for r in rows)
-    extra["truncated"] = sorted(set(orig_set.truncated) | set(aug_set.truncated))
+    details.not_applied = {PAIR: sum(r.status == STATUS_NOT_APPLICABLE for r in rows)}
+    details.truncated = sorted(set(orig_set.truncated) | set(aug_set.truncated))
     kept = np.flatnonzero(keep)
-    extra["strings"] = string_statistics([orig_table.smiles[i] for i in kept], [aug_text[i] for i in kept])
+    details.strings = {PAIR: string_statistics([orig_table.smiles[i] for i in kept], [aug_text[i] for i in kept])}
     inputs = [input_ref(t.path) for t in (orig_table, aug_table) if t.path is not None]
     config = {**config, "input": "molecules"}
     return _score_pair_result(orig_set.layers, aug_set.layers, ids=orig_table.ids, keep=keep, skipped=skipped,
-                              metric=metric, ties=ties, backend=backend, ks=ks, extra=extra, config=config, model=ref,
-                              inputs=inputs, dataset=dataset_ref(orig_table, orig_kind), started=started,
+                              metric=metric, ties=ties, backend=backend, ks=ks, details=details, config=config,
+                              model=ref, inputs=inputs, dataset=dataset_ref(orig_table, orig_kind), started=started,
                               bootstrap=bootstrap, seed=seed)
 
 
 def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric, ties, backend, smiles_column, n_jobs,
-                            cache, config, started, bootstrap, seed) -> Result:
+                            cache, config, started, bootstrap, seed, limit) -> Result:
     from chemassay.suites.robustness.amore import run_amore
 
     table, malformed, kind = molecule_table(dataset, smiles_column=smiles_column)
+    if limit is not None:
+        # The first rows only (a smoke test): retrieval among fewer candidates is easier, so such
+        # a result says so in its config and is never ranked against the full benchmark.
+        table = table.subset([i < limit for i in range(len(table))])
     if not len(table):
         raise UserInputError(f"{table.path or table.name}: no molecules to score")
     outcome = run_amore(table, encoder, augmentations=kinds, layers=layers, metric=metric, ties=ties,
@@ -424,26 +467,27 @@ def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric,
     # Headline first (summaries show the first scalars): original->augmented Acc@1 of every augmentation.
     headline = {key: value for key, value in outcome.metrics.items() if key.endswith("/o2a_acc@1")}
     metrics = {**headline, **{key: value for key, value in outcome.metrics.items() if key not in headline}}
-    extra: dict[str, Any] = {"table": outcome.table_rows, "not_applied": outcome.not_applied,
-                             "strings": outcome.string_stats, "truncated": outcome.truncated, "warnings": [],
-                             "misses": outcome.misses}
+    details = EvaluateDetails(table=outcome.table_rows, not_applied=outcome.not_applied, strings=outcome.string_stats,
+                              truncated=outcome.truncated, misses=[RetrievalMiss(**miss) for miss in outcome.misses])
     if any(len(values) > 1 for values in outcome.per_layer.values()):
-        extra["per_layer"] = outcome.per_layer
+        details.per_layer = outcome.per_layer
         for aug, per_layer in outcome.per_layer.items():
             for layer, values in enumerate(per_layer):
                 for key in PER_LAYER_KEYS:
                     metrics[f"{aug}/layer{layer}/{key}"] = values[key]
-    skipped = [SkippedItem(**s) for s in outcome.skipped]
+    skipped = _skipped_items(outcome.skipped)
     skipped += [SkippedItem(line=line, reason=f"malformed input row: {reason}") for line, reason in malformed]
     if table.empty_lines:
-        extra["warnings"].append(f"{len(table.empty_lines)} rows have an empty SMILES cell (lines "
-                                 f"{_lines(table.empty_lines)}); they are skipped")
-    result = Result(
-        suite=SUITE, task="evaluate", model=ref, metrics=metrics, n=max(outcome.n_scored.values(), default=0),
-        item_ids=list(table.ids), item_scores=outcome.item_scores, skipped=skipped,
-        dataset=dataset_ref(table, kind), inputs=[input_ref(table.path)] if kind == "file" else [],
-        config={**config, "input": "dataset", "augmentations": list(kinds), "seed": seed},
-        elapsed_s=round(time.perf_counter() - started, 3), **extra,
+        details.warnings.append(f"{len(table.empty_lines)} rows have an empty SMILES cell (lines "
+                                f"{_lines(table.empty_lines)}); they are skipped")
+    reference = dataset_ref(table, kind)
+    result = make_result(
+        SUITE, "evaluate", model=ref, metrics=metrics, n=max(outcome.n_scored.values(), default=0), started=started,
+        inputs=[table.path] if kind == "file" else [], item_ids=list(table.ids), item_scores=outcome.item_scores,
+        skipped=skipped, dataset=reference, setting=amore_setting(reference.name),
+        config={**config, "input": "dataset", "augmentations": list(kinds), "seed": seed,
+                **({"limit": limit} if limit is not None else {})},
+        details=details,
     )
     return _finish(result, bootstrap, seed)
 
@@ -539,6 +583,7 @@ def downstream(
     context: dict[str, Any] | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    limit: int | None = None,
 ) -> Result:
     """Score a property model on a test set and on every augmentation of it: the metric per
     augmentation and its drop against the original (``rmse``/``rmse_drop`` for regression,
@@ -549,12 +594,16 @@ def downstream(
     ``rf-fingerprint`` / ``rf-char-ngram`` (random forests with ``n_estimators`` trees trained
     here on the training split), ``python:MODULE:CALLABLE``, ``predictions:FILE.csv`` — or an
     object with ``predict_properties``. Rows a model cannot predict or an augmentation fails
-    on are listed in ``skipped``.
+    on are listed in ``skipped``. A rewrite whose predictions equal the original's up to
+    floating-point rounding has a drop of exactly 0. The per-test-set table and the class
+    labels are in ``result.details`` (:class:`~.details.DownstreamDetails`); the bundled set
+    records ``setting={"task": "solubility"}``. ``limit`` scores only the first ``limit`` test
+    molecules (a smoke test; the model still trains on the whole training split).
 
     >>> from chemassay.robustness import downstream
     >>> result = downstream("rf-fingerprint", targets=["logS"], augmentations=["kekulize"], n_estimators=10)
-    >>> result.n, round(result.metrics["kekulize/rmse_drop"], 6)
-    (257, 0.0)
+    >>> result.n, result.metrics["kekulize/rmse_drop"], result.setting
+    (257, 0.0, {'task': 'solubility'})
     """
     from chemassay.models.registry import resolve_model
     from chemassay.report.result import DatasetRef
@@ -573,22 +622,30 @@ def downstream(
     from chemassay.models.identity import model_ref
 
     ref = model_ref(predictor)
+    if limit is not None:
+        if limit < 1:
+            raise UserInputError(f"limit must be 1 or more, got {limit}")
+        # Fewer test molecules only (a smoke test): the model above was trained on the full split.
+        prepared = replace(prepared, test_smiles=prepared.test_smiles[:limit], test_targets=prepared.test_targets[:limit],
+                           test_lines=prepared.test_lines[:limit])
     report = evaluate_downstream(prepared, predictor, kinds, seed=seed, n_jobs=n_jobs)
-    skipped = [SkippedItem(**s) for s in report.skipped]
+    skipped = _skipped_items(report.skipped)
     skipped += [SkippedItem(line=line, reason=f"malformed row: {reason}") for line, reason in prepared.malformed]
-    inputs = [input_ref(path)]
+    inputs: list[Any] = [path]
     if ref.kind == "predictions" and Path(ref.spec.partition(":")[2]).is_file():
-        inputs.append(input_ref(ref.spec.partition(":")[2]))
+        inputs.append(ref.spec.partition(":")[2])
     is_forest = ref.kind in ("rf-fingerprint", "rf-char-ngram")
-    result = Result(
-        suite=SUITE, task="downstream", model=ref, metrics=report.metrics, n=report.n_scored,
+    result = make_result(
+        SUITE, "downstream", model=ref, metrics=report.metrics, n=report.n_scored, started=started, inputs=inputs,
         item_ids=[str(line) for line in prepared.test_lines], item_scores=report.item_scores, skipped=skipped,
-        dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)), inputs=inputs,
+        dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)),
+        setting={"task": DOWNSTREAM_TASKS[dataset.name]} if dataset.name in DOWNSTREAM_TASKS else {},
         config={"model": ref.spec, "task": prepared.task, "targets": prepared.target_names, "augmentations": kinds,
                 "split": prepared.split_source, "n_train": len(prepared.train_smiles),
                 "n_test": len(prepared.test_smiles), "seed": seed,
-                "n_estimators": ref.parameters.get("n_estimators") if is_forest else None},
-        elapsed_s=round(time.perf_counter() - started, 3), table=report.table, classes=prepared.classes,
+                "n_estimators": ref.parameters.get("n_estimators") if is_forest else None,
+                **({"limit": limit} if limit is not None else {})},
+        details=DownstreamDetails(table=report.table, classes=prepared.classes),
     )
     return _finish(result, bootstrap, seed)
 
@@ -636,7 +693,7 @@ def train(
     (a ``SMILES`` column, or one per line; gzip allowed); ``n_train`` + ``n_valid`` SMILES are
     drawn with ``seed``. Training runs through :func:`chemassay.models.training.fit` in epochs
     of ``steps_per_epoch`` steps: with ``max_minutes`` a call trains one piece and the same
-    call again resumes (``result.finished`` says whether it is done). Returns a Result
+    call again resumes (``result.details.finished`` says whether it is done). Returns a Result
     (``task="train"``) with the validation loss, perplexity and token accuracy of the family;
     ``model`` names the checkpoint (checksum of its files). Needs the ``hf`` and ``train``
     extras (torch, transformers, pytorch-lightning)."""
@@ -683,14 +740,14 @@ def train(
     ref = ModelRef(spec=f"hf:{target}", name=target.name, kind="hf",
                    parameters={"parameters": manifest["parameters"], **manifest["config"]},
                    checksum=checkpoint_digest(target) if manifest["finished"] else None)
-    return Result(
-        suite=SUITE, task="train", model=ref, metrics=metrics, n=len(valid_set),
+    return make_result(
+        SUITE, "train", model=ref, metrics=metrics, n=len(valid_set), started=started, inputs=[corpus_path],
         dataset=DatasetRef(name=os.fspath(data) if os.fspath(data) == "moses" else corpus_path.name,
                            sha256=sha256_file(corpus_path)),
-        inputs=[input_ref(corpus_path)], config={**manifest["config"], "device": device},
-        elapsed_s=round(time.perf_counter() - started, 3), checkpoint=str(target),
-        parameters=manifest["parameters"], n_train=len(train_set), finished=manifest["finished"],
-        epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"], family=family,
+        config={**manifest["config"], "device": device},
+        details=TrainDetails(checkpoint=str(target), family=family, parameters=manifest["parameters"],
+                             n_train=len(train_set), finished=manifest["finished"],
+                             epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"]),
     )
 
 
@@ -746,13 +803,13 @@ def train_gnn(
     ref = ModelRef(spec=f"gnn:{target_dir}", name=target_dir.name, kind="gnn",
                    parameters={"parameters": manifest.get("parameters"), **manifest["config"]},
                    checksum=sha256_file(target_dir / "gnn.pt") if manifest["finished"] else None)
-    return Result(
-        suite=SUITE, task="train", model=ref, metrics=metrics, n=len(valid_rows),
-        dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)), inputs=[input_ref(path)],
+    return make_result(
+        SUITE, "train", model=ref, metrics=metrics, n=len(valid_rows), started=started, inputs=[path],
+        dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)),
         config={**manifest["config"], "device": device, "valid_fraction": valid_fraction, "patience": patience},
-        elapsed_s=round(time.perf_counter() - started, 3), checkpoint=str(target_dir),
-        parameters=manifest.get("parameters"), n_train=len(train_rows), finished=manifest["finished"],
-        epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"], family="gnn",
+        details=TrainDetails(checkpoint=str(target_dir), family="gnn", parameters=manifest.get("parameters"),
+                             n_train=len(train_rows), finished=manifest["finished"],
+                             epochs_done=manifest["epochs_done"], train_seconds=manifest["train_seconds"]),
     )
 
 
@@ -795,12 +852,12 @@ def captions(
             raise UserInputError(f"{path}: not a robustness evaluate result with per-molecule scores")
         inputs.append(input_ref(path))
     metrics, item_scores, rows, warnings = score_captions(table, retrieval_data, use_meteor=meteor)
-    result = Result(
-        suite=SUITE, task="captions", model=None, metrics=metrics, n=len(table.ids), item_ids=list(table.ids),
-        item_scores=item_scores, skipped=[SkippedItem(**s) for s in table.skipped],
-        dataset=DatasetRef(name=Path(predictions).name, sha256=sha256_file(predictions)), inputs=inputs,
+    result = make_result(
+        SUITE, "captions", metrics=metrics, n=len(table.ids), started=started, inputs=inputs,
+        item_ids=list(table.ids), item_scores=item_scores, skipped=_skipped_items(table.skipped),
+        dataset=DatasetRef(name=Path(predictions).name, sha256=sha256_file(predictions)),
         config={"rouge": "rouge-score, default tokenizer, no stemming", "meteor": "nltk meteor_score" if meteor else None,
                 "retrieval": str(retrieval) if retrieval is not None and not isinstance(retrieval, Result) else None},
-        elapsed_s=round(time.perf_counter() - started, 3), table=rows, warnings=warnings,
+        details=CaptionsDetails(table=rows, warnings=warnings),
     )
     return _finish(result, bootstrap, seed)

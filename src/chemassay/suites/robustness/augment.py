@@ -1,4 +1,4 @@
-"""SMILES augmentations that keep the molecule: AMORE's four plus random atom order.
+"""SMILES augmentations that keep the molecule: AMORE's four, all-ring renumbering, random atom order.
 
 Every augmentation is a function ``SMILES -> SMILES`` (the random ones take a seed). They
 are *identity transformations*: the output must denote the same molecule as the input, and
@@ -32,12 +32,14 @@ from chemassay.runtime.parallel import Failure, parallel_map
 AUGMENTATIONS: tuple[str, ...] = (
     "canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized", "cycle_renumber_amore",
 )
-"""Names accepted by ``--kind``: AMORE's four, ``randomized`` (random atom order) and
-``cycle_renumber_amore`` (renumbering restricted to the rings AMORE's code renumbers)."""
+"""Names accepted by ``--kind``: ``canonical``, ``explicit_h``, ``kekulize``,
+``cycle_renumber_amore`` (AMORE's four: the renumbering is restricted to the rings AMORE's code
+renumbers), ``cycle_renumber`` (every ring, a harder test) and ``randomized`` (random atom order)."""
 
 AMORE_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber")
 DEFAULT_AUGMENTATIONS: tuple[str, ...] = (*AMORE_AUGMENTATIONS, "randomized")
-"""What ``evaluate`` and ``downstream`` run by default: AMORE's four and a random atom order."""
+"""What ``evaluate`` and ``downstream`` run by default: AMORE's first three, ``cycle_renumber``
+(every ring; the paper's "cycle" is ``cycle_renumber_amore``) and a random atom order."""
 RANDOM_AUGMENTATIONS: frozenset[str] = frozenset({"cycle_renumber", "randomized", "cycle_renumber_amore"})
 
 ALGORITHM_VERSION = "2"

@@ -54,7 +54,8 @@ BaseUrlOption = typer.Option(None, "--base-url", help="Server URL of an openai: 
 JobsOption = typer.Option(1, "--n-jobs", "-j", help="Worker processes for augmentation (-1: all cores).")
 CacheOption = typer.Option(True, "--cache/--no-cache", help="Reuse cached augmentations and embeddings.")
 BootstrapOption = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95 % intervals (0: none).")
-AugmentationsHelp = "Comma-separated augmentations (default: AMORE's four and randomized)."
+AugmentationsHelp = ("Comma-separated augmentations (default: canonical, explicit_h, kekulize, cycle_renumber, randomized; "
+                     "cycle_renumber_amore is the paper's cycle).")
 
 
 def _ks(text: str) -> tuple[int, ...]:
@@ -75,7 +76,7 @@ def _context(device, batch_size, pooling, part, max_length, base_url) -> dict:
 
 def _warn(result: Result) -> None:
     # Warnings change how the numbers must be read: shown even with --quiet.
-    for message in getattr(result, "warnings", None) or []:
+    for message in getattr(result.details, "warnings", None) or []:
         print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -120,8 +121,8 @@ def _evaluate_command(
             n_jobs=n_jobs, cache=cache, context=context, bootstrap=bootstrap, seed=seed,
         )
     title = f"AMORE {result.dataset.name if result.dataset else 'embeddings'} - {result.model.name if result.model else ''}"
-    rows = getattr(result, "table", None)
-    per_layer = getattr(result, "per_layer", None)
+    rows = result.details.table
+    per_layer = result.details.per_layer
     if rows is not None:
         if table is not None:
             atomic_write_text(table, markdown_table(rows, title))
@@ -130,15 +131,14 @@ def _evaluate_command(
     elif table is not None:
         info("--table needs --model with a dataset (one row per augmentation); no table written")
     if per_layer is not None and not settings.quiet:
-        by_kind = per_layer if isinstance(per_layer, dict) else {"pair": per_layer}
-        console.print(layers_table(by_kind), highlight=False, markup=False)
+        console.print(layers_table(per_layer), highlight=False, markup=False)
     if plot is not None:
         if per_layer is None:
             info("--plot needs --layers all (and a model with several layers); no plot written")
         else:
             from chemassay.suites.robustness.plots import plot_layers
 
-            plot_layers(per_layer if isinstance(per_layer, dict) else {"pair": per_layer}, plot, title=title)
+            plot_layers(per_layer, plot, title=title)
     if per_row is not None:
         if rows is not None:
             info("--per-row needs a single pair (embedding files or --augmented); no ranks written")
@@ -306,7 +306,7 @@ def downstream(
         keys = ["rmse"] if result.config["task"] == "regression" else ["accuracy", "roc_auc"]
         console.print("| augmentation | n | " + " | ".join(f"{k} | {k}_drop" for k in keys) + " | mean_length | levenshtein_ratio |",
                       highlight=False, markup=False)
-        for row in result.table:
+        for row in result.details.table:
             cells = " | ".join(f"{_number(row.get(k)):.3f} | {_number(row.get(k + '_drop'), 0.0):+.3f}" for k in keys)
             console.print(f"| {row['augmentation']} | {row['n']} | {cells} | {_number(row['mean_length']):.1f} | "
                           f"{_number(row['levenshtein_ratio']):.3f} |", highlight=False, markup=False)
@@ -368,18 +368,17 @@ def _train_command(data: str, out: Path, family: str, n_train: int, n_valid: int
 
 def train_summary(result: Result) -> str:
     """The readable console summary of a training run (what ``train`` and ``train-gnn`` print)."""
-    metrics, config = result.metrics, result.config
-    family = getattr(result, "family", "encoder")
+    metrics, config, run = result.metrics, result.config, result.details
+    family = run.family
     what = "graph neural network" if family == "gnn" else f"{family} SMILES language model"
-    if not getattr(result, "finished", True):
-        return (f"trained {getattr(result, 'epochs_done', 0)} epochs of the {what} in this piece; "
-                f"run the same command again to continue ({result.checkpoint})")
+    if not run.finished:
+        return (f"trained {run.epochs_done} epochs of the {what} in this piece; "
+                f"run the same command again to continue ({run.checkpoint})")
     steps = (f"{config.get('steps')} steps of {config.get('batch_size')}" if family != "gnn"
-             else f"{getattr(result, 'epochs_done', 0)} epochs of {config.get('steps_per_epoch')} steps")
+             else f"{run.epochs_done} epochs of {config.get('steps_per_epoch')} steps")
     lines = [
-        f"trained a {config.get('layers')}-layer {what} ({_number(result.parameters):,.0f} parameters) "
-        f"on {result.n_train:,} molecules in {_number(getattr(result, 'train_seconds', result.elapsed_s)):.1f} s "
-        f"of training ({steps}, {config.get('device')})",
+        f"trained a {config.get('layers')}-layer {what} ({_number(run.parameters):,.0f} parameters) "
+        f"on {run.n_train:,} molecules in {run.train_seconds:.1f} s of training ({steps}, {config.get('device')})",
     ]
     if "train_loss_first" in metrics:
         lines.append(f"  training loss      {_number(metrics.get('train_loss_first')):.3f} -> "
@@ -393,9 +392,9 @@ def train_summary(result: Result) -> str:
                          f"token accuracy {100 * _number(metrics[accuracy_key]):.1f} %")
     if "valid_rmse" in metrics:
         lines.append(f"  validation ({result.n:,} molecules): RMSE {_number(metrics['valid_rmse']):.3f}")
-    lines.append(f"  checkpoint         {result.checkpoint}")
+    lines.append(f"  checkpoint         {run.checkpoint}")
     kind = "gnn" if family == "gnn" else "hf"
-    lines.append(f"  score it with      chemassay robustness evaluate --model {kind}:{result.checkpoint} --dataset isomers")
+    lines.append(f"  score it with      chemassay robustness evaluate --model {kind}:{run.checkpoint} --dataset isomers")
     return "\n".join(lines)
 
 
@@ -476,7 +475,7 @@ def captions(
     writable_out(table, "table")
     result = api.captions(predictions, references=references, retrieval=retrieval, meteor=meteor,
                           bootstrap=bootstrap, seed=seed)
-    text = markdown_captions(result.table, f"captions - {predictions.name}")
+    text = markdown_captions(result.details.table, f"captions - {predictions.name}")
     if table is not None:
         atomic_write_text(table, text)
     if not settings.quiet:

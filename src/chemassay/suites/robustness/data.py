@@ -284,6 +284,18 @@ def molecule_table(
     )
 
 
+AMORE_DATASETS = {"amore-chebi20": "chebi20", "amore-isomers": "isomers"}
+"""Registered dataset → its name in AMORE's published tables (the ``dataset`` setting)."""
+
+
+def amore_setting(dataset: str | None) -> dict[str, str]:
+    """The ``Result.setting`` of a retrieval run on ``dataset`` (a registered name), in the
+    words of AMORE's tables: ``{"dataset": "chebi20"}`` or ``{"dataset": "isomers"}``; empty
+    for other data (a user's file), which no published row was measured on."""
+    name = AMORE_DATASETS.get(dataset or "")
+    return {"dataset": name} if name else {}
+
+
 def dataset_ref(table: MoleculeTable, kind: str):
     """The result's ``dataset`` for a table from :func:`molecule_table`."""
     from chemassay.report.result import DatasetRef

@@ -10,7 +10,8 @@ Scoring (the paper's metrics, Appendices B, E, F):
 Data (USPTO-BAL and the ChemAlgebra datasets):
 
 * :func:`balance` — classify and re-balance reactions (paper Table 1);
-* :func:`build`, :func:`build_all`, :func:`build_uspto_t` — write ChemAlgebra / USPTO-T datasets;
+* :func:`build`, :func:`build_all`, :func:`build_uspto_t`, :func:`build_table2` — write ChemAlgebra
+  / USPTO-T datasets and Table 2's four test sets;
 * :func:`verify` — check a built folder; :func:`load_dataset`, :func:`load_library`.
 
 >>> from chemassay import stoichiometry
@@ -29,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import ModelRef, Result, SkippedItem, input_ref
+from chemassay.report.result import DatasetRef, ModelRef, Result, SkippedItem, make_result
 
 __all__ = [
     "PredictionRun",
     "balance",
     "build",
     "build_all",
+    "build_table2",
     "build_uspto_t",
     "evaluate",
     "load_dataset",
@@ -102,13 +104,43 @@ class PredictionRun:
     predictor: Any = field(repr=False, default=None)
 
 
+PROTOCOLS = ("bag-predictor", "reaction-predictor")
+"""The model protocols this suite asks: a bag predictor (ChemAlgebra's variants, Table 4) or a
+standard reaction predictor (its top-1 product SMILES scored as a bag: Table 2)."""
+
+
+class ReactionPredictorBags:
+    """A reaction predictor asked as a bag predictor (ChemAlgebra Table 2): each input line
+    (plain SMILES of reactants and reagents, a molecule written once per copy) goes to
+    ``predict(reactants, k=1)`` and its top-1 product SMILES is the predicted bag, every
+    molecule counting once per copy; a query with no prediction gets an empty bag."""
+
+    def __init__(self, predictor: Any) -> None:
+        self.predictor = predictor
+        self.failures: dict[int, str] = {}
+
+    def predict_bags(self, sources: Sequence[str]) -> list[str]:
+        """The top-1 product SMILES of each input (``""`` where the model gave none)."""
+        ranked = self.predictor.predict(list(sources), 1)
+        if not isinstance(ranked, list) or len(ranked) != len(sources):
+            count = len(ranked) if isinstance(ranked, list) else type(ranked).__name__
+            raise UserInputError(f"the reaction predictor returned {count} answers for {len(sources)} inputs; "
+                                 "predict(reactants, k) must return one ranked list per input")
+        self.failures = {int(i): str(r) for i, r in (getattr(self.predictor, "failures", None) or {}).items()}
+        return [str(options[0]) if isinstance(options, (list, tuple)) and options else "" for options in ranked]
+
+
 def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
-                    context: Mapping[str, Any] | None = None) -> PredictionRun:
-    """Run a bag predictor over input bags and count what happened.
+                    context: Mapping[str, Any] | None = None, protocol: str = "bag-predictor",
+                    limit: int | None = None) -> PredictionRun:
+    """Run a bag predictor (or a reaction predictor) over input bags and count what happened.
 
     ``model`` is a spec string (``algebraic:DIR``, ``copy-coefficient:DIR,split=train``,
-    ``openai:NAME,base_url=URL``, ``python:module:factory``...) or an object with
-    ``predict_bags(sources)``; ``sources`` a list of input bags or a file of them. The model
+    ``openai:NAME,base_url=URL``, ``python:module:factory``...) or a model object;
+    ``sources`` a list of input bags or a file of them (only its first ``limit`` lines with
+    ``limit``). With ``protocol="bag-predictor"`` (default) the model's ``predict_bags(sources)``
+    answers; with ``"reaction-predictor"`` its ``predict(reactants, k=1)`` does and its top-1
+    product SMILES is the bag (:class:`ReactionPredictorBags`, ChemAlgebra Table 2). The model
     gets ``context`` plus the input file's path (``source``, which the baselines' ``split=auto``
     reads) and the bag notation (``encoding``: given, else the manifest next to the input file).
     The result (task ``predict``) counts lines, failed inputs and, for the baselines, unknown
@@ -117,16 +149,21 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     from chemassay.models import model_ref, resolve_model
     from chemassay.models.request_stats import request_summary
 
+    if protocol not in PROTOCOLS:
+        raise UserInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     started = time.perf_counter()
     source_lines, source_name, source_path = _lines(sources, "source")
+    if limit is not None:
+        source_lines = source_lines[:_check_limit(limit)]
     settings = dict(context or {})
     if source_path is not None:
         settings.setdefault("source", str(source_path))
     notation = encoding or _manifest_encoding(source_path)
     if notation:
         settings.setdefault("encoding", notation)
-    predictor = resolve_model(model, "bag-predictor", settings)
-    bags = predictor.predict_bags(source_lines)
+    predictor = resolve_model(model, protocol, settings)
+    asked = ReactionPredictorBags(predictor) if protocol == "reaction-predictor" else predictor
+    bags = asked.predict_bags(source_lines)
     ref = model_ref(predictor)
     if not isinstance(bags, list) or len(bags) != len(source_lines) or not all(isinstance(b, str) for b in bags):
         count = len(bags) if isinstance(bags, list) else type(bags).__name__
@@ -134,23 +171,30 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
             f"model {ref.spec}: predict_bags returned {count} for {len(source_lines)} inputs; "
             "it must return one bag string per input"
         )
-    failures = {int(i): str(r) for i, r in (getattr(predictor, "failures", None) or {}).items()}
+    failures = {int(i): str(r) for i, r in (getattr(asked, "failures", None) or {}).items()}
     failed = sorted(set(failures) | {i for i, bag in enumerate(bags) if not bag.strip()})
     metrics: dict[str, Any] = {"lines": len(bags), "failed": len(failed)}
     counts = getattr(predictor, "counts", None)
     if counts is not None and hasattr(counts, "unknown"):
         metrics.update(unknown_reactions=counts.unknown, undetermined=counts.undetermined,
                        unreadable_inputs=counts.unreadable, memorised_reactions=getattr(predictor, "memorised", None))
-    result = Result(
-        suite="stoichiometry", task="predict", model=ref, metrics=metrics, n=len(bags),
+    result = make_result(
+        "stoichiometry", "predict", metrics=metrics, n=len(bags), model=ref, started=started,
+        inputs=[source_path] if source_path is not None else [],
         skipped=[SkippedItem(line=i + 1, item=source_lines[i][:200], reason=failures.get(i, "empty prediction"))
                  for i in failed],
-        inputs=[input_ref(source_path)] if source_path is not None else [],
         config={"encoding": getattr(predictor, "encoding", notation), "source": source_name,
-                "train_split": getattr(predictor, "split_used", None)},
-        elapsed_s=time.perf_counter() - started, requests=request_summary(predictor),
+                "train_split": getattr(predictor, "split_used", None), "protocol": protocol,
+                **({"limit": limit} if limit is not None else {})},
+        requests=request_summary(predictor),
     )
     return PredictionRun(bags, failures, ref, result, predictor)
+
+
+def _check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise UserInputError(f"limit must be a positive whole number of lines, got {limit!r}")
+    return limit
 
 
 def predict(model: Any, sources: Lines, *, encoding: str | None = None,
@@ -173,11 +217,13 @@ def evaluate(
     sources: Lines | None = None,
     *,
     model: Any = None,
+    protocol: str = "bag-predictor",
     encoding: str | None = None,
     compat: str = "chemassay",
     rows: bool = True,
     bootstrap: int = 1000,
     seed: int = 0,
+    limit: int | None = None,
     context: Mapping[str, Any] | None = None,
     predictions_out: str | os.PathLike | None = None,
 ) -> Result:
@@ -185,16 +231,27 @@ def evaluate(
 
     ``predictions``, ``targets`` and ``sources`` are line-aligned lists of bag strings
     (``{n}X.{m}Y``, or plain ``X.X.Y`` where every molecule counts once) or paths of files with
-    one bag per line. Instead of ``predictions`` a ``model`` (spec string or bag predictor)
-    may be given: it predicts from ``sources`` first (written to ``predictions_out`` if given),
-    and requests it failed are scored as invalid with their reason. Metrics: ``EM``, ``JAC``,
-    ``F1``, ``mol_JAC``, ``mol_F1``, ``ACC``, ``ALO``, ``VAL``, and with sources the
-    mass-balance diagnostics ``BAL``, ``DEF``, ``EXC``, ``DE``; each is a mean over samples with
-    its per-sample values in ``item_scores`` and a seeded bootstrap interval (``bootstrap``
-    resamples, 0 for none). ``encoding`` is ``smiles`` or ``formula`` (default: the manifest next
-    to the target file, else smiles); ``compat="reference"`` scores as the authors' notebook.
-    A target that does not parse is skipped with its line and reason; inputs with nothing to
-    score raise :class:`~chemassay.errors.UserInputError`.
+    one bag per line. Instead of ``predictions`` a ``model`` (spec string or model object) may
+    be given: it predicts from ``sources`` first (written to ``predictions_out`` if given), and
+    requests it failed are scored as invalid with their reason; ``protocol`` says what it is
+    asked: ``bag-predictor`` (``predict_bags``) or ``reaction-predictor`` (``predict``, its
+    top-1 product SMILES scored as the bag, as ChemAlgebra's Table 2 scores standard
+    predictors). Metrics: ``EM``, ``JAC``, ``F1``, ``mol_JAC``, ``mol_F1``, ``ACC``, ``ALO``,
+    ``VAL``, and with sources the mass-balance diagnostics ``BAL``, ``DEF``, ``EXC``, ``DE``;
+    each is a mean over samples with its per-sample values in ``item_scores`` and a seeded
+    bootstrap interval (``bootstrap`` resamples, 0 for none). ``encoding`` is ``smiles`` or
+    ``formula`` (default: the manifest next to the target file, else smiles);
+    ``compat="reference"`` scores as the authors' notebook; ``limit`` scores only the first
+    lines. A target that does not parse is skipped with its line and reason; inputs with nothing
+    to score raise :class:`~chemassay.errors.UserInputError`.
+
+    When the target file sits in a folder written by ``build`` (or ``build-all``,
+    ``build-uspto-t``, ``build-table2``), the result records the dataset it was built from
+    (``dataset.name``, e.g. ``uspto-15k``) and its setting in the words of the paper's tables:
+    ``setting = {"variant": "formula_t1_x1", "split": "test_in"}`` (see
+    :func:`chemassay.suites.stoichiometry.scoring.built_setting`). ``result.details`` holds the
+    per-sample ``rows`` (the three bags and the scores of every scored line; ``rows=False``
+    leaves them out), the ``breakdown`` counts and, with a model, its ``prediction_counts``.
 
     The Sabatier reaction (paper Eq. 3): one exact prediction, one that loses an oxygen.
 
@@ -203,6 +260,8 @@ def evaluate(
     ...                                 sources=["{1}O=C=O.{4}[H][H]"] * 2, bootstrap=0)
     >>> result.metrics["EM"], result.metrics["BAL"], result.metrics["DEF"], result.n
     (0.5, 0.5, 0.5, 2)
+    >>> result.details.rows[1].balance, result.details.rows[1].prediction
+    ('DEF', '{1}C.{1}O')
 
     The algebraic baseline on a ChemAlgebra dataset built from the bundled USPTO-15K:
 
@@ -213,9 +272,16 @@ def evaluate(
     ...                                 targets=f"{folder}/tgt-test_cross.txt")
     >>> result.metrics["EM"], result.model.kind, result.intervals["EM"].high
     (1.0, 'algebraic', 1.0)
+    >>> result.dataset.name, result.setting
+    ('uspto-15k', {'variant': 'smiles_t1_x1', 'split': 'test_cross'})
     """
     from chemassay.models.identity import in_memory_ref, predictions_ref
-    from chemassay.suites.stoichiometry.scoring import encoding_for, evaluation_result, score_lines
+    from chemassay.suites.stoichiometry.scoring import (
+        built_setting,
+        encoding_for,
+        evaluation_result,
+        score_lines,
+    )
 
     started = time.perf_counter()
     if targets is None:
@@ -223,35 +289,51 @@ def evaluate(
     if (predictions is None) == (model is None):
         raise UserInputError("evaluate needs either predictions (bags or a file) or model= (a spec or a bag "
                              "predictor run on the sources), not both")
+    if protocol not in PROTOCOLS:
+        raise UserInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     target_lines, target_name, target_path = _lines(targets, "target")
     source_lines, source_name, source_path = _lines(sources, "source") if sources is not None else (None, "", None)
+    if limit is not None:
+        target_lines = target_lines[:_check_limit(limit)]
+        source_lines = source_lines[:limit] if source_lines is not None else None
     notation = encoding_for(target_path, encoding)
-    extra: dict[str, Any] = {}
+    dataset, setting = built_setting(target_path)
     reasons: dict[int, str] = {}
+    prediction_counts = None
     if model is not None:
         if sources is None:
             raise UserInputError("evaluate with a model needs sources: the input bags the model predicts from")
         _writable(predictions_out, "predictions file")
         run = run_predictions(model, source_path if source_path is not None else source_lines, encoding=notation,
-                              context=context)
+                              context=context, protocol=protocol, limit=limit)
         prediction_lines, reasons, model_field = run.bags, run.failures, run.model
         prediction_name, prediction_path = f"the predictions of {run.model.spec}", None
-        extra["prediction_counts"] = run.result.metrics
+        prediction_counts = run.result.metrics
         if predictions_out is not None:
             from chemassay.runtime.files import atomic_write_text
 
             atomic_write_text(predictions_out, "".join(bag + "\n" for bag in prediction_lines))
     else:
         prediction_lines, prediction_name, prediction_path = _lines(predictions, "prediction")
+        if limit is not None:
+            if len(prediction_lines) != len(_lines(targets, "target")[0]):
+                # the files must be aligned as a whole, not only in the lines scored
+                raise UserInputError(f"{prediction_name} has {len(prediction_lines)} lines but {target_name} has "
+                                     f"{len(_lines(targets, 'target')[0])}: prediction and target files must be "
+                                     "line-aligned")
+            prediction_lines = prediction_lines[:limit]
         model_field = (predictions_ref(prediction_path, encoding=notation) if prediction_path is not None
                        else in_memory_ref(prediction_lines, encoding=notation))
     report = score_lines(prediction_lines, target_lines, source_lines, encoding=notation, compat=compat,
                          reasons=reasons, names=(prediction_name, target_name, source_name),
                          check_format=model is None)
-    inputs = [input_ref(p) for p in (prediction_path, target_path, source_path) if p is not None]
+    config: dict[str, Any] = {"with_source": sources is not None}
+    if limit is not None:
+        config["limit"] = limit
     result = evaluation_result(
-        report, model=model_field, inputs=inputs, config={"with_source": sources is not None},
-        elapsed_s=time.perf_counter() - started, rows=rows, bootstrap=bootstrap, seed=seed, extra=extra,
+        report, model=model_field, inputs=[p for p in (prediction_path, target_path, source_path) if p is not None],
+        config=config, started=started, rows=rows, bootstrap=bootstrap, seed=seed, dataset=dataset, setting=setting,
+        prediction_counts=prediction_counts, protocol=protocol if model is not None else None,
     )
     if model is not None:
         # failed requests: scored invalid like any missing answer, and listed with their reason
@@ -327,7 +409,7 @@ def balance(
         write_details(processed, details)
     if balanced_out is not None:
         write_balanced(processed, balanced_out)
-    return balance_result(processed, resolved, limit=limit, elapsed_s=time.perf_counter() - started)
+    return balance_result(processed, resolved, limit=limit, started=started)
 
 
 def _variant_configs(encodings: Iterable[str], tasks: Iterable[str], augs: Iterable[int], seed: int, khat: str,
@@ -341,17 +423,20 @@ def _variant_configs(encodings: Iterable[str], tasks: Iterable[str], augs: Itera
         raise UserInputError(str(exc)) from None
 
 
-def _build_result(manifests: list[dict], folders: list[Path], source_name: str, config: dict,
-                  elapsed_s: float) -> Result:
+def _build_result(manifests: list[dict], folders: list[Path], source: Any, config: dict,
+                  started: float) -> Result:
+    from chemassay.suites.stoichiometry.details import BuildDetails
+
     line_pairs = sum(v["lines"] for m in manifests for k, v in m["files"].items() if k.startswith("src-"))
     metrics: dict[str, Any] = {"datasets": len(manifests), "line_pairs": line_pairs}
     used = manifests[0].get("used_reactions") if manifests else None
     if used:
         metrics.update({f"{split}_reactions": used[split] for split in ("train", "valid", "test")})
-    return Result(
-        suite="stoichiometry", task="build", metrics=metrics, n=line_pairs,
-        config={"source": source_name, **config}, elapsed_s=elapsed_s,
-        folders=[str(f) for f in folders], manifests=manifests,
+    return make_result(
+        "stoichiometry", "build", metrics=metrics, n=line_pairs, started=started, inputs=source.input_refs(),
+        dataset=DatasetRef(name=source.dataset) if source.dataset else None,
+        config={"source": source.name, **config},
+        details=BuildDetails(folders=[str(f) for f in folders], manifests=manifests),
     )
 
 
@@ -371,7 +456,7 @@ def _build_variants(reactions: Any, configs: list, folders: list[Path], library,
     if not processed.usable("train"):
         raise UserInputError(f"{resolved.name}: no balanced or re-balanced training reaction to build from")
     manifests = build_variants(processed, configs, folders, source_info=source_info(resolved), n_jobs=n_jobs)
-    return _build_result(manifests, folders, resolved.name, config, time.perf_counter() - started)
+    return _build_result(manifests, folders, resolved, config, started)
 
 
 def build(
@@ -449,14 +534,55 @@ def build_uspto_t(reactions: Any, out: str | os.PathLike, *, kind: str, seed: in
     processed = process_source(resolved, _rebalance_config(None, 6, rebalance=False, keep_original=True),
                                limit=limit, n_jobs=n_jobs)
     manifest = write_uspto_t(processed, kind, Path(out), seed=seed, source_info=source_info(resolved))
-    return _build_result([manifest], [Path(out)], resolved.name,
-                         {"variants": [f"uspto-{kind}"], "seed": seed, "limit": limit}, time.perf_counter() - started)
+    return _build_result([manifest], [Path(out)], resolved, {"variants": [f"uspto-{kind}"], "seed": seed, "limit": limit},
+                         started)
+
+
+def build_table2(reactions: Any, out: str | os.PathLike, *, seed: int = 0, splits: Sequence[str] | None = ("test",),
+                 library: str | os.PathLike | None = None, max_byproducts: int = 6, limit: int | None = None,
+                 n_jobs: int = 1) -> Result:
+    """Build ChemAlgebra Table 2's four test sets for standard reaction predictors under
+    ``out``, one sub-folder each named as the paper's tables name them: ``uspto`` (every valid
+    reaction as read), ``uspto-bal`` (balanced and re-balanced reactions, by-products added),
+    ``uspto-t1`` and ``uspto-t2`` (:func:`build_uspto_t`); plain SMILES, a manifest each.
+    The reactions are read and re-balanced once (``library``, ``max_byproducts``); ``splits``
+    (default: the test split only; ``None``: every split) and ``limit`` choose them.
+    ``evaluate`` on their ``tgt-test.txt`` records ``setting = {"variant": "uspto-bal",
+    "split": "test"}`` and so on."""
+    from chemassay.runtime.files import ensure_writable_dir
+    from chemassay.suites.stoichiometry.data import resolve_source, source_info
+    from chemassay.suites.stoichiometry.prepare import process_source
+    from chemassay.suites.stoichiometry.variants import (
+        TABLE2_KINDS,
+        write_uspto_plain,
+        write_uspto_t,
+    )
+
+    started = time.perf_counter()
+    root = Path(out)
+    folders = [root / kind for kind in TABLE2_KINDS]
+    for folder in folders:
+        ensure_writable_dir(folder, "dataset folder")
+    resolved = resolve_source(reactions)
+    chosen = list(splits) if splits else None
+    for split in chosen or ():
+        resolved.split(split)
+    config = _rebalance_config(library, max_byproducts, keep_original=True)
+    processed = process_source(resolved, config, splits=chosen, limit=limit, n_jobs=n_jobs)
+    info = source_info(resolved)
+    manifests = [write_uspto_plain(processed, kind, folder, source_info=info) for kind, folder in
+                 zip(TABLE2_KINDS[:2], folders[:2], strict=True)]
+    manifests += [write_uspto_t(processed, kind, folder, seed=seed, source_info=info) for kind, folder in
+                  (("t1", folders[2]), ("t2", folders[3]))]
+    return _build_result(manifests, folders, resolved, {"variants": list(TABLE2_KINDS), "seed": seed,
+                                                        "splits": chosen, "limit": limit}, started)
 
 
 def verify(folder: str | os.PathLike, *, n_jobs: int = 1) -> Result:
     """Check a dataset folder written by :func:`build` (or :func:`build_uspto_t`): files, line
     counts and sha256 against its manifest, and that every ChemAlgebra line pair balances. The
     result (task ``verify``) has ``ok``, the counts, and each problem in ``skipped``."""
+    from chemassay.suites.stoichiometry.variants import MANIFEST
     from chemassay.suites.stoichiometry.verify import verify_folder
 
     target = Path(folder)
@@ -464,14 +590,15 @@ def verify(folder: str | os.PathLike, *, n_jobs: int = 1) -> Result:
         raise UserInputError(f"{target}: no such dataset folder")
     started = time.perf_counter()
     report = verify_folder(target, n_jobs=n_jobs)
-    return Result(
-        suite="stoichiometry", task="verify",
+    source = report.manifest.get("source") if isinstance(report.manifest.get("source"), dict) else {}
+    return make_result(
+        "stoichiometry", "verify",
         metrics={"ok": report.ok, "files_checked": report.files_checked, "pairs_checked": report.pairs_checked,
                  "problems": len(report.problems)},
-        n=report.pairs_checked,
+        n=report.pairs_checked, started=started, inputs=[target / MANIFEST],
         skipped=[SkippedItem(line=p["line"], item=p["file"], reason=p["reason"]) for p in report.problems],
+        dataset=DatasetRef(name=source["dataset"]) if source.get("dataset") else None,
         config={"folder": str(target), "kind": report.manifest.get("kind"), "variant": report.manifest.get("variant")},
-        elapsed_s=time.perf_counter() - started,
     )
 
 

@@ -14,6 +14,10 @@ product bag for every input bag (the algebra is in :mod:`.algebra`). Options:
 * ``encoding=smiles|formula`` — the bag notation (default: ``--encoding``, else the manifest
   of the training folder, or of the oracle file's folder, else ``smiles``).
 
+Without ``TRAIN_DIR`` (and without ``oracle=``) the training folder is the one the caller
+passes as ``train_dir`` in the model context: ``chemassay assay`` runs the plain spec
+``algebraic`` that way on every variant it builds.
+
 This module is imported when the model registry loads its catalog, so it imports nothing
 heavy (RDKit is imported when a model is created).
 """
@@ -170,11 +174,15 @@ class MemorisingBaseline:
 
 def create_baseline(spec, protocol: str, context: dict[str, Any]) -> MemorisingBaseline:
     """Factory of the ``algebraic`` and ``copy-coefficient`` kinds (``factory(spec, protocol,
-    context)``; the context may give ``encoding`` and ``source``, the input file's path)."""
+    context)``; the context may give ``encoding``, ``source`` (the input file's path) and
+    ``train_dir`` (the training folder when the spec names none))."""
     from chemassay.models.spec import check_options
 
     check_options(spec, set(BASELINE_OPTIONS))
+    # A spec without TRAIN_DIR memorises the folder the caller names: ``chemassay assay`` builds
+    # each variant and passes its folder, so the baseline's spec stays ``algebraic``.
+    train = spec.arg or (None if spec.options.get("oracle") else context.get("train_dir"))
     return MemorisingBaseline(
-        spec.kind, spec.arg or None, split=spec.options.get("split", "auto"), oracle=spec.options.get("oracle"),
+        spec.kind, train, split=spec.options.get("split", "auto"), oracle=spec.options.get("oracle"),
         encoding=spec.options.get("encoding") or context.get("encoding"), source=context.get("source"),
     )

@@ -1,4 +1,4 @@
-"""stoichiometry data commands: library, balance, build, build-all, build-uspto-t, verify.
+"""stoichiometry data commands: library, balance, build, build-all, build-uspto-t, build-table2, verify.
 
 Thin callers of :mod:`chemassay.suites.stoichiometry.api`: they parse options, call it and
 write or print its result.
@@ -63,18 +63,21 @@ def balance_command(
                      limit=limit, rebalance=not no_rebalance, method=method, n_jobs=n_jobs, details=details,
                      balanced_out=balanced_out)
     emit(result, out)
-    for name, row in result.per_split.items():
-        info(f"{name}: {row['reactions']} reactions, balanced {row['balanced']} ({row['balanced_pct'] or 0:.2f}%), "
-             f"re-balanced {row['rebalanced']} ({row['rebalanced_pct'] or 0:.2f}%), usable {row['usable_pct'] or 0:.2f}%")
+    for name, row in result.details.per_split.items():
+        info(f"{name}: {row.reactions} reactions, balanced {row.balanced} ({row.balanced_pct or 0:.2f}%), "
+             f"re-balanced {row.rebalanced} ({row.rebalanced_pct or 0:.2f}%), usable {row.usable_pct or 0:.2f}%")
 
 
 def _report_build(result: Result) -> None:
-    for manifest, folder in zip(result.manifests, result.folders, strict=True):
+    details = result.details
+    for manifest, folder in zip(details.manifests, details.folders, strict=True):
         lines = sum(v["lines"] for k, v in manifest["files"].items() if k.startswith("src-"))
-        used = manifest["used_reactions"]
-        info(f"{folder}: {manifest['variant']}, {lines} reactions written "
-             f"(from {used['train']}/{used['valid']}/{used['test']} balanced train/valid/test reactions)")
-    console.print(f"wrote {len(result.folders)} dataset(s) in {result.elapsed_s:.1f} s", highlight=False)
+        used = manifest.get("used_reactions")
+        name = manifest.get("variant") or manifest.get("kind")
+        origin = (f" (from {used['train']}/{used['valid']}/{used['test']} balanced train/valid/test reactions)"
+                  if used else "")
+        info(f"{folder}: {name}, {lines} reactions written{origin}")
+    console.print(f"wrote {len(details.folders)} dataset(s) in {result.elapsed_s:.1f} s", highlight=False)
 
 
 @app.command("build")
@@ -133,6 +136,25 @@ def build_uspto_t_command(
     result = build_uspto_t(source, out, kind=kind, seed=seed, limit=limit, n_jobs=n_jobs)
     console.print(f"wrote USPTO-{kind.upper()} ({result.metrics['line_pairs']} reactions) to {out} in "
                   f"{result.elapsed_s:.1f} s", highlight=False)
+
+
+@app.command("build-table2")
+def build_table2_command(
+    source: str = SourceArgument,
+    out: Path = typer.Option(..., "--out", "-o", help="Root folder; one sub-folder per test set (uspto, uspto-bal, "
+                                                      "uspto-t1, uspto-t2)."),
+    split: list[str] = typer.Option(None, "--split", help="Splits to write (repeatable; default: test)."),
+    seed: int = SeedOption,
+    library: Path = LibraryOption,
+    max_byproducts: int = MaxByproductsOption,
+    limit: int = LimitOption,
+    n_jobs: int = JobsOption,
+) -> None:
+    """Build ChemAlgebra Table 2's four test sets for standard reaction predictors: as read, re-balanced (USPTO-BAL), USPTO-T1 and USPTO-T2, plain SMILES with a manifest each."""
+    from chemassay.suites.stoichiometry.api import build_table2
+
+    _report_build(build_table2(source, out, seed=seed, splits=split or ("test",), library=library,
+                               max_byproducts=max_byproducts, limit=limit, n_jobs=n_jobs))
 
 
 @app.command("verify")

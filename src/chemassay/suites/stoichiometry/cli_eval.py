@@ -35,6 +35,8 @@ def evaluate_command(
                                                  "BAL/DEF/EXC/DE diagnostics."),
     model: str = typer.Option(None, "--model", "-m", help="Model spec to run on --src first: algebraic:TRAIN_DIR, "
                                                           "copy-coefficient:TRAIN_DIR, openai:NAME,base_url=URL..."),
+    protocol: str = typer.Option("bag-predictor", "--protocol", help="With --model: bag-predictor (predict_bags) or "
+                                 "reaction-predictor (its top-1 product SMILES is the bag: ChemAlgebra Table 2)."),
     out: Path = typer.Option(None, "--out", "-o", help="Write the JSON result (metrics and per-sample rows) here."),
     predictions_out: Path = typer.Option(None, "--predictions-out", help="With --model: also write its predicted "
                                                                          "bags here."),
@@ -44,9 +46,10 @@ def evaluate_command(
     rows: bool = typer.Option(True, "--rows/--no-rows", help="Include per-sample rows in the result."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% intervals (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    limit: int = typer.Option(None, "--limit", help="Score only the first N lines."),
     base_url: str = BaseUrlOption,
 ) -> None:
-    """Score predicted bags with ChemAlgebra's metrics: EM, JAC, F1, mol_JAC, mol_F1, ACC, ALO, VAL, and BAL/DEF/EXC/DE with --src."""
+    """Score predicted bags with ChemAlgebra's metrics: EM, JAC, F1, mol_JAC, mol_F1, ACC, ALO, VAL, and BAL/DEF/EXC/DE with --src. Targets in a built folder record its dataset and setting (variant, split)."""
     from chemassay.suites.stoichiometry.api import evaluate
 
     writable_out(out)
@@ -66,8 +69,11 @@ def evaluate_command(
     need_file(targets, "target")
     if src is not None:
         need_file(src, "source")
-    result = evaluate(predictions, targets, src, model=model, encoding=encoding, compat=compat, rows=rows,
-                      bootstrap=bootstrap, seed=seed, context=_context(base_url), predictions_out=predictions_out)
+    if protocol != "bag-predictor" and model is None:
+        raise UserInputError("--protocol says what --model is asked; a predictions file needs none")
+    result = evaluate(predictions, targets, src, model=model, protocol=protocol, encoding=encoding, compat=compat,
+                      rows=rows, bootstrap=bootstrap, seed=seed, limit=limit, context=_context(base_url),
+                      predictions_out=predictions_out)
     emit(result, out)
     finish_requests(result.requests)
 

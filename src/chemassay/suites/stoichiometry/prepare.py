@@ -437,11 +437,14 @@ def check_readable(processed: ProcessedSource, source: ReactionSource) -> None:
 
 
 def balance_result(processed: ProcessedSource, source: ReactionSource, *, limit: int | None = None,
-                   elapsed_s: float = 0.0):
+                   started: float | None = None):
     """The ``balance`` result of a processed source: Table-1 metrics (keys
-    :data:`BALANCE_METRICS`), per-split rows, element imbalances, the most frequent
-    explanations, invalid lines as ``skipped``, and the paper's Table 1 beside them."""
-    from chemassay.report.result import DatasetRef, Result, SkippedItem
+    :data:`BALANCE_METRICS`), invalid lines as ``skipped``, and in its details the per-split
+    rows, element imbalances, the most frequent explanations and the paper's Table 1 beside
+    them. Balancing one split only states it as the setting (``split``), in the vocabulary of
+    the paper's Table 1; ``started`` is the :func:`time.perf_counter` reading the work began at."""
+    from chemassay.report.result import DatasetRef, SkippedItem, make_result
+    from chemassay.suites.stoichiometry.details import BalanceDetails
     from chemassay.suites.stoichiometry.metrics import PAPER_TABLE_1
 
     overall, per_split = balance_rows(processed)
@@ -450,17 +453,21 @@ def balance_result(processed: ProcessedSource, source: ReactionSource, *, limit:
     explanations = Counter(o.reason for o in outcomes if o.status == REBALANCED)
     unexplained = Counter(o.reason for o in outcomes if o.status == UNEXPLAINED)
     config = processed.config
-    return Result(
-        suite="stoichiometry", task="balance", metrics={key: overall[key] for key in BALANCE_METRICS},
-        n=overall["reactions"] - overall[INVALID],
-        skipped=[SkippedItem(line=o.line, item=o.split, reason=o.reason) for o in outcomes if o.status == INVALID],
-        dataset=DatasetRef(name=source.dataset) if source.dataset else None, inputs=source.input_refs(),
-        config={"library": processed.library.describe(), "max_byproducts": config.max_byproducts,
-                "encoding": config.encoding, "rebalance": config.rebalance, "method": config.method,
-                "splits": list(processed.outcomes), "limit": limit},
-        elapsed_s=elapsed_s, per_split=per_split, element_imbalance=dict(element_counts.most_common()),
+    splits = list(processed.outcomes)
+    details = BalanceDetails(
+        per_split=per_split, element_imbalance=dict(element_counts.most_common()),
         top_explanations=dict(explanations.most_common(30)), top_unexplained=dict(unexplained.most_common(15)),
         paper_table_1_uspto_mit=PAPER_TABLE_1,
+    )
+    return make_result(
+        "stoichiometry", "balance", metrics={key: overall[key] for key in BALANCE_METRICS},
+        n=overall["reactions"] - overall[INVALID], started=started, inputs=source.input_refs(), details=details,
+        skipped=[SkippedItem(line=o.line, item=o.split, reason=o.reason) for o in outcomes if o.status == INVALID],
+        dataset=DatasetRef(name=source.dataset) if source.dataset else None,
+        setting={"split": splits[0]} if len(splits) == 1 and splits[0] in ("train", "valid", "test") else {},
+        config={"library": processed.library.describe(), "max_byproducts": config.max_byproducts,
+                "encoding": config.encoding, "rebalance": config.rebalance, "method": config.method,
+                "splits": splits, "limit": limit},
     )
 
 

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chemassay.data.readers import iter_lines
 from chemassay.errors import UserInputError
@@ -31,7 +32,7 @@ from chemassay.suites.stoichiometry.metrics import (
     score_sample,
     score_sample_reference,
 )
-from chemassay.suites.stoichiometry.variants import MANIFEST
+from chemassay.suites.stoichiometry.variants import MANIFEST, SPLIT_PLAN
 
 COMPAT_MODES = ("chemassay", "reference")
 # A comma never occurs in a SMILES or formula bag, and ``{`` is always followed by a digit:
@@ -199,23 +200,72 @@ def score_files(
 
 
 def evaluation_result(
-    report: ScoreReport, *, model: ModelRef | None, inputs: list[InputRef], config: dict, elapsed_s: float,
+    report: ScoreReport, *, model: ModelRef | None, inputs: list[InputRef], config: dict, started: float | None = None,
     rows: bool = True, bootstrap: int = 1000, seed: int = 0, dataset: DatasetRef | None = None,
-    extra: dict | None = None,
+    setting: Mapping[str, str] | None = None, prediction_counts: Mapping[str, Any] | None = None,
+    protocol: str | None = None,
 ) -> Result:
     """The ``evaluate`` result of a score report: metrics, per-item scores with their ids (the
     1-based target line) and seeded bootstrap intervals (``bootstrap`` resamples; 0: none),
-    skipped targets, per-sample ``rows`` (optional) and the ``breakdown`` counts."""
+    skipped targets, the dataset and setting it was measured in, and its
+    :class:`~chemassay.suites.stoichiometry.details.EvaluateDetails` (per-sample ``rows`` unless
+    ``rows=False``, the ``breakdown`` counts, the model run's ``prediction_counts``)."""
     from chemassay.report.intervals import attach_intervals
+    from chemassay.report.result import make_result
+    from chemassay.suites.stoichiometry.details import EvaluateDetails
 
-    extra_fields = dict(extra or {})
-    if rows:
-        extra_fields["rows"] = [s.row() for s in report.samples]
-    result = Result(
-        suite="stoichiometry", task="evaluate", model=model, metrics=report.metrics, n=len(report.samples),
-        item_ids=[str(s.line) for s in report.samples], item_scores=item_scores(report.samples),
-        skipped=[SkippedItem(**item) for item in report.skipped], dataset=dataset, inputs=inputs,
+    details = EvaluateDetails(
+        breakdown=report.breakdown, rows=[s.row() for s in report.samples] if rows else None,
+        prediction_counts=dict(prediction_counts) if prediction_counts is not None else None, protocol=protocol,
+    )
+    result = make_result(
+        "stoichiometry", "evaluate", metrics=report.metrics, n=len(report.samples), model=model, inputs=inputs,
+        started=started, details=details, item_ids=[str(s.line) for s in report.samples],
+        item_scores=item_scores(report.samples), skipped=[SkippedItem(**item) for item in report.skipped],
+        dataset=dataset, setting=dict(setting or {}),
         config={"encoding": report.breakdown["encoding"], "compat": report.breakdown["compat"], **config},
-        elapsed_s=elapsed_s, breakdown=report.breakdown, **extra_fields,
     )
     return attach_intervals(result, resamples=bootstrap, seed=seed)
+
+
+def built_setting(target: Path | None) -> tuple[DatasetRef | None, dict[str, str]]:
+    """The dataset and setting of a target file that sits in a folder written by ``build``,
+    ``build-all``, ``build-uspto-t`` or ``build-table2``, read from the folder's manifest.
+
+    The setting is in the vocabulary of ChemAlgebra's published tables: ``variant`` (a
+    ChemAlgebra variant such as ``formula_t1_x1``, or ``uspto``, ``uspto-bal``, ``uspto-t1``,
+    ``uspto-t2`` for Table 2's test sets) and ``split`` (``test_in``, ``test_cross``,
+    ``test_out``; ``test`` for Table 2's), the split read from the file name ``tgt-<split>.txt``.
+    The dataset is the registered dataset the folder was built from (``uspto-15k``), with the
+    sha256 of the source file the split was drawn from. A target outside a built folder (or
+    in memory) states neither: ``(None, {})``.
+    """
+    if target is None:
+        return None, {}
+    manifest_path = Path(target).parent / MANIFEST
+    if not manifest_path.is_file():
+        return None, {}
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        raise UserInputError(f"{manifest_path}: unreadable manifest (not valid JSON); rebuild the folder") from None
+    if not isinstance(manifest, dict):
+        return None, {}
+    kind = manifest.get("kind")
+    variant = manifest.get("variant") if kind == "chemalgebra" else kind
+    setting: dict[str, str] = {}
+    if isinstance(variant, str) and variant:
+        setting["variant"] = variant
+    name = Path(target).name
+    split = None
+    if name.startswith("tgt-") and name.endswith(".txt"):
+        split = name[len("tgt-"):-len(".txt")]
+        setting["split"] = split
+    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
+    dataset_name = source.get("dataset")
+    if not isinstance(dataset_name, str) or not dataset_name:
+        return None, setting
+    drawn_from = SPLIT_PLAN[split][0] if kind == "chemalgebra" and split in SPLIT_PLAN else split
+    digest = next((f.get("sha256") for f in source.get("files", []) if isinstance(f, dict)
+                   and f.get("split") == drawn_from), None)
+    return DatasetRef(name=dataset_name, sha256=digest), setting

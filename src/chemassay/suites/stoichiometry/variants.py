@@ -408,6 +408,49 @@ def build_variants(
     return manifests
 
 
+TABLE2_KINDS = ("uspto", "uspto-bal", "uspto-t1", "uspto-t2")
+"""ChemAlgebra Table 2's test sets, named as the paper's published tables name them (``variant``)."""
+
+
+def write_uspto_plain(processed: ProcessedSource, kind: str, folder: Path, *, source_info: dict) -> dict:
+    """Write Table 2's plain test sets in plain SMILES: ``uspto`` (every valid reaction as read:
+    reactants and reagents -> products) or ``uspto-bal`` (the balanced and re-balanced
+    reactions, co-reactants and by-products added: USPTO-BAL). A molecule is written once per
+    copy; molecules keep their order. ``processed`` needs ``keep_original`` for ``uspto``.
+    """
+    if kind not in ("uspto", "uspto-bal"):
+        raise ValueError(f"kind must be 'uspto' or 'uspto-bal', got {kind!r}")
+    folder.mkdir(parents=True, exist_ok=True)
+    files: dict[str, dict] = {}
+    for split in processed.outcomes:
+        reactions = processed.as_read(split) if kind == "uspto" else processed.usable(split)
+        sources, targets = [], []
+        for reaction in reactions:
+            left = [key for key, m in reaction.reactants + reaction.reagents for _ in range(m)]
+            right = [key for key, m in reaction.products for _ in range(m)]
+            sources.append(".".join(left) + "\n")
+            targets.append(".".join(right) + "\n")
+        name = "test" if split == "all" else split
+        for prefix, lines in (("src", sources), ("tgt", targets)):
+            text = "".join(lines)
+            path = folder / f"{prefix}-{name}.txt"
+            atomic_write_text(path, text)
+            files[path.name] = {"lines": len(lines), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    manifest = {
+        "format": "chemassay-stoichiometry/uspto-1",
+        "kind": kind,
+        "config": {"kind": kind, "encoding": "smiles"},
+        "source": source_info,
+        "library": processed.library.describe(),
+        "max_byproducts": processed.config.max_byproducts,
+        "reactions": processed_summary(processed),
+        "files": dict(sorted(files.items())),
+        "chemassay_version": __version__,
+    }
+    atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
 def write_uspto_t(
     processed: ProcessedSource, kind: str, folder: Path, *, seed: int, source_info: dict
 ) -> dict:

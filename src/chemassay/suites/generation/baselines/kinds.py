@@ -142,8 +142,7 @@ def _train_source(train: str | os.PathLike | Sequence[str], limit: int | None) -
         moses_part_path(part)  # fetched and verified before its checksum is trusted
         label, digest = f"moses:{part}", moses_part_sha256(part)
     else:
-        from chemassay.clitools import need_file
-        from chemassay.runtime.files import sha256_file
+        from chemassay.runtime.files import need_file, sha256_file
 
         target = need_file(train, "training SMILES")
         label, digest = str(target), sha256_file(target)
@@ -168,8 +167,8 @@ def cached_model_path(kind: str, train=DEFAULT_TRAIN, *, limit: int | None = Non
                       n_jobs: int = 1, show_progress: bool | None = None, rebuild: bool = False) -> Path:
     """The model of ``kind`` trained on ``train`` kept in chemassay's checked cache, trained
     now when absent or damaged (or when ``rebuild``)."""
-    from chemassay.clitools import info
     from chemassay.runtime.cache import CacheEntry, cached_file
+    from chemassay.runtime.progress import info
 
     origin, _ = _train_source(train, limit)
     key = {"what": f"{kind} baseline", "train_sha256": origin["train_sha256"], "train_limit": limit,
@@ -260,7 +259,7 @@ def _sampling(kind: str, spec: ModelSpec) -> dict[str, Any]:
 def model_file(kind: str, spec: ModelSpec, context: dict[str, Any]) -> Path:
     """The model file a spec names: its ``MODEL_PATH`` (trained there first when missing and
     ``train=`` is given) or the cached model trained on ``train``."""
-    from chemassay.clitools import info
+    from chemassay.runtime.progress import info
 
     train = spec.options.get("train")
     limit = option_int(spec, "limit", None, minimum=1)

@@ -439,7 +439,7 @@ def _train_set(source: Any, limit: int | None) -> tuple[dict[str, Any], list[str
 
 
 def _say(text: str) -> None:
-    from chemassay.clitools import info
+    from chemassay.runtime.progress import info
 
     info(text)
 

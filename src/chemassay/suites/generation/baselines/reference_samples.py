@@ -131,7 +131,7 @@ def reference_records() -> list[Any]:
             paper=paper, table=RUNS_TABLE, caption="30,000 samples per seed, scored by chemassay generation evaluate",
             dataset="MOSES test and scaffold-test sets (the paper's data)", model=PAPER_NAMES.get(model, model),
             label=label, setting={}, metrics=metrics, spread="standard deviation over seeds",
-            notes=(f"samples: {', '.join(r['samples'] for r in rows)}",), published=False))
+            notes=(f"samples: {', '.join(r['samples'] for r in rows)}",), published=False, data="moses"))
     return records
 
 
@@ -166,7 +166,7 @@ def write_reference_samples(out: str | os.PathLike, models: list[str], seeds: li
             rows.append({
                 "model": model, "paper_name": PAPER_NAMES.get(model, model), "seed": seed,
                 "label": _label(model, trained),
-                "samples": f"{model}_s{seed}.txt.gz", "n_samples": result.counts.get("input") if result.counts else None,
+                "samples": f"{model}_s{seed}.txt.gz", "n_samples": result.details.counts.input if result.details is not None else None,
                 "metrics": {k: v for k, v in result.metrics.items()},
                 "spec": sampled.get("spec"),
                 "config": trained.get("config"), "training": trained.get("training"),

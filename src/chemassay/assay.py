@@ -1,0 +1,389 @@
+"""``chemassay assay``: one model through every suite it can answer, one scorecard.
+
+Each suite declares its part in its ``assay`` module (``Suite.assay``): a :class:`SuiteAssay`
+that lists the suite's headline benchmark settings as :class:`AssayTask` objects (the settings
+the paper's tables report), prepares their data itself (cached), says which subset ``--quick``
+runs, and sums its results up in a one-line verdict. This module only orchestrates:
+
+1. for every selected suite, the protocols the model implements among those the suite asks
+   (a suite the model cannot answer is skipped with one line naming the missing protocol);
+2. the suite's tasks for those protocols (``--dry-run`` prints them: items and, for a model
+   behind an endpoint, the requests it would send);
+3. each task in turn, its result written to ``OUT/<suite>/<task>.json``; a task whose result
+   is already there for the same model and mode is not run again, so an assay that was killed
+   resumes where it stopped (and the response cache answers the requests already answered
+   inside an unfinished task); a task that fails is recorded and the others go on;
+4. one verdict line per suite, and the scorecard of everything under ``OUT``
+   (``index.html``, ``index.md``) with each suite's verdict, failures and skips.
+
+The model is one spec for every suite (``openai:NAME,base_url=URL``, ``python:mod:obj``...), a
+mapping ``{suite: spec}``, or ``None``: each suite's built-in baseline (``SuiteAssay.baseline``),
+which is what ``chemassay demo`` runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chemassay.errors import UserInputError
+from chemassay.report.result import Result, read_result
+from chemassay.runtime.files import atomic_write_text
+from chemassay.runtime.progress import info, warn
+
+MANIFEST = "assay.json"
+ENDPOINT_KINDS = frozenset({"openai"})
+"""Kinds whose models answer over the network: ``--dry-run`` counts their requests."""
+
+
+@dataclass
+class AssayContext:
+    """What a task's ``run`` gets: the model, where to write, and the assay's options."""
+
+    spec: str
+    """The model spec to evaluate (``KIND:ARG[,key=value...]``)."""
+    out_dir: Path
+    """The suite's folder under the assay's output folder (predictions, built data, plots)."""
+    quick: bool = False
+    seed: int = 0
+    n_jobs: int = 1
+    model_context: dict[str, Any] = field(default_factory=dict)
+    """Settings for loading the model (``base_url``...), as ``load_model`` takes them."""
+
+
+@dataclass(frozen=True)
+class AssayTask:
+    """One evaluation of a suite's assay: one headline setting of its paper."""
+
+    key: str
+    """Unique within the suite; the result is written to ``OUT/<suite>/<key>.json``."""
+    title: str
+    """What it reproduces, in words (``Table S2.2: document split, reactions of new patents``)."""
+    protocol: str
+    """The model protocol it asks."""
+    dataset: str
+    """The dataset it is scored on (a registered name)."""
+    setting: Mapping[str, str]
+    """The setting its result will carry (``Result.setting``)."""
+    items: int
+    """How many items it scores (for ``--dry-run``)."""
+    run: Callable[[AssayContext], Result]
+    """Prepare the data (cached), run the model, score, and return the result."""
+    requests: int | None = None
+    """Requests a model behind an endpoint receives (``None``: the same as ``items``)."""
+
+    @property
+    def request_count(self) -> int:
+        """Requests a model behind an endpoint receives for this task."""
+        return self.items if self.requests is None else self.requests
+
+
+class SuiteAssay:
+    """A suite's part in ``chemassay assay`` (subclass it in the suite's ``assay`` module).
+
+    ``baseline`` is the spec of the suite's built-in baseline (``chemassay demo`` and
+    ``assay(model=None)`` run it); ``quick_note`` documents what ``--quick`` runs.
+    """
+
+    baseline: str | None = None
+    quick_note: str = ""
+
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
+        """The tasks for a model implementing ``protocols`` (a subset of the suite's)."""
+        raise NotImplementedError
+
+    def verdict(self, results: list[Result]) -> str:
+        """One line summing up the suite's results (the headline numbers, with intervals)."""
+        return ""
+
+
+@dataclass
+class TaskOutcome:
+    """What became of one task."""
+
+    suite: str
+    task: str
+    title: str
+    status: str
+    """``done`` (run now), ``resumed`` (result found from an earlier run), ``failed``."""
+    path: str | None = None
+    message: str = ""
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class SuiteOutcome:
+    """What became of one suite: its tasks, its verdict, or why it was skipped."""
+
+    suite: str
+    spec: str | None
+    protocols: list[str] = field(default_factory=list)
+    tasks: list[TaskOutcome] = field(default_factory=list)
+    verdict: str = ""
+    skipped: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """Whether any of its tasks failed."""
+        return any(task.status == "failed" for task in self.tasks)
+
+
+@dataclass
+class AssayReport:
+    """The whole assay: per-suite outcomes, the results, and where the scorecard is."""
+
+    out: Path
+    model: str | dict[str, str] | None
+    quick: bool
+    suites: list[SuiteOutcome]
+    results: list[Result] = field(default_factory=list)
+    scorecard: Path | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """Whether any task of any suite failed."""
+        return any(suite.failed for suite in self.suites)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (written as ``OUT/assay.json``)."""
+        return {
+            "model": self.model, "quick": self.quick, "elapsed_s": round(self.elapsed_s, 3),
+            "scorecard": str(self.scorecard) if self.scorecard else None,
+            "suites": [{"suite": s.suite, "spec": s.spec, "protocols": s.protocols, "verdict": s.verdict,
+                        "skipped": s.skipped,
+                        "tasks": [t.__dict__ for t in s.tasks]} for s in self.suites],
+        }
+
+
+@dataclass(frozen=True)
+class PlannedTask:
+    """A task of the plan ``--dry-run`` prints."""
+
+    suite: str
+    spec: str
+    task: AssayTask
+
+
+def _spec_for(suite: Any, model: str | Mapping[str, str] | None, assay_def: SuiteAssay) -> str | None:
+    if model is None:
+        return assay_def.baseline
+    if isinstance(model, Mapping):
+        return model.get(suite.name) or model.get(suite.alias)
+    return model
+
+
+def implemented_protocols(spec: str, asked: Sequence[str], context: Mapping[str, Any] | None = None) -> list[str]:
+    """The protocols among ``asked`` that the model ``spec`` names implements.
+
+    A kind that declares its protocols answers from the registry; a kind that serves any
+    protocol (``python:``) is loaded for each to see whether the object has the method.
+    """
+    from chemassay.models.registry import get_kind, load_model
+    from chemassay.models.spec import parse_spec
+
+    kind = get_kind(parse_spec(spec).kind)
+    found = []
+    for protocol in asked:
+        if not kind.implements(protocol):
+            continue
+        if "*" in kind.protocols:
+            try:
+                load_model(spec, protocol, dict(context or {}))
+            except UserInputError:
+                continue
+        found.append(protocol)
+    return found
+
+
+def _suites(selected: Sequence[str] | None) -> list[Any]:
+    from chemassay.suites import all_suites, get_suite
+
+    if not selected:
+        return all_suites()
+    chosen = {get_suite(name).name for name in selected}
+    return [suite for suite in all_suites() if suite.name in chosen]
+
+
+def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, quick: bool,
+          context: Mapping[str, Any]) -> tuple[list[SuiteOutcome], dict[str, tuple[Any, list[AssayTask]]]]:
+    outcomes: list[SuiteOutcome] = []
+    plans: dict[str, tuple[Any, list[AssayTask]]] = {}
+    for suite in _suites(suites):
+        assay_def = suite.load("assay")
+        spec = _spec_for(suite, model, assay_def or SuiteAssay())
+        if spec is None:
+            what = "no model given for it" if isinstance(model, Mapping) else "it has no built-in baseline"
+            outcomes.append(SuiteOutcome(suite.name, None, skipped=f"{suite.name}: {what}"))
+            continue
+        protocols = implemented_protocols(spec, suite.protocols, context)
+        if not protocols:
+            from chemassay.models.registry import get_kind
+            from chemassay.models.spec import parse_spec
+
+            kind = get_kind(parse_spec(spec).kind)
+            has = ", ".join(p for p in kind.protocol_names) or "none"
+            if "*" in kind.protocols:
+                has = "none of them"
+            outcomes.append(SuiteOutcome(
+                suite.name, spec, skipped=f"{suite.name} asks for {' or '.join(suite.protocols)}; "
+                                          f"{spec} implements {has}"))
+            continue
+        if assay_def is None:
+            outcomes.append(SuiteOutcome(suite.name, spec, skipped=f"{suite.name} declares no assay"))
+            continue
+        tasks = assay_def.tasks(set(protocols), quick=quick, spec=spec)
+        keys = [task.key for task in tasks]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"suite {suite.name}: assay task keys repeat: {keys}")
+        outcomes.append(SuiteOutcome(suite.name, spec, protocols=protocols))
+        plans[suite.name] = (assay_def, tasks)
+    return outcomes, plans
+
+
+def plan(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None, quick: bool = False,
+         base_url: str | None = None) -> tuple[list[SuiteOutcome], list[PlannedTask]]:
+    """What :func:`assay` would run: per-suite outcomes (skips) and the planned tasks."""
+    context = {"base_url": base_url} if base_url else {}
+    outcomes, plans = _plan(model, suites, quick, context)
+    planned = [PlannedTask(outcome.suite, outcome.spec or "", task)
+               for outcome in outcomes if outcome.suite in plans for task in plans[outcome.suite][1]]
+    return outcomes, planned
+
+
+def _finished(path: Path, spec: str, quick: bool, setting: Mapping[str, str]) -> Result | None:
+    """The result at ``path`` if an earlier run of the same model, mode and setting finished it."""
+    if not path.is_file():
+        return None
+    try:
+        result = read_result(path)
+    except UserInputError:
+        return None
+    if result.model is None or result.quick != quick:
+        return None
+    from chemassay.models.spec import parse_spec
+
+    if result.model.spec not in {spec, parse_spec(spec).text}:
+        return None
+    if any(result.setting.get(key) != str(value) for key, value in setting.items()):
+        return None
+    return result
+
+
+def _write_manifest(report: AssayReport) -> None:
+    atomic_write_text(report.out / MANIFEST, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+
+
+def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None,
+          out: str | os.PathLike = "assay", quick: bool = False, seed: int = 0, n_jobs: int = 1,
+          base_url: str | None = None, scorecard: bool = True,
+          title: str | None = None) -> AssayReport:
+    """Run ``model`` through every suite (of ``suites``) whose protocol it implements.
+
+    Returns an :class:`AssayReport`; writes each result under ``out/<suite>/``, the manifest
+    ``out/assay.json`` and the scorecard ``out/index.html`` (see the module docstring).
+
+    >>> report = assay("python:chemassay.models.check:NoSuchModel", suites=["generation"],
+    ...                out=getfixture("tmp_path"), scorecard=False)  # doctest: +SKIP
+    """
+    started = time.perf_counter()
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    context: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    outcomes, plans = _plan(model, suites, quick, context)
+    report = AssayReport(out=target, model=dict(model) if isinstance(model, Mapping) else model, quick=quick,
+                         suites=outcomes)
+    for outcome in outcomes:
+        if outcome.skipped:
+            info(f"[assay] skipped {outcome.skipped}")
+    for outcome in outcomes:
+        if outcome.suite not in plans:
+            continue
+        assay_def, tasks = plans[outcome.suite]
+        suite_dir = target / outcome.suite
+        suite_dir.mkdir(parents=True, exist_ok=True)
+        suite_results: list[Result] = []
+        for task in tasks:
+            path = suite_dir / f"{task.key}.json"
+            earlier = _finished(path, outcome.spec or "", quick, task.setting)
+            if earlier is not None:
+                info(f"[assay] {outcome.suite} · {task.title}: done earlier ({path})")
+                outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "resumed", str(path)))
+                suite_results.append(earlier)
+                continue
+            info(f"[assay] {outcome.suite} · {task.title} ({task.items:,} items) ...")
+            task_started = time.perf_counter()
+            ctx = AssayContext(spec=outcome.spec or "", out_dir=suite_dir, quick=quick, seed=seed, n_jobs=n_jobs,
+                               model_context=dict(context))
+            try:
+                result = task.run(ctx)
+                if quick and not result.quick:
+                    result = result.model_copy(update={"quick": True})
+                result.write(path)
+            except (KeyboardInterrupt, SystemExit):
+                _write_manifest(report)
+                raise
+            except Exception as exc:  # noqa: BLE001 - one task failing must not stop the others
+                message = f"{type(exc).__name__}: {exc}"
+                warn(f"[assay] {outcome.suite} · {task.title} failed: {message}")
+                outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "failed", None,
+                                                 message + "\n" + traceback.format_exc(limit=4),
+                                                 time.perf_counter() - task_started))
+                continue
+            from chemassay.report.store import store_result
+
+            store_result(result, path)
+            outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "done", str(path), "",
+                                             time.perf_counter() - task_started))
+            suite_results.append(result)
+        report.results.extend(suite_results)
+        if suite_results:
+            try:
+                outcome.verdict = assay_def.verdict(suite_results)
+            except Exception as exc:  # noqa: BLE001 - a verdict bug must not lose the results
+                outcome.verdict = f"(no verdict: {type(exc).__name__}: {exc})"
+        failed = sum(task.status == "failed" for task in outcome.tasks)
+        line = outcome.verdict or "no result"
+        if failed:
+            line += f" ({failed} of {len(outcome.tasks)} tasks failed)"
+        info(f"[assay] {outcome.suite}: {line}")
+        _write_manifest(report)
+    report.elapsed_s = time.perf_counter() - started
+    if scorecard:
+        report.scorecard = write_assay_scorecard(report, title=title)
+    _write_manifest(report)
+    return report
+
+
+def results_under(folder: Path) -> list[Result]:
+    """Every result file under ``folder`` (other JSON files are passed over)."""
+    found = []
+    for path in sorted(folder.rglob("*.json")):
+        if path.name == MANIFEST or path.name.endswith(".manifest.json") or path.name == "manifest.json":
+            continue
+        try:
+            result = read_result(path)
+        except UserInputError:
+            continue
+        object.__setattr__(result, "_source", str(path))
+        found.append(result)
+    return found
+
+
+def write_assay_scorecard(report: AssayReport, *, title: str | None = None) -> Path:
+    """The scorecard of every result under the assay's folder, with the verdicts, failures and
+    skips of this run; returns the HTML path."""
+    from chemassay.report.scorecard import build_scorecard, write_report
+
+    results = results_under(report.out)
+    name = title or (f"chemassay assay: {report.model}" if isinstance(report.model, str) else "chemassay assay")
+    card = build_scorecard(results, title=name)
+    card.assay = report
+    html, _markdown = write_report(card, report.out)
+    return html
