@@ -14,19 +14,65 @@ def test_result_round_trip_and_contract_fields(tmp_path):
         suite="generation", task="metrics",
         metrics={"valid": np.float64(0.5), "FCD/Test": float("nan"), "n_input": np.int64(3)},
         n=2, skipped=[SkippedItem(line=4, reason="invalid SMILES")],
-        inputs=[input_ref(data)], config={"seed": 0}, elapsed_s=0.25,
-        per_item=[{"smiles": "CCO", "ok": True}],
+        inputs=[input_ref(data)], config={"seed": 0}, elapsed_s=0.25, setting={"dataset": "moses", "none": None},
     )
     path = result.write(tmp_path / "out" / "result.json")
     raw = json.loads(path.read_text())
-    for key in ("suite", "task", "metrics", "n", "skipped", "dataset", "inputs", "config", "versions", "elapsed_s"):
+    for key in ("suite", "task", "metrics", "n", "skipped", "dataset", "setting", "quick", "inputs", "config",
+                "versions", "elapsed_s", "details"):
         assert key in raw
     assert raw["metrics"] == {"valid": 0.5, "FCD/Test": None, "n_input": 3}
     assert set(raw["versions"]) >= {"chemassay", "rdkit", "python"}
-    assert raw["per_item"][0]["smiles"] == "CCO"
+    assert raw["setting"] == {"dataset": "moses"} and raw["quick"] is False and raw["details"] is None
     again = read_result(path)
     assert again.n == 2 and again.skipped[0].line == 4
     assert "generation / metrics" in again.summary()
+
+
+def test_the_schema_is_closed(tmp_path):
+    """A field the schema does not declare is refused, on building and on reading; per-suite
+    fields live in the suite's typed details."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="per_item"):
+        Result(suite="generation", task="evaluate", metrics={}, n=0, per_item=[{"smiles": "CCO"}])
+    with pytest.raises(ValidationError, match="index_of"):
+        SkippedItem(reason="x", index_of=3)
+    path = tmp_path / "extra.json"
+    raw = json.loads(Result(suite="generation", task="evaluate", metrics={}, n=0).to_json())
+    path.write_text(json.dumps({**raw, "breakdowns": {}}))
+    with pytest.raises(UserInputError, match="breakdowns"):
+        read_result(path)
+    raw["details"] = {"not_a_field": 1}
+    path.write_text(json.dumps(raw))
+    with pytest.raises(UserInputError, match="field .details"):
+        read_result(path)
+
+
+def test_make_result_fills_timing_inputs_and_model_identity(tmp_path):
+    import time
+
+    from chemassay.report.result import make_result
+
+    data = tmp_path / "samples.txt"
+    data.write_text("CCO\n")
+
+    class Sampler:
+        name = "sampler"
+
+        def sample(self, n, seed=0):
+            return ["CCO"] * n
+
+        def describe(self):
+            return {"temperature": 1.0}
+
+    started = time.perf_counter() - 2.0
+    result = make_result("generation", "evaluate", metrics={"valid": 1.0}, n=1, model=Sampler(),
+                         spec="python:my:Sampler", inputs=[data, tmp_path / "not-written.txt"], started=started)
+    assert result.elapsed_s >= 2.0
+    assert result.model.spec == "python:my:Sampler" and result.model.name == "sampler"
+    assert result.model.parameters == {"temperature": 1.0} and len(result.model.checksum) == 64
+    assert result.inputs[0].sha256 == input_ref(data).sha256 and result.inputs[1].sha256 is None
 
 
 def test_reading_a_non_result_is_a_user_error(tmp_path):
