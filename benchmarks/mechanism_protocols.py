@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import chemassay.mechanism as mechanism
+
 from chemassay.report.intervals import percentile_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -119,6 +119,7 @@ def baseline_effect(resamples: int = 1000, seed: int = 0) -> None:
     """S_total / S_partial of the nearest-neighbour baseline under each weighting, with
     intervals and the paired difference to the shipped weights."""
     import chemassay.mechanism as mechanism
+
     from chemassay.report.intervals import percentile_interval
 
     run = mechanism.predict("nearest-neighbour", "gold")

@@ -141,10 +141,10 @@ def test_align_steps_consumes_each_side_by_tag():
 def test_missing_gallery_fields_are_named():
     from chemassay.report.result import Result
 
-    bare = Result(suite="stoichiometry", task="evaluate", metrics={}, n=1, rows=[{"line": 1, "balance": "DEF"}])
+    bare = Result(suite="stoichiometry", task="evaluate", metrics={}, n=1)
     assert "rows[i].prediction" in suite_gallery("stoichiometry", [bare]).missing
     assert "items = [{id, reactants, target" in suite_gallery("reaction-ood", [Result(suite="reaction-ood", task="evaluate", metrics={}, n=1)]).missing
-    assert "misses = [" in suite_gallery("robustness", [Result(suite="robustness", task="retrieve", metrics={}, n=1)]).missing
+    assert "misses = [" in suite_gallery("robustness", [Result(suite="robustness", task="evaluate", metrics={}, n=1)]).missing
     assert "gold_steps" in suite_gallery("mechanism", [Result(suite="mechanism", task="evaluate", metrics={}, n=1)]).missing
     assert suite_gallery("generation", []) is None
 
