@@ -43,6 +43,7 @@ def cli(capsys):
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         finally:
             settings.quiet = False
+            settings.refresh = False
             settings.debug = False
         captured = capsys.readouterr()
         return CliOutcome(code, captured.out, captured.err)

@@ -43,12 +43,16 @@ def root(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summaries."),
     no_store: bool = typer.Option(False, "--no-store", help="Do not record results in the results store "
                                   "(also: CHEMASSAY_NO_STORE=1)."),
+    refresh: bool = typer.Option(False, "--refresh", help="Ask models behind endpoints again instead of answering "
+                                 "from the response cache, and overwrite the cached answers (per model: refresh=true; "
+                                 "no cache at all: cache=false)."),
 ) -> None:
     """chemassay: does this model understand chemistry, or does it pattern-match?"""
     from chemassay.report.store import set_recording
 
     settings.debug = debug
     settings.quiet = quiet
+    settings.refresh = refresh
     set_recording(not no_store)
     install_terminal_output()
 

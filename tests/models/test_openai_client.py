@@ -194,3 +194,16 @@ def test_an_interrupted_batch_keeps_what_it_received(server, isolated_home):
     rerun = OpenAIChatClient(server.base_url, "m", cache=KeyValueStore("llm-responses"))
     rerun.complete_many([conversation(i) for i in range(30)], concurrency=4)
     assert rerun.stats.cached == 5 and rerun.stats.new == 25
+
+
+def test_the_refresh_flag_asks_every_endpoint_model_again(server, isolated_home, cli, tmp_path):
+    source = tmp_path / "src.txt"
+    source.write_text("{1}CC(=O)Cl.{1}OCC\n")
+    spec = f"openai:m,base_url={server.base_url}"
+    args = ("stoichiometry", "predict", "--model", spec, "--src", source, "--out", tmp_path / "p.txt")
+    assert cli(*args).code == 0
+    asked = len(server.requests)
+    assert cli(*args).code == 0 and len(server.requests) == asked  # answered from the cache
+    refreshed = cli("--refresh", *args)
+    assert refreshed.code == 0 and len(server.requests) == asked + 1
+    assert "1 new, 0 from cache" in refreshed.stderr + refreshed.stdout

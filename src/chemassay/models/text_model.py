@@ -275,6 +275,12 @@ OPENAI_OPTIONS = {
 }
 
 
+def _settings():
+    from chemassay.runtime.progress import settings
+
+    return settings
+
+
 def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
     """An :class:`~chemassay.models.openai_chat.OpenAIChatClient` for an ``openai:MODEL`` spec."""
     from chemassay.models.openai_chat import OpenAIChatClient, split_base_urls
@@ -309,7 +315,7 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
         timeout=timeout, max_retries=option_int(spec, "retries", 5, minimum=0), params=params, backoff=backoff,
         max_answer_bytes=option_int(spec, "max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES, minimum=1),
         cache=KeyValueStore("llm-responses") if use_cache else None,
-        refresh=option_bool(spec, "refresh", bool(context.get("refresh", False))),
+        refresh=option_bool(spec, "refresh", bool(context.get("refresh", _settings().refresh))),
         revision=spec.options.get("revision") or None,
     )
 

@@ -34,6 +34,9 @@ class Settings:
 
     quiet: bool = False
     debug: bool = False
+    refresh: bool = False
+    """Ask models behind endpoints again instead of answering from the response cache (and
+    overwrite the cached answers): ``chemassay --refresh ...``."""
 
 
 settings = Settings()
