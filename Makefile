@@ -30,6 +30,9 @@ demo: install
 	$(BIN)/chemassay demo --out reports/demo
 
 test: install
+	# MOSES (from its official location or the molsets wheel on PyPI): the generation tests and
+	# the end-to-end assay test score against the real MOSES test sets
+	$(BIN)/chemassay data fetch moses
 	$(BIN)/python -m pytest
 
 test-slow: install

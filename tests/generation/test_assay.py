@@ -76,7 +76,7 @@ def test_a_result_on_the_moses_test_set_is_named_moses_and_meets_the_papers_rows
     samples = TRAIN.read_text().splitlines()[1:200]
     result = generation.evaluate(samples, test="moses", scaffold_test=None, train=None, bootstrap=0,
                                  plot=tmp_path / "p.png")
-    assert result.dataset.name == "moses" and result.setting == {}
+    assert result.dataset.name == "moses" and result.setting == {"samples": "199"}
     card = build_scorecard([result], resamples=0)
     (section,) = card.sections
     published = [row for board in section.leaderboards for row in board.rows if row.published]
@@ -168,5 +168,5 @@ def test_quick_assay_with_the_built_in_baseline(moses_home, tmp_path):
     report = assay(None, suites=["generation"], quick=True, out=tmp_path, scorecard=False)
     (result,) = report.results
     assert report.suites[0].spec == "ngram" and result.quick
-    assert result.dataset.name == "moses" and result.setting == {} and result.details.counts.input == 1_000
+    assert result.dataset.name == "moses" and result.setting == {"samples": "1000"} and result.details.counts.input == 1_000
     assert 0.15 < result.metrics["valid"] < 0.35  # the paper's n-gram: 0.2376 on 30,000 samples

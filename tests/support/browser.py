@@ -96,13 +96,16 @@ class Browser:
             if event.get("method") == method and event.get("sessionId") == session:
                 return event
 
-    def open_page(self, url: str) -> str:
-        """Open ``url`` in a new tab with console and log capture on; returns the session id
-        once the page's load event fired."""
+    def open_page(self, url: str, width: int | None = None, height: int = 900) -> str:
+        """Open ``url`` in a new tab with console and log capture on (in a window ``width``
+        pixels wide when given); returns the session id once the page's load event fired."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
             self.send(domain, session=session)
+        if width is not None:
+            self.send("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
         self.send("Page.navigate", {"url": url}, session=session)
         self.wait_for("Page.loadEventFired", session)
         return session

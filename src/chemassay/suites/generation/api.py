@@ -242,7 +242,8 @@ def evaluate(
     listed in ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty``
     get 95 % bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none).
     ``plot`` writes the property-distribution PNG there. The result names the dataset
-    ``moses`` when the test set is MOSES's (its published tables have no other setting) and
+    ``moses`` when the test set is MOSES's, with the setting ``{"samples": N}`` (the MOSES
+    protocol draws 30,000; its published tables state no other setting), and
     carries typed details (:class:`~chemassay.suites.generation.details.EvaluateDetails`):
     ``counts``, ``warnings``, ``references``, ``timings_s``, ``estimates``, ``chunks``,
     ``resumed_chunks`` and ``plot``.
@@ -392,6 +393,8 @@ def evaluate(
         item_scores=evaluation.item_scores,
         skipped=skipped,
         dataset=dataset,
+        # the MOSES protocol draws 30,000 samples per model; the setting says how many these are
+        setting={"samples": str(evaluation.n_input)} if dataset is not None and dataset.name == "moses" else {},
         inputs=inputs,
         config=config,
         started=started,
