@@ -207,6 +207,18 @@ def train(
     return train_spec(model, train, limit=limit, n_jobs=n_jobs, show_progress=show_progress)
 
 
+def _unique_k(k: int | Sequence[int] | None) -> tuple[int, ...]:
+    """The ``unique@k`` values to compute (``k`` as MOSES's ``get_all_metrics`` takes it)."""
+    from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K
+
+    if k is None:
+        return tuple(DEFAULT_UNIQUE_K)
+    values = [k] if isinstance(k, int) else list(k)
+    if not values or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in values):
+        raise UserInputError(f"k must be a positive whole number or a list of them (unique@k), got {k!r}")
+    return tuple(dict.fromkeys(values))
+
+
 def evaluate(
     samples: SmilesInput | None = None,
     *,
@@ -229,6 +241,7 @@ def evaluate(
     chunk_rows: int | None = None,
     intdiv_exact_max: int | None = None,
     context: Mapping[str, Any] | None = None,
+    k: int | Sequence[int] | None = None,
 ) -> Result:
     """Every MOSES metric of generated molecules, as ``moses.get_all_metrics`` computes them.
 
@@ -241,6 +254,10 @@ def evaluate(
     a list, and ``None`` leaves its metrics out. Invalid strings are counted (``valid``) and
     listed in ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty``
     get 95 % bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none).
+    ``k`` chooses the ``unique@k`` metrics as ``get_all_metrics(gen, k=...)`` does (an int or
+    a list; default 1,000 and 10,000). When fewer valid molecules than ``k`` are given, MOSES
+    divides by the number available: the value is then ``unique@N`` of all ``N``, and a warning
+    (in ``details.warnings`` and once through the ``chemassay`` logger) says so.
     ``plot`` writes the property-distribution PNG there. The result names the dataset
     ``moses`` when the test set is MOSES's, with the setting ``{"samples": N}`` (the MOSES
     protocol draws 30,000; its published tables state no other setting), and
@@ -272,7 +289,7 @@ def evaluate(
     from chemassay.models import in_memory_ref, model_ref, predictions_ref
     from chemassay.report.intervals import attach_intervals
     from chemassay.runtime.files import ensure_writable
-    from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K, evaluate_samples
+    from chemassay.suites.generation.metrics import evaluate_samples
     from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX
     from chemassay.suites.generation.stream import CHUNK_ROWS
 
@@ -334,11 +351,12 @@ def evaluate(
 
             need_file(spec, "reference SMILES")
 
+    unique_k = _unique_k(k)
     evaluation = evaluate_samples(
         smiles, test=test, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs, device=device,
         batch_size=batch_size, show_progress=show_progress, scheduler=scheduler, n_threads=n_threads,
         work_dir=work_dir, chunk_rows=chunk_rows, input_sha256=input_sha256, intdiv_exact_max=intdiv_exact_max,
-        seed=seed,
+        seed=seed, unique_k=unique_k,
     )
     skipped = [
         SkippedItem(line=bad.line, item=bad.smiles, reason=failures.get(bad.index) or f"invalid SMILES: {bad.reason}",
@@ -355,7 +373,7 @@ def evaluate(
     dataset = DatasetRef(name=MOSES if _is_moses_test(test) else test_stats.name, sha256=test_stats.sha256)
     config.update({
         "test": _describe_set(test), "scaffold_test": _describe_set(scaffold_test), "train": _describe_set(train),
-        "n_jobs": n_jobs, "device": device, "batch_size": batch_size, "unique_k": list(DEFAULT_UNIQUE_K),
+        "n_jobs": n_jobs, "device": device, "batch_size": batch_size, "unique_k": list(unique_k),
         "fingerprint": "Morgan radius 2, 1024 bits", "bootstrap": bootstrap,
         "scheduler": scheduler, "chunk_rows": chunk_rows or CHUNK_ROWS,
         "intdiv": "estimate" if "IntDiv" in evaluation.estimates else "exact",

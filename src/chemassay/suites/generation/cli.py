@@ -87,6 +87,16 @@ def properties_plot_path(out: Path) -> Path:
     return out.with_name(out.stem + ".properties.png")
 
 
+def _k_values(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise UserInputError(f"--k {text}: expected whole numbers above 0, e.g. --k 1000,10000")
+    return values
+
+
 @app.command("evaluate")
 def evaluate_command(
     gen: Path | None = typer.Argument(
@@ -129,6 +139,8 @@ def evaluate_command(
         None, "--intdiv-exact-max", min=0,
         help="Above this many distinct molecules IntDiv is estimated on one CPU (100000; exact with cuda or --scheduler).",
     ),
+    unique_k: str = typer.Option("1000,10000", "--k", metavar="K[,K...]",
+                                 help="The unique@k values, as MOSES's get_all_metrics(gen, k=...)."),
 ) -> None:
     """Every MOSES metric of generated SMILES (values as the MOSES reference code computes them)."""
     import warnings
@@ -155,10 +167,11 @@ def evaluate_command(
             bootstrap=bootstrap, n_jobs=n_jobs, device=device, batch_size=batch_size,
             plot=properties_plot_path(out) if out is not None and plot else None, samples_out=samples,
             show_progress=_show_progress(), scheduler=scheduler, n_threads=threads, work_dir=work_dir,
-            chunk_rows=chunk_rows, intdiv_exact_max=intdiv_exact_max,
+            chunk_rows=chunk_rows, intdiv_exact_max=intdiv_exact_max, k=_k_values(unique_k),
         )
     for warning in result.details.warnings:
-        info(f"warning: {warning}")
+        if not warning.startswith("Can't compute unique@"):  # those are printed once as they happen
+            info(f"warning: {warning}")
     emit(result, out)
     finish_requests(result.requests)
 

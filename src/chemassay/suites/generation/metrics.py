@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -474,7 +473,11 @@ def evaluate_samples(
     )
     for warning in result.warnings:
         if warning.startswith("Can't compute unique@"):
-            warnings.warn(warning, stacklevel=2)
+            # once, as a line (the CLI prints it; a Python user sees it once from logging),
+            # and in the result's details.warnings
+            from chemassay.runtime.progress import warn
+
+            warn(warning)
     ordered = {key: result.metrics[key] for key in METRIC_KEYS if key in result.metrics}
     ordered.update({key: value for key, value in result.metrics.items() if key not in ordered})
     timings = {"references": reference_seconds, **result.timings}
