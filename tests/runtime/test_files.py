@@ -30,3 +30,26 @@ def test_plain_file_mode_undoes_a_private_file(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(private.stat().st_mode) == 0o666 & ~umask
+
+
+def test_files_written_through_a_temporary_file_get_the_usual_mode(tmp_path):
+    """A picture, a cleaned table and a downloaded file are as readable as a plain open() makes
+    them (mkstemp's 0600 is not kept)."""
+    import os
+
+    import pandas as pd
+
+    from chemassay.suites.reaction_ood.clean import write_table
+    from chemassay.suites.stoichiometry.plots import plot_baselines
+
+    umask = os.umask(0o022)
+    try:
+        scores = {("copy", split): {"EM": 0.5, "JAC": 0.6, "F1": 0.7, "mol_F1": 0.8}
+                  for split in ("test_in", "test_cross", "test_out")}
+        picture = plot_baselines(scores, tmp_path / "b.png", "t")
+        table = tmp_path / "clean.csv"
+        write_table([pd.DataFrame({"rxn_smiles": ["CC(=O)Cl.OCC>>CCOC(C)=O"]})], table)
+    finally:
+        os.umask(umask)
+    for path in (picture, table):
+        assert path.stat().st_mode & 0o777 == 0o644, path

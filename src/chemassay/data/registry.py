@@ -28,7 +28,7 @@ from pathlib import Path
 
 from chemassay.errors import ChecksumError, ChemassayError, UserInputError
 from chemassay.runtime.cache import chemassay_home
-from chemassay.runtime.files import atomic_write_text, sha256_file
+from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
 
 BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
 
@@ -402,6 +402,7 @@ def _install_verified(tmp: Path, entry: DataFile, target: Path) -> None:
     final = target / entry.name
     _verify(tmp, entry, pin_as=final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    plain_file_mode(tmp)  # mkstemp makes it 0600
     os.replace(tmp, final)
 
 

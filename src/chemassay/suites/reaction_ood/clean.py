@@ -60,6 +60,7 @@ from chemassay.chem.molecules import (
 )
 from chemassay.chem.tokenizer import SMILES_TOKEN_PATTERN, TokenizationError
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import plain_file_mode
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.runtime.progress import progress_task
 
@@ -609,6 +610,7 @@ def write_table(frames: Iterable[pd.DataFrame], out: str | os.PathLike, *, datas
             pq.write_table(empty, tmp)
         elif rows == 0:
             pd.DataFrame(columns=list(CLEAN_COLUMNS)).to_csv(tmp, index=False)
+        plain_file_mode(tmp)  # mkstemp makes it 0600
         os.replace(tmp, target)
     finally:
         if writer is not None:

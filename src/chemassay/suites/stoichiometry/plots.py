@@ -77,12 +77,15 @@ def plot_baselines(scores: Mapping[tuple[str, str], Mapping[str, float | None]],
 
     import matplotlib.pyplot as plt
 
+    from chemassay.runtime.files import plain_file_mode
+
     figure = baselines_figure(scores, title, intervals=intervals)
     target = Path(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".png", dir=target.parent)
     os.close(handle)
     try:
         figure.savefig(temporary, dpi=110, format="png")
+        plain_file_mode(temporary)  # mkstemp makes it 0600; a picture is as readable as any file
         os.replace(temporary, target)
     finally:
         plt.close(figure)
