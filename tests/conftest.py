@@ -83,3 +83,14 @@ def browser():
         yield instance
     finally:
         instance.close()
+
+
+@pytest.fixture
+def toy_suite():
+    """Register the toy sixth suite ``formula`` (tests/support/toy_suite) for one test."""
+    from chemassay.suites import register_suite, unregister_suite
+    from support.toy_suite import SUITE
+
+    register_suite(SUITE)
+    yield SUITE
+    unregister_suite(SUITE.name)

@@ -12,17 +12,6 @@ import pytest
 from chemassay.errors import UserInputError
 
 
-@pytest.fixture
-def toy_suite():
-    """Register the toy ``formula`` suite for one test."""
-    from chemassay.suites import register_suite, unregister_suite
-    from support.toy_suite import SUITE
-
-    register_suite(SUITE)
-    yield SUITE
-    unregister_suite(SUITE.name)
-
-
 def test_a_sixth_suite_is_one_package_plus_one_registration(toy_suite, cli, tmp_path):
     import chemassay
     from chemassay.data import list_specs

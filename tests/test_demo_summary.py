@@ -3,18 +3,6 @@ each suite's verdict and what its baseline shows; ``--help`` lists the suites.""
 
 from __future__ import annotations
 
-import pytest
-
-
-@pytest.fixture
-def toy_suite():
-    from chemassay.suites import register_suite, unregister_suite
-    from support.toy_suite import SUITE
-
-    register_suite(SUITE)
-    yield SUITE
-    unregister_suite(SUITE.name)
-
 
 def test_demo_runs_the_baselines_through_the_assay_and_names_the_scorecard(toy_suite, cli, tmp_path):
     outcome = cli("demo", "--suite", "formula", "--out", tmp_path)

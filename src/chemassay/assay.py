@@ -103,6 +103,26 @@ class SuiteAssay:
         return ""
 
 
+def metric_text(result: Result, key: str, *, label: str | None = None, percent: bool = False,
+                digits: int | None = None) -> str:
+    """``label value [low, high]`` of one metric of a result, for a verdict line (``label –``
+    when the result has no finite value; the interval only when it has one). ``percent``
+    prints a fraction as a percentage (``36.9 % [34.8, 39.1]``)."""
+    import math
+
+    name = "" if label == "" else f"{label or key} "
+    value = result.metrics.get(key)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return f"{name}–"
+    scale, places = (100.0, 1 if digits is None else digits) if percent else (1.0, 3 if digits is None else digits)
+    unit = " %" if percent else ""
+    text = f"{name}{scale * value:.{places}f}{unit}"
+    interval = result.intervals.get(key)
+    if interval is not None and interval.low is not None and interval.high is not None:
+        text += f" [{scale * interval.low:.{places}f}, {scale * interval.high:.{places}f}]"
+    return text
+
+
 @dataclass
 class TaskOutcome:
     """What became of one task."""

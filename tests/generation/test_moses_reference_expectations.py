@@ -7,10 +7,9 @@ changed since the value 0.5238 was recorded), so it is pinned to today's value i
 
 from __future__ import annotations
 
+import chemassay.generation as generation
 import numpy as np
 import pytest
-
-import chemassay.generation as generation
 
 GEN = ["CNC", "Oc1ccccc1-c1cccc2cnccc12", "INVALID", "CCCP", "Cc1noc(C)c1CN(C)C(=O)Nc1cc(F)cc(F)c1",
        "Cc1nc(NCc2ccccc2)no1-c1ccccc1"]

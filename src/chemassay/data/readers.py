@@ -18,17 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import need_file
 
 SMILES_COLUMN_NAMES = ("smiles", "SMILES", "Smiles", "canonical_smiles", "smi")
 
 
 def _readable(path: str | os.PathLike) -> Path:
-    target = Path(path)
-    if not target.exists():
-        raise UserInputError(f"{target}: no such file")
-    if target.is_dir():
-        raise UserInputError(f"{target}: is a directory, expected a file")
-    return target
+    return need_file(path, "")
 
 
 class _CheckedText(io.TextIOWrapper):

@@ -117,10 +117,11 @@ def need_file(path: str | os.PathLike, what: str = "input") -> Path:
     from chemassay.errors import UserInputError
 
     target = Path(path)
+    kind = f"{what} file" if what else "file"
     if not target.exists():
-        raise UserInputError(f"{target}: no such {what} file")
+        raise UserInputError(f"{target}: no such {kind}")
     if target.is_dir():
-        raise UserInputError(f"{target}: is a directory, expected a {what} file")
+        raise UserInputError(f"{target}: is a directory, expected a {kind}")
     return target
 
 

@@ -26,7 +26,7 @@ import hashlib
 import math
 from functools import partial
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, metric_text
 from chemassay.report.result import Result
 
 PROTOCOL = "generator"
@@ -80,15 +80,7 @@ def run_moses(ctx: AssayContext, *, n: int) -> Result:
 
 
 def _value(result: Result, key: str, label: str | None = None) -> str:
-    value = result.metrics.get(key)
-    name = label or key
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return f"{name} –"
-    text = f"{name} {value:.3f}"
-    interval = result.intervals.get(key)
-    if interval is not None and interval.low is not None and interval.high is not None:
-        text += f" [{interval.low:.3f}, {interval.high:.3f}]"
-    return text
+    return metric_text(result, key, label=label)
 
 
 def best_published_fcd() -> tuple[str, float] | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from functools import partial
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, metric_text
 from chemassay.report.result import Result
 
 PROTOCOL = "mechanism-predictor"
@@ -50,14 +50,7 @@ def run_one_shot(ctx: AssayContext, *, limit: int | None) -> Result:
 
 
 def _interval(result: Result, key: str) -> str:
-    value = result.metrics.get(key)
-    if not isinstance(value, (int, float)):
-        return f"{key} –"
-    text = f"{key} {value:.3f}"
-    interval = result.intervals.get(key)
-    if interval is not None and interval.low is not None and interval.high is not None:
-        text += f" [{interval.low:.3f}, {interval.high:.3f}]"
-    return text
+    return metric_text(result, key)
 
 
 def best_published(prompt: str = "one-shot") -> tuple[str, float] | None:

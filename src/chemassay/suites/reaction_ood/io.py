@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import need_file
 from chemassay.suites.reaction_ood.years import normalize_patent_id, years_from_patents
 
 STANDARD_COLUMNS = ("rxn_smiles", "document_id", "authors", "year", "class_code", "assignee", "source_row")
@@ -113,11 +114,7 @@ def detect_format(path: str | os.PathLike) -> str:
 
 
 def _check_path(path: str | os.PathLike) -> Path:
-    target = Path(path)
-    if not target.exists():
-        raise UserInputError(f"{target}: no such file")
-    if target.is_dir():
-        raise UserInputError(f"{target}: is a directory, expected a reaction file")
+    target = need_file(path, "")
     return target
 
 

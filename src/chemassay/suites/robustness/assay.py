@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from functools import partial
 
-from chemassay.assay import ENDPOINT_KINDS, AssayContext, AssayTask, SuiteAssay
+from chemassay.assay import ENDPOINT_KINDS, AssayContext, AssayTask, SuiteAssay, metric_text
 from chemassay.report.result import Result
 
 PAPER_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber_amore")
@@ -99,14 +99,7 @@ def _endpoint_requests(spec: str, name: str, limit: int | None) -> int | None:
 
 
 def _percent(result: Result, key: str) -> str:
-    value = result.metrics.get(key)
-    if not isinstance(value, (int, float)) or value != value:
-        return "–"
-    text = f"{100 * value:.1f} %"
-    interval = result.intervals.get(key)
-    if interval is not None and interval.low is not None and interval.high is not None:
-        text += f" [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
-    return text
+    return metric_text(result, key, label="", percent=True)
 
 
 def _signed(result: Result, key: str) -> str:
