@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = [("quick, cold cache", root / "quick-cold", ["--quick"]),
                 ("quick, warm cache", root / "quick-warm", ["--quick"])]
         if args.full:
-            runs.append(("full, warm cache", root / "full", []))
+            runs.append(("full, after the quick runs (it builds its own full-size data)", root / "full", []))
         for label, out, extra in runs:
             wall, manifest = run_assay(out, home, *extra, "--n-jobs", args.n_jobs)
             print(f"\n{label}: {wall:,.1f} s wall in all")
