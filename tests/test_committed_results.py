@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 CASES = [
     (["mechanism_weights.py", "--table"], "mechanism_weights.json.gz", "docs/mechanism.md"),
+    (["stoichiometry_baselines.py", "--table"], "stoichiometry_baselines.json.gz", "docs/stoichiometry.md"),
 ]
 
 
