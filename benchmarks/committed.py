@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import platform
 import resource
@@ -59,18 +60,29 @@ class Clock:
                 "load_average": round(os.getloadavg()[0], 2)}
 
 
+def plain(value: Any) -> Any:
+    """``value`` with every NaN or infinite float as ``None`` (strict JSON), recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 def write_summary(name: str, data: dict[str, Any], *, clock: Clock | None = None, packages: tuple[str, ...] = (),
                   command: str | None = None, folder: Path = RESULTS) -> Path:
     """Write ``data`` with the versions, the command and the elapsed time to
     ``folder/NAME.json.gz`` (sorted keys, no timestamp in the gzip header: the same numbers
     give the same bytes apart from the recorded times)."""
-    record = {**data, "versions": versions(*packages),
+    record = {**plain(data), "versions": versions(*packages),
               "command": command or "python " + " ".join([f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])}
     if clock is not None:
         record["elapsed"] = clock.elapsed()
     path = folder / f"{name}.json.gz"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(record, sort_keys=True, indent=None, separators=(",", ":"))
+    text = json.dumps(record, sort_keys=True, indent=None, separators=(",", ":"), allow_nan=False)
     path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
     print(f"wrote {path} ({path.stat().st_size / 1024:.1f} KiB)", file=sys.stderr)
     return path
