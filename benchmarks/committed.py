@@ -71,13 +71,19 @@ def plain(value: Any) -> Any:
     return value
 
 
+def command_line(argv: list[str]) -> str:
+    """The command that ran, as the docs write it: ``python benchmarks/SCRIPT ARGS``, with an
+    absolute path argument (a folder of this machine's) written as ``DIR``."""
+    words = [f"benchmarks/{Path(argv[0]).name}"] + ["DIR" if Path(word).is_absolute() else word for word in argv[1:]]
+    return "python " + " ".join(words)
+
+
 def write_summary(name: str, data: dict[str, Any], *, clock: Clock | None = None, packages: tuple[str, ...] = (),
                   command: str | None = None, folder: Path = RESULTS) -> Path:
     """Write ``data`` with the versions, the command and the elapsed time to
     ``folder/NAME.json.gz`` (sorted keys, no timestamp in the gzip header: the same numbers
     give the same bytes apart from the recorded times)."""
-    record = {**plain(data), "versions": versions(*packages),
-              "command": command or "python " + " ".join([f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])}
+    record = {**plain(data), "versions": versions(*packages), "command": command or command_line(sys.argv)}
     if clock is not None:
         record["elapsed"] = clock.elapsed()
     path = folder / f"{name}.json.gz"

@@ -22,6 +22,7 @@ CASES = [
     (["mechanism_weights.py", "--table"], "mechanism_weights.json.gz", "docs/mechanism.md"),
     (["stoichiometry_baselines.py", "--table"], "stoichiometry_baselines.json.gz", "docs/stoichiometry.md"),
     (["generation_ngram_scores.py", "table"], "generation_ngram.json.gz", "docs/generation.md"),
+    (["mechanism_learned.py", "--table"], "mechanism_learned.json.gz", "docs/mechanism.md"),
 ]
 
 
