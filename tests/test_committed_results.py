@@ -23,6 +23,7 @@ CASES = [
     (["stoichiometry_baselines.py", "--table"], "stoichiometry_baselines.json.gz", "docs/stoichiometry.md"),
     (["generation_ngram_scores.py", "table"], "generation_ngram.json.gz", "docs/generation.md"),
     (["mechanism_learned.py", "--table"], "mechanism_learned.json.gz", "docs/mechanism.md"),
+    (["reaction_ood_baseline.py", "--table"], "reaction_ood_baseline.json.gz", "docs/reaction-ood.md"),
 ]
 
 
