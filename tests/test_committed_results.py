@@ -24,6 +24,7 @@ CASES = [
     (["generation_ngram_scores.py", "table"], "generation_ngram.json.gz", "docs/generation.md"),
     (["mechanism_learned.py", "--table"], "mechanism_learned.json.gz", "docs/mechanism.md"),
     (["reaction_ood_baseline.py", "--table"], "reaction_ood_baseline.json.gz", "docs/reaction-ood.md"),
+    (["robustness_models.py", "--table"], "robustness_models.json.gz", "docs/robustness.md"),
 ]
 
 
