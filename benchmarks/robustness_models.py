@@ -43,7 +43,8 @@ LM_SIZES = {"encoder": {"steps": 1500, "layers": 4}, "decoder": {"steps": 1500, 
 """Steps and layers (each side for the encoder-decoder) per family."""
 SUMMARY = "robustness_models"
 TRAINING_KEYS = ("data", "n_train", "n_valid", "config", "finished", "epochs_done", "stopped_by", "best_val_loss",
-                 "parameters", "train_seconds", "cpu_seconds_this_call", "validation")
+                 "parameters", "train_seconds", "cpu_seconds_this_call", "validation", "train_loss_first",
+                 "train_loss_last", "val_loss_per_epoch", "global_step")
 """What the summary keeps of a checkpoint's ``train_manifest.json``."""
 GNN_CONFIG = {"data": "solubility", "target": "logS", "hidden": 128, "layers": 4, "epochs": 60,
               "steps_per_epoch": 32, "batch_size": 32, "seed": 0}
@@ -152,6 +153,40 @@ def _best_layers(by_model: dict, title: str) -> list[str]:
                 cells.append("-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+REFERENCE_MODELS = {
+    "encoder": ("RoBERTa, 4 layers × 128, 4 heads, FFN 512", "100,000 MOSES train SMILES (seed 0)",
+                ("mlm_loss", "masked-LM loss"), ("masked_accuracy", "masked-token accuracy {} %")),
+    "decoder": ("GPT-2, 4 layers × 128, 4 heads, FFN 512", "the same",
+                ("clm_loss", "next-token loss"), ("next_token_accuracy", "next-token accuracy {} %")),
+    "encoder-decoder": ("BART, 2 + 2 layers × 128, 4 heads, FFN 512", "the same",
+                        ("denoising_loss", "denoising loss"),
+                        ("reconstruction_accuracy", "reconstruction token accuracy {} % (teacher forcing)")),
+}
+"""Per family: the architecture and data cells of the docs' reference-models table, and the
+validation keys of its ``train_manifest.json`` with their words."""
+
+
+def reference_models_table(training: dict[str, dict]) -> None:
+    """The docs' table of the three language models trained here (docs/robustness.md,
+    "Reference models (CPU)"), from their training records."""
+    if not all(f"lm-{family}" in training for family in REFERENCE_MODELS):
+        return
+    print("| family | model | parameters | data | steps | training loss (first → last epoch) | validation (1,000 "
+          "held-out MOSES SMILES) | training time: wall / CPU |\n" + "| --- " * 8 + "|")
+    for family, (model, data, (loss_key, loss_words), (accuracy_key, accuracy_words)) in REFERENCE_MODELS.items():
+        record = training[f"lm-{family}"]
+        config, validation = record["config"], record["validation"]
+        steps = f"{config['steps']:,} × {config['batch_size']}"
+        if family != "decoder":  # the docs give the epochs once per run length (the decoder: as the encoder)
+            steps += f" ({record['epochs_done']} epochs of {config['steps_per_epoch']})"
+        print(f"| {family} | {model} | {record['parameters']:,} | {data} | {steps} | "
+              f"{record['train_loss_first']:.3f} → {record['train_loss_last']:.3f} | "
+              f"{loss_words} {validation[loss_key]:.3f}, perplexity {validation['perplexity']:.2f}, "
+              f"{accuracy_words.format(f'{100 * validation[accuracy_key]:.1f}')} | "
+              f"{record['train_seconds']:,.0f} s / {record['cpu_seconds_this_call']:,.0f} s |")
+    print()
 
 
 def load_results(out: Path) -> tuple[dict[str, dict[str, dict]], dict[str, dict]]:
@@ -318,6 +353,7 @@ def main() -> None:
         print(f"(from the committed benchmarks/results/{SUMMARY}.json.gz: models {', '.join(data['models'])})\n")
         print(render(data["results"], data["downstream"]))
         print(quick_start_tables(data["results"]))
+        reference_models_table(data.get("training", {}))
         gnn = data.get("training", {}).get("gnn")
         if gnn:  # the reference network's paragraph
             print(f"quote: {gnn['parameters']:,} parameters; {gnn['n_train']} training and {gnn['n_valid']} "
