@@ -351,8 +351,12 @@ def main() -> None:
     if args.table:
         data = read_summary(SUMMARY)
         print(f"(from the committed benchmarks/results/{SUMMARY}.json.gz: models {', '.join(data['models'])})\n")
-        print(render(data["results"], data["downstream"]))
-        print(quick_start_tables(data["results"]))
+        # the order of load_results (sorted file names), which the summary's sorted keys lost
+        results = {dataset: dict(sorted(models.items(), key=lambda item: f"{item[0]}-{dataset}.json"))
+                   for dataset, models in data["results"].items()}
+        downstream = dict(sorted(data["downstream"].items(), key=lambda item: f"{item[0]}.json"))
+        print("<!-- amore-models:begin -->\n" + render(results, downstream).strip() + "\n<!-- amore-models:end -->\n")
+        print(quick_start_tables(results))
         reference_models_table(data.get("training", {}))
         gnn = data.get("training", {}).get("gnn")
         if gnn:  # the reference network's paragraph

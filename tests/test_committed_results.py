@@ -87,3 +87,14 @@ def test_a_changed_number_is_caught():
     assert missing("| a | 0.53 | 1.0 [0.9, 1.1] |", page) == ["a | 0.53 | 1.0 [0.9, 1.1]"]
     assert missing("| a | 1.0 [0.9, 1.1] | 0.52 |", page)
     assert missing("quote: proton transfer (289 steps) 0.0075 / 0.0036", page)
+
+
+def test_robustness_generated_block_is_the_committed_one():
+    """docs/robustness.md holds the tables ``robustness_models.py --summarize`` generates between
+    two markers; the same tables printed from the committed summary must equal that block."""
+    printed = _run(["robustness_models.py", "--table"])
+    begin, end = "<!-- amore-models:begin -->", "<!-- amore-models:end -->"
+    page = (ROOT / "docs" / "robustness.md").read_text(encoding="utf-8")
+    block = page[page.index(begin):page.index(end) + len(end)]
+    generated = printed[printed.index(begin):printed.index(end) + len(end)]
+    assert generated.splitlines() == block.splitlines()
