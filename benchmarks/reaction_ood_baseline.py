@@ -11,6 +11,12 @@ Usage: ``PYTHONPATH=src python benchmarks/reaction_ood_baseline.py --out reports
 [--n-jobs 2] [--max-test N] [--splits random,document,time,suzuki,chloro_suzuki]``.
 ``--max-test`` evaluates a seeded sample of at most N reactions per test part (quicker; the
 docs table uses the full parts unless it says otherwise).
+
+The docs' run is ``--n-jobs 1 --iterate --summary``: it writes what the docs quote (per test
+part: n, top-k accuracies with their intervals, training and template counts, the per-year and
+per-class breakdowns; the distance medians; the two-round evaluation; the cleaning and template
+counts) to ``benchmarks/results/reaction_ood_baseline.json.gz``. ``--table`` prints the docs'
+tables from that committed file and runs nothing.
 """
 
 from __future__ import annotations
@@ -18,10 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import sys
 import time
 from pathlib import Path
 
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from committed import Clock, read_summary, write_summary  # noqa: E402
 
 from chemassay.suites.reaction_ood.api import split_setting
 from chemassay.suites.reaction_ood.clean import clean_reactions
@@ -51,6 +61,17 @@ SPLITS = {
     "chloro_suzuki": "schneider_reaction_type_chloro_suzuki",
 }
 DATASET = "schneider-50k"
+SUMMARY = "reaction_ood_baseline"
+HEADLINE = ("top1_accuracy", "top5_accuracy", "top10_accuracy", "top1_accuracy_stereo_agnostic")
+SPLIT_LABELS = {"random": "random", "document": "document", "suzuki": "reaction type: Suzuki (3.1) held out",
+                "chloro_suzuki": "reaction type: chloro-Suzuki (3.1.6) held out"}
+PART_LABELS = {("document", "test"): "test (patents seen in training)", ("document", "test_ood"): "test_ood (new patents)",
+               ("suzuki", "test"): "test (other classes)", ("suzuki", "test_ood"): "test_ood (Suzuki)",
+               ("chloro_suzuki", "test_ood"): "test_ood (chloro-Suzuki)"}
+SHIFT_LABELS = {"random": "random", "document": "document", "suzuki": "Suzuki held out:",
+                "chloro_suzuki": "chloro-Suzuki held out:"}
+ADDED_LABELS = {"suzuki": "reaction type: Suzuki, + {n} Suzuki in training",
+                "chloro_suzuki": "reaction type: chloro-Suzuki, + {n} in training"}
 
 
 def log(message: str) -> None:
@@ -90,6 +111,94 @@ def shift_inputs(frame: pd.DataFrame, bank: TemplateBank) -> list[str]:
     return [bank.mapped.get(k) or r for k, r in zip(frame["source_rxn_smiles"], frame["rxn_smiles"], strict=True)]
 
 
+def _breakdown(rows: list[dict]) -> list[dict]:
+    return [{"group": str(r["group"]), "n": int(r["n"]), "top1_accuracy": r["top1_accuracy"],
+             "top5_accuracy": r.get("top5_accuracy")} for r in rows]
+
+
+def _row_labels(row: dict, first_time: bool) -> tuple[str, str]:
+    """The docs' split and test-set cells of one evaluated part."""
+    short, part = row["short"], row["part_key"]
+    if short == "time":
+        years = [int(r["group"]) for r in row["breakdowns"].get("year", [])]
+        span = f" {min(years)}-{max(years)}" if first_time and years else ""
+        return f"time, trained up to {row['cutoff']}", f"all test years{span}"
+    if row.get("ood_train_added"):
+        return ADDED_LABELS[short].format(n=row["ood_train_added"]), part
+    return SPLIT_LABELS[short], PART_LABELS.get((short, part), part)
+
+
+def _spread(values: list[float]) -> str:
+    low, high = round(100 * min(values)), round(100 * max(values))
+    return f"{low}-{high}%" if low != high else f"{low}%"
+
+
+def print_tables(data: dict) -> None:
+    """The tables of docs/reaction-ood.md ("Results: the template-kNN baseline"), and the
+    numbers its prose quotes, from the run's summary dict."""
+    pct = lambda v: "-" if v is None else f"{100 * v:.1f}"  # noqa: E731
+    clean, bank = data.get("clean"), data.get("templates")
+    if clean and bank:
+        removed = clean["removed"]
+        print(f"quote: The {clean['rows_in']:,} reactions clean to {clean['rows_out']:,} "
+              f"({removed['no_new_product_heavy_enough']} removed by the new-product rule, {removed['protonation_only']} as "
+              f"protonations, {clean['duplicates']:,} duplicates); {bank['with_template']:,} of them give a "
+              f"template ({bank['failures']} do not, {bank['unmapped']} has no atom maps)")
+    print("\n| split | test set | n | top-1 | top-5 | top-10 | top-1 stereo-agnostic | training reactions (with "
+          "template) | templates |\n" + "| --- " * 9 + "|")
+    first_time = True
+    for row in data["rows"]:
+        split, part = _row_labels(row, first_time)
+        first_time = first_time and row["short"] != "time"
+        m = row["metrics"]
+        print(f"| {split} | {part} | {row['n']} | {pct(m['top1_accuracy'])} | {pct(m['top5_accuracy'])} | "
+              f"{pct(m.get('top10_accuracy'))} | {pct(m['top1_accuracy_stereo_agnostic'])} | {row['train']} | "
+              f"{row['templates']} |")
+    time_rows = [r for r in data["rows"] if r["short"] == "time"]
+    if time_rows:
+        years = sorted({int(b["group"]) for r in time_rows for b in r["breakdowns"]["year"]})
+        print("\n| trained up to | " + " | ".join(str(y) for y in years) + " |\n| --- |" + " --- |" * len(years))
+        for row in time_rows:
+            values = {int(b["group"]): b["top1_accuracy"] for b in row["breakdowns"]["year"]}
+            print(f"| {row['cutoff']} | " + " | ".join(f"{100 * values[y]:.0f}" if y in values else "-"
+                                                      for y in years) + " |")
+        first, last = time_rows[0], time_rows[-1]
+        early = [b["top1_accuracy"] for b in first["breakdowns"]["year"] if int(b["group"]) <= first["cutoff"] + 3]
+        late = [b["top1_accuracy"] for b in first["breakdowns"]["year"] if int(b["group"]) >= years[-1] - 4]
+        latest = [b["top1_accuracy"] for b in last["breakdowns"]["year"] if int(b["group"]) >= years[-1] - 4]
+        if early and late and latest:
+            print(f"quote: the model trained up to {first['cutoff']} scores {_spread(early)} on {years[0]}-"
+                  f"{first['cutoff'] + 3} and {_spread(late)} on {years[-1] - 4}-{years[-1]}, where the model "
+                  f"trained up to {last['cutoff']} scores {_spread(latest)}")
+    if data.get("shift"):
+        print("\n| test set | reactant space | reaction-difference space |\n| --- | --- | --- |")
+        for row in data["shift"]:
+            short, _, part = row["test set"].partition(" ")
+            print(f"| {SHIFT_LABELS[short]} {part} | {row['reactant median']:.3f} | {row['difference median']:.3f} |")
+    by_part = {(r["short"], r["part_key"]): r for r in data["rows"] if not r.get("ood_train_added")}
+    parts = [("random", "test"), ("document", "test"), ("document", "test_ood")]
+    if all(part in by_part for part in parts):
+        classes = [{b["group"]: b["top1_accuracy"] for b in by_part[part]["breakdowns"]["class_level1"]} for part in parts]
+        print(f"quote: ({by_part[parts[2]]['metrics']['top1_accuracy'] * 100:.1f} vs "
+              f"{by_part[parts[0]]['metrics']['top1_accuracy'] * 100:.1f} top-1")
+        # class 10 (functional-group additions) and 3 (C-C bond formations) over the three parts
+        print(f"quote: are hardest ({_spread([c['10'] for c in classes])};")
+        print(f"quote: easiest ({_spread([c['3'] for c in classes])})")
+        for group in ("2", "3"):
+            print(f"quote: ({group}: {100 * classes[1][group]:.1f} -> {100 * classes[2][group]:.1f}")
+    added = {r["short"]: r for r in data["rows"] if r.get("ood_train_added")}
+    if {"suzuki", "chloro_suzuki"} <= set(added):
+        suzuki, chloro = added["suzuki"], added["chloro_suzuki"]
+        print(f"quote: ({100 * suzuki['metrics']['top1_accuracy']:.1f}% with {suzuki['ood_train_added']} Suzuki "
+              f"reactions, {100 * chloro['metrics']['top1_accuracy']:.1f}% with {chloro['ood_train_added']} chloro-Suzuki)")
+    for row in data.get("iterate", []):
+        first, second = 100 * row["round1_top1_accuracy"], 100 * row["round2_top1_accuracy"]
+        rounds = (f"{first:.2f}% top-1 in round 1 and in round 2" if f"{first:.2f}" == f"{second:.2f}"
+                  else f"{first:.2f}% top-1 in round 1 and {second:.2f}% in round 2")
+        recovered = "nothing recovered" if row["recovered_in_round2"] == 0 else f"{row['recovered_in_round2']} recovered"
+        print(f"quote: {row['n']} test reactions): {rounds}, {recovered}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("reports/reaction-ood-baseline"))
@@ -103,7 +212,19 @@ def main() -> None:
     parser.add_argument("--iterate", action="store_true", help="Also run the two-round Eschweiler-Clarke analysis.")
     parser.add_argument("--rows", type=int, default=None,
                         help="Use only whole patents (seeded) up to this many raw reactions (quick runs).")
+    parser.add_argument("--summary", action="store_true",
+                        help=f"write benchmarks/results/{SUMMARY}.json.gz (what the docs quote; needs the full run)")
+    parser.add_argument("--table", action="store_true", help="print the docs' tables from the committed summary")
     args = parser.parse_args()
+    if args.table:
+        print(f"(from the committed benchmarks/results/{SUMMARY}.json.gz; run without --table to recompute)")
+        print_tables(read_summary(SUMMARY))
+        return
+    if args.summary and (args.max_test or args.rows or args.no_shift or not args.iterate
+                         or args.splits != ",".join(SPLITS)):
+        parser.error("--summary records the docs' run: every split, full test parts, shift and --iterate")
+    clock = Clock()
+    clean_counts = None
     out = args.out
     workdir = args.workdir or out / "cache"
     out.mkdir(parents=True, exist_ok=True)
@@ -119,9 +240,14 @@ def main() -> None:
             raw = whole_documents(raw, args.rows, seed=0)
         t0 = time.perf_counter()
         clean, report = clean_reactions(raw, n_jobs=args.n_jobs)
+        clean_counts = {"rows_in": report.rows_in, "rows_out": report.rows_out, "unparsable": report.unparsable,
+                        "removed": dict(report.removed), "duplicates": report.duplicates}
         log(f"cleaned {report.rows_in} -> {report.rows_out} reactions in {time.perf_counter() - t0:.0f} s")
         clean.to_parquet(clean_path)
     bank = load_bank(clean, workdir, args.n_jobs)
+    failures = sum(isinstance(t, TemplateFailure) for t in bank.templates.values())
+    bank_counts = {"reactions": len(bank.templates), "with_template": len(bank.templates) - failures,
+                   "failures": failures, "unmapped": sum(v is None for v in bank.mapped.values())}
     config = BaselineConfig(n_neighbors=args.n_neighbors)
 
     table: list[dict] = []
@@ -130,7 +256,7 @@ def main() -> None:
     cutoffs: dict[str, int] = {}
     shift_sets: dict[str, tuple] = {}
 
-    def run(model, frame, label, split, part, setting, extra=None, sampled=False):
+    def run(model, frame, label, split, part, setting, extra=None, sampled=False, short=None, part_key=None):
         t0 = time.perf_counter()
         chosen = frame if sampled else sample(frame, args.max_test)
         result = evaluate_part(model, chosen, label=label, dataset=DATASET, k=args.k, n_jobs=args.n_jobs,
@@ -139,11 +265,14 @@ def main() -> None:
         result.write(out / f"{label.replace(' ', '_').replace('+', 'plus')}.json")
         seconds = time.perf_counter() - t0
         m = result.metrics
-        table.append({"split": split, "test set": part, "n": result.n,
-                      "top-1": m["top1_accuracy"], "top-5": m["top5_accuracy"], "top-10": m.get("top10_accuracy"),
-                      "top-1 stereo-agnostic": m["top1_accuracy_stereo_agnostic"],
+        table.append({"split": split, "test set": part, "short": short, "part_key": part_key, "n": result.n,
+                      "metrics": {key: m.get(key) for key in HEADLINE},
+                      "intervals": {key: [result.intervals[key].low, result.intervals[key].high]
+                                    for key in HEADLINE if key in (result.intervals or {})},
+                      "breakdowns": {key: _breakdown(breakdowns_of(result).get(key, [])) for key in ("year", "class_level1")},
                       "train": model.training_report["n_with_template"],
-                      "templates": model.training_report["n_templates"], "seconds": seconds})
+                      "templates": model.training_report["n_templates"], "seconds": round(seconds, 1),
+                      **(extra or {})})
         log(f"{label}: n={result.n} top1 {100 * m['top1_accuracy']:.1f} top5 {100 * m['top5_accuracy']:.1f} "
             f"({seconds:.0f} s, {1000 * seconds / max(1, result.n):.0f} ms/reaction)")
         return result
@@ -163,7 +292,8 @@ def main() -> None:
                 model = train_on_part(parts[part], bank, config=config)
                 label = f"time upto {year}"
                 result = run(model, tests, label, name, f"all test years, trained up to {year}",
-                             {"split": "time", "part": "all test years", "cutoff": str(year)}, sampled=True)
+                             {"split": "time", "part": "all test years", "cutoff": str(year)}, {"cutoff": year},
+                             sampled=True, short=short, part_key="test_years")
                 year_lines[f"≤ {year}"] = [(int(r["group"]), r["top1_accuracy"], int(r["n"]))
                                             for r in breakdowns_of(result).get("year", [])]
                 cutoffs[f"≤ {year}"] = year
@@ -172,7 +302,8 @@ def main() -> None:
         evaluated = ["test"] + (["test_ood"] if "test_ood" in parts else [])
         for part in evaluated:
             label = f"{short} {part}"
-            result = run(model, parts[part], label, name, part, split_setting(kind, settings, part))
+            result = run(model, parts[part], label, name, part, split_setting(kind, settings, part),
+                         short=short, part_key=part)
             bars[label] = result
         shift_sets[short] = (parts["train"], {f"{short} {p}": parts[p] for p in evaluated})
         if kind == "reaction-type" and "ood_train" in parts:
@@ -182,7 +313,7 @@ def main() -> None:
             label = f"{short} test_ood +{len(parts['ood_train'])} ood_train"
             result = run(model, parts["test_ood"], label, name, "test_ood",
                          {**split_setting(kind, settings, "test_ood"), "ood_train": "true"},
-                         {"ood_train_added": len(parts["ood_train"])})
+                         {"ood_train_added": len(parts["ood_train"])}, short=short, part_key="test_ood")
             bars[label] = result
 
     iterate_rows = []
@@ -228,36 +359,15 @@ def main() -> None:
         plot_shift_histograms(distances, out / "shift_histograms.png")
         (out / "shift_medians.json").write_text(json.dumps(shift_rows, indent=2))
 
+    data = {"rows": table, "shift": shift_rows, "iterate": iterate_rows, "clean": clean_counts,
+            "templates": bank_counts,
+            "config": {"dataset": DATASET, "k": args.k, "n_neighbors": args.n_neighbors, "n_jobs": args.n_jobs,
+                       "splits": {short: SPLITS[short] for short in args.splits.split(",")}, "seed": 0}}
+    if args.summary:  # before printing, so that a failure below loses no run
+        write_summary(SUMMARY, data, clock=clock, packages=("pandas", "scikit-learn"))
+    (out / "summary.json").write_text(json.dumps(data, indent=1))
     print()
-    print("| split | test set | n | top-1 | top-5 | top-10 | top-1 stereo-agnostic | train reactions | templates |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for row in table:
-        top10 = f"{100 * row['top-10']:.1f}" if row["top-10"] is not None else "-"
-        print(f"| {row['split']} | {row['test set']} | {row['n']} | {100 * row['top-1']:.1f} | "
-              f"{100 * row['top-5']:.1f} | {top10} | {100 * row['top-1 stereo-agnostic']:.1f} | "
-              f"{row['train']} | {row['templates']} |")
-    if year_lines:
-        print()
-        years = sorted({y for line in year_lines.values() for y, _, _ in line})
-        print("| trained up to | " + " | ".join(str(y) for y in years) + " |")
-        print("| --- |" + " --- |" * len(years))
-        for label, line in year_lines.items():
-            values = {y: a for y, a, _ in line}
-            print(f"| {label} | " + " | ".join(f"{100 * values[y]:.0f}" if y in values else "-" for y in years) + " |")
-    if shift_rows:
-        print()
-        print("| test set | median distance, reactant space | median distance, difference space |")
-        print("| --- | --- | --- |")
-        for row in shift_rows:
-            print(f"| {row['test set']} | {row['reactant median']:.3f} | {row['difference median']:.3f} |")
-    if iterate_rows:
-        print()
-        print("| held out | n | round-1 top-1 | round-2 top-1 | any round top-1 | recovered | lost |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-        for row in iterate_rows:
-            print(f"| {row['held out']} | {row['n']} | {100 * row['round1_top1_accuracy']:.1f} | "
-                  f"{100 * row['round2_top1_accuracy']:.1f} | {100 * row['any_round_top1_accuracy']:.1f} | "
-                  f"{row['recovered_in_round2']} | {row['lost_in_round2']} |")
+    print_tables(data)
     (out / "table.json").write_text(json.dumps(table, indent=2))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\ntotal {time.perf_counter() - started:.0f} s, peak RSS {peak:.0f} MB (this process)")

@@ -13,6 +13,13 @@ from ``--checkpoints DIR/lm-<family>``) and the graph network (``gnn``, from
 configurations documented in docs/robustness.md (threads=1, resumable: rerun to continue).
 Each result is written as ``OUT/<model>-<dataset>.json`` with the Markdown tables in
 ``OUT/tables.md`` and the layer-wise plots (the paper's Fig. 3) as ``OUT/<model>-<dataset>-layers.png``.
+
+``--summarize`` writes the docs' tables (docs/robustness.md, between the ``amore-models``
+markers) from the results in OUT to ``OUT/summary.md``; ``--summary`` writes the compact
+results in OUT (per model and dataset: ``n``, the retrieval metrics with their intervals, the
+per-layer Acc@1; per downstream run: its metrics and intervals) to
+``benchmarks/results/robustness_models.json.gz``, and ``--table`` prints the docs' tables from
+that committed file (no ``--out`` needed).
 """
 
 from __future__ import annotations
@@ -20,8 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from committed import Clock, read_summary, write_summary  # noqa: E402
 
 AUGMENTATIONS = ("canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized", "cycle_renumber_amore")
 LM_CONFIG = {"data": "moses", "n_train": 100000, "n_valid": 1000, "steps_per_epoch": 250, "hidden": 128, "heads": 4,
@@ -30,6 +41,11 @@ LM_CONFIG = {"data": "moses", "n_train": 100000, "n_valid": 1000, "steps_per_epo
 LM_SIZES = {"encoder": {"steps": 1500, "layers": 4}, "decoder": {"steps": 1500, "layers": 4},
             "encoder-decoder": {"steps": 1000, "layers": 2}}
 """Steps and layers (each side for the encoder-decoder) per family."""
+SUMMARY = "robustness_models"
+TRAINING_KEYS = ("data", "n_train", "n_valid", "config", "finished", "epochs_done", "stopped_by", "best_val_loss",
+                 "parameters", "train_seconds", "cpu_seconds_this_call", "validation", "train_loss_first",
+                 "train_loss_last", "val_loss_per_epoch", "global_step")
+"""What the summary keeps of a checkpoint's ``train_manifest.json``."""
 GNN_CONFIG = {"data": "solubility", "target": "logS", "hidden": 128, "layers": 4, "epochs": 60,
               "steps_per_epoch": 32, "batch_size": 32, "seed": 0}
 
@@ -140,12 +156,103 @@ def _best_layers(by_model: dict, title: str) -> list[str]:
     return lines + [""]
 
 
-def summarize(out: Path) -> str:
-    """Markdown tables (Tables 1, 2 and 5 layouts, best layer, downstream) from the results in ``out``."""
+REFERENCE_MODELS = {
+    "encoder": ("RoBERTa, 4 layers × 128, 4 heads, FFN 512", "100,000 MOSES train SMILES (seed 0)",
+                ("mlm_loss", "masked-LM loss"), ("masked_accuracy", "masked-token accuracy {} %")),
+    "decoder": ("GPT-2, 4 layers × 128, 4 heads, FFN 512", "the same",
+                ("clm_loss", "next-token loss"), ("next_token_accuracy", "next-token accuracy {} %")),
+    "encoder-decoder": ("BART, 2 + 2 layers × 128, 4 heads, FFN 512", "the same",
+                        ("denoising_loss", "denoising loss"),
+                        ("reconstruction_accuracy", "reconstruction token accuracy {} % (teacher forcing)")),
+}
+"""Per family: the architecture and data cells of the docs' reference-models table, and the
+validation keys of its ``train_manifest.json`` with their words."""
+
+
+def reference_models_table(training: dict[str, dict]) -> None:
+    """The docs' table of the three language models trained here (docs/robustness.md,
+    "Reference models (CPU)"), from their training records."""
+    if not all(f"lm-{family}" in training for family in REFERENCE_MODELS):
+        return
+    print("| family | model | parameters | data | steps | training loss (first → last epoch) | validation (1,000 "
+          "held-out MOSES SMILES) | training time: wall / CPU |\n" + "| --- " * 8 + "|")
+    for family, (model, data, (loss_key, loss_words), (accuracy_key, accuracy_words)) in REFERENCE_MODELS.items():
+        record = training[f"lm-{family}"]
+        config, validation = record["config"], record["validation"]
+        steps = f"{config['steps']:,} × {config['batch_size']}"
+        if family != "decoder":  # the docs give the epochs once per run length (the decoder: as the encoder)
+            steps += f" ({record['epochs_done']} epochs of {config['steps_per_epoch']})"
+        print(f"| {family} | {model} | {record['parameters']:,} | {data} | {steps} | "
+              f"{record['train_loss_first']:.3f} → {record['train_loss_last']:.3f} | "
+              f"{loss_words} {validation[loss_key]:.3f}, perplexity {validation['perplexity']:.2f}, "
+              f"{accuracy_words.format(f'{100 * validation[accuracy_key]:.1f}')} | "
+              f"{record['train_seconds']:,.0f} s / {record['cpu_seconds_this_call']:,.0f} s |")
+    print()
+
+
+def load_results(out: Path) -> tuple[dict[str, dict[str, dict]], dict[str, dict]]:
+    """The results in ``out``: dataset → model → result, and downstream file stem → result."""
     results: dict[str, dict] = {}
     for path in sorted(p for p in out.glob("*-*.json") if not p.name.startswith("downstream-")):
         name, _, dataset = path.stem.rpartition("-")
         results.setdefault(dataset, {})[name] = json.loads(path.read_text(encoding="utf-8"))
+    downstream = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(out.glob("downstream-*.json"))}
+    return results, downstream
+
+
+def _field(data: dict, name: str):
+    """A result's field, top-level or under ``details`` (where per-suite fields are moving)."""
+    value = data.get(name)
+    return value if value is not None else (data.get("details") or {}).get(name)
+
+
+def compact(data: dict) -> dict:
+    """What the tables read from one result (no per-layer metric keys, no items): ``n``, the
+    retrieval or downstream metrics and intervals, the per-layer Acc@1 and the config."""
+    keep = [k for k in data["metrics"] if not k.startswith("layer") and "/layer" not in k]
+    intervals = data.get("intervals") or {}
+    per_layer = _field(data, "per_layer") or {}
+    config = data.get("config") or {}
+    return {"n": data.get("n"), "metrics": {k: data["metrics"][k] for k in keep},
+            "intervals": {k: {"low": intervals[k]["low"], "high": intervals[k]["high"]} for k in keep
+                          if isinstance(intervals.get(k), dict)},
+            "per_layer": {kind: [{"o2a_acc@1": layer.get("o2a_acc@1")} for layer in layers]
+                          for kind, layers in per_layer.items()} if isinstance(per_layer, dict) else {},
+            "config": {k: config.get(k) for k in ("task", "targets", "model", "dataset", "layers", "metric",
+                                                  "augmentations") if k in config},
+            "n_by_augmentation": {row["augmentation"]: row["n"] for row in _field(data, "table") or []},
+            "skipped": len(data.get("skipped") or []), "truncated": len(_field(data, "truncated") or [])}
+
+
+QUICK_START_AUGMENTATIONS = ("canonical", "explicit_h", "kekulize", "cycle_renumber", "randomized")
+"""The default augmentations of ``chemassay robustness evaluate`` (the docs' "Measured numbers")."""
+
+
+def quick_start_tables(results: dict[str, dict[str, dict]]) -> str:
+    """The per-model tables of docs/robustness.md, "Measured numbers" (what ``chemassay robustness
+    evaluate --model M --dataset D --table`` prints), for the two bounds."""
+    from chemassay.suites.robustness.amore import TABLE_COLUMNS, markdown_table
+
+    tables = []
+    for dataset in ("isomers", "chebi20"):
+        for name in ("fingerprint", "char-ngram"):
+            data = results.get(dataset, {}).get(name)
+            if data is None or not data.get("n_by_augmentation"):
+                continue
+            rows = [{"augmentation": kind, "n": data["n_by_augmentation"][kind],
+                     **{column: data["metrics"].get(f"{kind}/{column}") for column in TABLE_COLUMNS}}
+                    for kind in QUICK_START_AUGMENTATIONS]
+            tables.append(markdown_table(rows, f"AMORE {dataset} - {name}"))
+    return "\n".join(tables)
+
+
+def summarize(out: Path) -> str:
+    """Markdown tables (Tables 1, 2 and 5 layouts, best layer, downstream) from the results in ``out``."""
+    return render(*load_results(out))
+
+
+def render(results: dict[str, dict[str, dict]], downstream: dict[str, dict]) -> str:
+    """The docs' tables from results by dataset and model and downstream results by file stem."""
     lines: list[str] = []
     if results.get("chebi20"):
         lines += ["**Table 1 layout: ChEBI-20, original→augmented Acc@1 (%), ours with 95 % intervals**", ""]
@@ -161,17 +268,15 @@ def summarize(out: Path) -> str:
     for dataset, title in (("chebi20", "ChEBI-20"), ("isomers", "isomers")):
         if results.get(dataset):
             lines += _best_layers(results[dataset], title)
-    downstream = sorted(out.glob("downstream-*.json"))
     if downstream:
         lines += ["**Downstream on measured solubility (test split, 257 molecules): metric on the original set, "
                   "then on each rewrite (drop; for RMSE the paired mean change of the squared error with its "
                   "95 % interval, for accuracy the 95 % interval)**", "",
                   "| model | target | metric | original | " + " | ".join(k for k in DOWNSTREAM_AUGMENTATIONS) + " |",
                   "|---|---|---|---|" + "---|" * len(DOWNSTREAM_AUGMENTATIONS)]
-        for path in downstream:
-            data = json.loads(path.read_text(encoding="utf-8"))
+        for stem, data in downstream.items():
             metric = "rmse" if data["config"]["task"] == "regression" else "accuracy"
-            name = path.stem.removeprefix("downstream-").rsplit("-", 1)[0]
+            name = stem.removeprefix("downstream-").rsplit("-", 1)[0]
             cells = []
             for k in DOWNSTREAM_AUGMENTATIONS:
                 cell = f"{data['metrics'][f'{k}/{metric}']:.3f} ({data['metrics'][f'{k}/{metric}_drop']:+.3f})"
@@ -229,7 +334,7 @@ def run_downstream(out: Path, checkpoints: Path, threads: int, bootstrap: int) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=Path("runs/amore"))
     parser.add_argument("--checkpoints", type=Path, default=Path("runs/robustness"))
     parser.add_argument("--models", default="")
     parser.add_argument("--datasets", default="isomers,chebi20", help="'none': only train")
@@ -240,7 +345,46 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--summarize", action="store_true", help="only write OUT/summary.md from the results")
     parser.add_argument("--downstream", action="store_true", help="also run the downstream tables (12-20)")
+    parser.add_argument("--summary", action="store_true",
+                        help=f"write the compact results in OUT to benchmarks/results/{SUMMARY}.json.gz")
+    parser.add_argument("--table", action="store_true", help="print the docs' tables from the committed summary")
     args = parser.parse_args()
+    if args.table:
+        data = read_summary(SUMMARY)
+        print(f"(from the committed benchmarks/results/{SUMMARY}.json.gz: models {', '.join(data['models'])})\n")
+        # the order of load_results (sorted file names), which the summary's sorted keys lost
+        results = {dataset: dict(sorted(models.items(), key=lambda item: f"{item[0]}-{dataset}.json"))
+                   for dataset, models in data["results"].items()}
+        downstream = dict(sorted(data["downstream"].items(), key=lambda item: f"{item[0]}.json"))
+        print("<!-- amore-models:begin -->\n" + render(results, downstream).strip() + "\n<!-- amore-models:end -->\n")
+        print(quick_start_tables(results))
+        reference_models_table(data.get("training", {}))
+        gnn = data.get("training", {}).get("gnn")
+        if gnn:  # the reference network's paragraph
+            print(f"quote: {gnn['parameters']:,} parameters; {gnn['n_train']} training and {gnn['n_valid']} "
+                  f"early-stopping molecules")
+            print(f"quote: {gnn['stopped_by']} after {gnn['epochs_done']} epochs")
+        return
+    if args.summary:
+        clock = Clock()  # the summary's own time; the runs' times are in each result (elapsed_s)
+        results, downstream = load_results(args.out)
+        compacted = {dataset: {name: compact(d) for name, d in models.items()} for dataset, models in results.items()}
+        elapsed = {f"{name}-{dataset}": d.get("elapsed_s") for dataset, models in results.items()
+                   for name, d in models.items()}
+        elapsed.update({stem: d.get("elapsed_s") for stem, d in downstream.items()})
+        training = {}
+        for folder in ("gnn", "lm-encoder", "lm-decoder", "lm-encoder-decoder"):
+            manifest = args.checkpoints / folder / "train_manifest.json"
+            if manifest.is_file():
+                record = json.loads(manifest.read_text(encoding="utf-8"))
+                training[folder] = {k: record.get(k) for k in TRAINING_KEYS if k in record}
+        write_summary(SUMMARY, {"results": compacted, "downstream": {k: compact(d) for k, d in downstream.items()},
+                                "models": sorted({n for models in results.values() for n in models}),
+                                "training": training, "run_elapsed_s": elapsed}, clock=clock,
+                      packages=("torch", "transformers"),
+                      command=f"python benchmarks/robustness_models.py --out {args.out} --checkpoints "
+                              f"{args.checkpoints} --summary")
+        return
     if args.summarize:
         text = summarize(args.out)
         (args.out / "summary.md").write_text(text, encoding="utf-8")
