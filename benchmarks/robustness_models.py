@@ -143,7 +143,7 @@ def _best_layers(by_model: dict, title: str) -> list[str]:
     lines = [f"**AMORE {title}: best layer vs last layer (o2a Acc@1 %; L0 = embedding layer)**", "",
              "| model | " + " | ".join(short for _, short in PAPER_COLUMNS) + " |", "|---|" + "---|" * len(PAPER_COLUMNS)]
     for name, data in by_model.items():
-        per_layer = (data.get("details") or {}).get("per_layer") or {}
+        per_layer = _field(data, "per_layer") or {}
         cells = []
         for kind, _ in PAPER_COLUMNS:
             values = [layer.get("o2a_acc@1", float("nan")) for layer in per_layer.get(kind, [])]
