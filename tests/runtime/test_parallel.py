@@ -131,3 +131,34 @@ def test_workers_from_an_unguarded_script_are_refused_at_once_with_the_fix(tmp_p
     works = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120)
     assert works.returncode == 0, works.stderr
     assert works.stdout.strip() == "2500"
+
+
+def test_progress_in_a_log_is_a_line_every_few_seconds(caplog):
+    """Without a terminal the CLI installs LineRenderer: one line per interval, with counts,
+    percent and the time left, and a last line when the work took longer than one interval."""
+    import logging
+
+    from chemassay.runtime.progress import LineRenderer, progress, set_renderer
+
+    now = [0.0]
+    previous = set_renderer(LineRenderer(interval=5.0, clock=lambda: now[0]))
+    try:
+        with caplog.at_level(logging.INFO, logger="chemassay"):
+            for _ in progress(range(10), description="cleaning reactions"):
+                now[0] += 1.5
+    finally:
+        set_renderer(previous)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["cleaning reactions: 4/10 (40 %), 6 s, about 9 s left",
+                     "cleaning reactions: 8/10 (80 %), 12 s, about 3 s left",
+                     "cleaning reactions: 10/10 (100 %), 15 s (done)"]
+    # the library alone (no renderer installed) is silent
+    caplog.clear()
+    previous = set_renderer(None)
+    try:
+        with caplog.at_level(logging.INFO, logger="chemassay"):
+            now[0] = 0.0
+            assert list(progress(range(3), description="quiet")) == [0, 1, 2]
+    finally:
+        set_renderer(previous)
+    assert not caplog.records
