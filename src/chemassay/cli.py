@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 
 from chemassay import __version__
-from chemassay.clitools import console, err_console, install_terminal_output
+from chemassay.clitools import console, err_console, install_terminal_output, remove_terminal_output
 from chemassay.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.runtime.progress import settings
 
@@ -444,6 +444,13 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     _mount_suites()
+    try:
+        _run(args, debug)
+    finally:
+        remove_terminal_output()
+
+
+def _run(args: list[str], debug: bool) -> None:
     try:
         code = app(args=args, standalone_mode=False)
         if isinstance(code, int) and code:

@@ -111,13 +111,32 @@ def _rich_renderer(description: str, total: int | None):
 def install_terminal_output() -> None:
     """Show the library's messages on stderr and its progress as a live bar (stderr is a
     terminal) or as a line every few seconds (a log, a pipe, CI)."""
-    from chemassay.runtime.progress import LineRenderer, logger, set_renderer
+    from chemassay.runtime.progress import LineRenderer, current_renderer, logger, set_renderer
 
     if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
+        _saved.append((logger.level, logger.propagate, current_renderer()))
         logger.addHandler(_ConsoleHandler())
     logger.setLevel(logging.INFO)
     logger.propagate = False
     set_renderer(_rich_renderer if sys.stderr.isatty() else LineRenderer())
+
+
+_saved: list[tuple] = []
+"""The logger's level and propagation and the renderer before :func:`install_terminal_output`."""
+
+
+def remove_terminal_output() -> None:
+    """Undo :func:`install_terminal_output` (``main`` does at its end, so a program that
+    calls it in-process gets its logging and progress back as they were)."""
+    from chemassay.runtime.progress import logger, set_renderer
+
+    for handler in [h for h in logger.handlers if isinstance(h, _ConsoleHandler)]:
+        logger.removeHandler(handler)
+    if _saved:
+        level, propagate, renderer = _saved.pop()
+        logger.setLevel(level)
+        logger.propagate = propagate
+        set_renderer(renderer)
 
 
 OutOption = typer.Option(None, "--out", "-o", help="Write the JSON result here.")
