@@ -234,6 +234,9 @@ def build_bart(config: Seq2SeqConfig, vocab: Vocabulary):
     transformers = require("transformers", "hf", "the seq2seq model")
     import torch
 
+    from chemassay.models.hf_encoder import quiet_transformers
+
+    quiet_transformers()  # its deprecation notes about its own cache arguments are not the user's to act on
     check_config(config)
     settings = _bart_config(config, vocab)
     if config.copy:
