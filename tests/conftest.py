@@ -94,3 +94,40 @@ def toy_suite():
     register_suite(SUITE)
     yield SUITE
     unregister_suite(SUITE.name)
+
+
+class _Logged:
+    """The ``chemassay`` logger's messages, read like ``capsys``: ``read()`` returns what was
+    logged since the last read, one message a line."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.messages: list[str] = []
+        outer = self
+
+        class Collect(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                outer.messages.append(record.getMessage())
+
+        self.handler = Collect(logging.INFO)
+
+    def read(self) -> str:
+        text = "\n".join(self.messages)
+        self.messages.clear()
+        return text
+
+
+@pytest.fixture
+def logged():
+    """What the library said meanwhile (its messages go to the ``chemassay`` logger)."""
+    import logging
+
+    collector = _Logged()
+    logger = logging.getLogger("chemassay")
+    before = logger.level
+    logger.addHandler(collector.handler)
+    logger.setLevel(logging.INFO)
+    yield collector
+    logger.removeHandler(collector.handler)
+    logger.setLevel(before)

@@ -48,3 +48,19 @@ def test_flags_show_no_type_in_help(cli):
     assert outcome.code == 0 and "--quiet" in outcome.stdout and "<bool>" not in outcome.stdout
     assay = cli("assay", "--help")
     assert "<bool>" not in assay.stdout and "--dry-run" in assay.stdout and "SPEC" in assay.stdout
+
+
+def test_the_library_warns_once_and_the_cli_prints_it_as_one_line(cli, tmp_path):
+    """The library logs; the CLI prints each warning once as ``warning: ...`` on stderr, even
+    with --quiet, and leaves logging as it found it."""
+    import logging
+
+    samples = tmp_path / "gen.txt"
+    samples.write_text("CCO\nc1ccccc1O\nCC(=O)Nc1ccc(O)cc1\n")
+    for quiet in ((), ("--quiet",)):
+        outcome = cli(*quiet, "generation", "evaluate", samples, "--test", samples, "--scaffold-test", "none",
+                      "--train", "none", "--no-plot", "--bootstrap", "0")
+        assert outcome.code == 0, outcome.stderr
+        lines = [line for line in outcome.stderr.splitlines() if "unique@1000:" in line]
+        assert len(lines) == 1 and lines[0].startswith("warning: Can't compute unique@1000: only 3 valid")
+    assert logging.getLogger("chemassay").propagate and not logging.getLogger("chemassay").handlers

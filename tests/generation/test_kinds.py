@@ -11,6 +11,7 @@ import pytest
 from chemassay.errors import UserInputError
 from chemassay.models import check_model, load_model, model_ref
 from chemassay.runtime.files import sha256_file
+from support.logs import chemassay_messages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
 REFERENCE_NGRAM = (DATA / "reference_ngram_seed0.txt").read_text().splitlines()
@@ -56,14 +57,16 @@ def test_baselines_pass_the_generator_contract(kind, ngram_file, combinatorial_f
     assert report.passed, report.summary()
 
 
-def test_train_on_first_use_then_reuse(tmp_path, isolated_home, capsys):
+def test_train_on_first_use_then_reuse(tmp_path, isolated_home):
     target = tmp_path / "new" / "comb.json.gz"
     spec = f"combinatorial:{target},train={DATA / 'moses_train_2000.txt'},limit=200,join=moses"
-    first = load_model(spec, "generator")
-    assert target.is_file() and "training it" in capsys.readouterr().err
+    with chemassay_messages() as messages:
+        first = load_model(spec, "generator")
+    assert target.is_file() and any("training it" in m for m in messages)
     assert first.model.info["n_train"] == 200 and first.sampling == {"join": "moses"}
-    again = load_model(spec, "generator")
-    assert "training" not in capsys.readouterr().err
+    with chemassay_messages() as messages:
+        again = load_model(spec, "generator")
+    assert not any("training" in m for m in messages)
     assert again.sample(5, seed=3) == first.sample(5, seed=3)
 
 
@@ -76,19 +79,22 @@ def test_missing_file_without_train_is_a_clear_error(tmp_path):
         load_model("combinatorial:x.json.gz,join=sometimes", "generator")
 
 
-def test_cached_default_model_is_trained_once_and_rebuilt_when_damaged(isolated_home, capsys):
+def test_cached_default_model_is_trained_once_and_rebuilt_when_damaged(isolated_home, logged):
     spec = f"ngram:train={DATA / 'moses_train_2000.txt'},limit=500,context_len=4"
-    first = load_model(spec, "generator")
-    assert "training the n-gram baseline" in capsys.readouterr().err
+    with chemassay_messages() as messages:
+        first = load_model(spec, "generator")
+    assert any("training the n-gram baseline" in m for m in messages)
     entry = first.path
     assert entry.is_relative_to(isolated_home / "cache" / "generation" / "models")
     samples = first.sample(30, seed=1)
-    assert load_model(spec, "generator").sample(30, seed=1) == samples
-    assert "training" not in capsys.readouterr().err
+    with chemassay_messages() as messages:
+        assert load_model(spec, "generator").sample(30, seed=1) == samples
+    assert not any("training" in m for m in messages)
     entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])  # truncated: once a BadZipFile forever
-    rebuilt = load_model(spec, "generator")
-    err = capsys.readouterr().err
-    assert "not usable" in err and "training the n-gram baseline" in err
+    with chemassay_messages() as messages:
+        rebuilt = load_model(spec, "generator")
+    said = logged.read() + "\n".join(messages)
+    assert "not usable" in said and "training the n-gram baseline" in said
     assert rebuilt.sample(30, seed=1) == samples
 
 

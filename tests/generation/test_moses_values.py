@@ -20,6 +20,7 @@ from chemassay.data.readers import read_smiles_file
 from chemassay.suites.generation.metrics import METRIC_KEYS
 from chemassay.suites.generation.metrics import evaluate_samples as evaluate
 from chemassay.suites.generation.reference import load_stats
+from support.logs import expect_message
 
 pytest.importorskip("fcd_torch", reason="FCD needs the torch extra")
 
@@ -52,7 +53,7 @@ MOSES_VALUES = {
 def evaluation():
     gen = read_smiles_file(DATA / "moses_gen_310.txt").smiles
     train = read_smiles_file(DATA / "moses_train_2000.txt").smiles
-    with pytest.warns(UserWarning, match="unique@1000"):
+    with expect_message("unique@1000"):
         return evaluate(
             gen,
             test=load_stats(DATA / "moses_test_300.stats.npz"),

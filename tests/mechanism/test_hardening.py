@@ -326,7 +326,7 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, openai_server):
 # ---------------------------------------------------------------------------------- cache
 
 
-def test_a_damaged_molecule_cache_is_reported_and_rebuilt(tmp_path, capsys):
+def test_a_damaged_molecule_cache_is_reported_and_rebuilt(tmp_path, capsys, logged):
     import chemassay.mechanism as mechanism
 
     from chemassay.runtime.cache import cache_root
@@ -337,6 +337,6 @@ def test_a_damaged_molecule_cache_is_reported_and_rebuilt(tmp_path, capsys):
     entries[0].write_bytes(entries[0].read_bytes()[:100])  # truncated: was a BadZipFile traceback
     capsys.readouterr()
     again = mechanism.evaluate(model="gold-oracle", bootstrap=0)
-    warning = capsys.readouterr().err.strip().splitlines()
+    warning = logged.read().strip().splitlines()
     assert len(warning) == 1 and "not usable" in warning[0] and "rebuilding" in warning[0]
     assert again.metrics == first.metrics

@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -56,8 +55,10 @@ def caching_enabled() -> bool:
 
 
 def cache_warning(message: str) -> None:
-    """One line on stderr (shown even with ``--quiet``: a cache problem changes run time)."""
-    print(f"warning: {message}", file=sys.stderr, flush=True)
+    """One warning line (the CLI shows it even with ``--quiet``: a cache problem changes run time)."""
+    from chemassay.runtime.progress import warn
+
+    warn(message)
 
 
 def key_digest(key: Any) -> str:
