@@ -60,7 +60,18 @@ def field(result, name: str):
     if value is None:
         details = getattr(result, "details", None)
         value = details.get(name) if isinstance(details, dict) else getattr(details, name, None)
-    return value.model_dump() if hasattr(value, "model_dump") else value
+    return _plain(value)
+
+
+def _plain(value):
+    """JSON-ready: typed details (pydantic models, also inside dicts and lists) as plain data."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def compact(result) -> dict:
@@ -172,7 +183,10 @@ def main() -> None:
               f"threads {args.threads}, device {args.device}")
         training = report.as_dict()
         summary["training"] = {"train_pairs": training.get("train_pairs"), "valid_pairs": training.get("valid_pairs"),
-                               "dropped": training.get("left_out"), "best_val_loss": training.get("best_val_loss"),
+                               # targets longer than the config's positions (the reactions left out as
+                               # unusable are counted apart, in "left_out")
+                               "dropped": sum((training.get("dropped") or {}).values()),
+                               "left_out": training.get("left_out"), "best_val_loss": training.get("best_val_loss"),
                                "epochs": training.get("epochs_done"), "steps": training.get("global_step"),
                                "parameters": training.get("parameters"), "epochs_wall_s": round(train_seconds, 1)}
 
