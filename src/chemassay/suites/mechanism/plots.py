@@ -105,15 +105,16 @@ def _grouped_bars(ax, categories: list[str], data: dict[str, dict[str, dict[str,
     ax.set_xticks(range(len(categories)))
 
 
+def _categories(data: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Every category (step type, level...) of the runs, in the order first seen."""
+    return list(dict.fromkeys(category for by_category in data.values() for category in by_category))
+
+
 def accuracy_by_type_figure(runs: Mapping[str, Mapping[str, Any]]):
     """The figure of :func:`plot_accuracy_by_type` (see there)."""
     plt = _pyplot()
     data = _runs(runs)
-    types: list[str] = []
-    for by_type in data.values():
-        for kind in by_type:
-            if kind not in types:
-                types.append(kind)
+    types = _categories(data)
     fig, ax = plt.subplots(figsize=(max(7.5, len(types) * 0.8), 4.6))
     _grouped_bars(ax, types, data, "match_rate")
     labels = [f"{kind}\n({_counts_label([data[label].get(kind, {}).get('steps') for label in data])})" for kind in types]
@@ -132,11 +133,7 @@ def oms_by_level_figure(runs: Mapping[str, Mapping[str, Any]]):
     """oMeS-total per difficulty level (Table 3's columns), one bar per run and level."""
     plt = _pyplot()
     data = _runs(runs)
-    levels: list[str] = []
-    for by_level in data.values():
-        for level in by_level:
-            if level not in levels:
-                levels.append(level)
+    levels = _categories(data)
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     _grouped_bars(ax, levels, data, "S_total")
     labels = [f"{level}\n{_counts_label([data[label].get(level, {}).get('n') for label in data])}" for level in levels]

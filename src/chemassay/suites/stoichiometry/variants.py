@@ -412,6 +412,16 @@ TABLE2_KINDS = ("uspto", "uspto-bal", "uspto-t1", "uspto-t2")
 """ChemAlgebra Table 2's test sets, named as the paper's published tables name them (``variant``)."""
 
 
+def _write_pair(folder: Path, name: str, sources: list[str], targets: list[str], files: dict[str, dict]) -> None:
+    """Write ``src-NAME.txt`` and ``tgt-NAME.txt`` (one line each per reaction) and record each
+    file's line count and SHA-256 in ``files`` (the manifest's ``files``)."""
+    for prefix, lines in (("src", sources), ("tgt", targets)):
+        text = "".join(lines)
+        path = folder / f"{prefix}-{name}.txt"
+        atomic_write_text(path, text)
+        files[path.name] = {"lines": len(lines), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
 def write_uspto_plain(processed: ProcessedSource, kind: str, folder: Path, *, source_info: dict) -> dict:
     """Write Table 2's plain test sets in plain SMILES: ``uspto`` (every valid reaction as read:
     reactants and reagents -> products) or ``uspto-bal`` (the balanced and re-balanced
@@ -430,12 +440,7 @@ def write_uspto_plain(processed: ProcessedSource, kind: str, folder: Path, *, so
             right = [key for key, m in reaction.products for _ in range(m)]
             sources.append(".".join(left) + "\n")
             targets.append(".".join(right) + "\n")
-        name = "test" if split == "all" else split
-        for prefix, lines in (("src", sources), ("tgt", targets)):
-            text = "".join(lines)
-            path = folder / f"{prefix}-{name}.txt"
-            atomic_write_text(path, text)
-            files[path.name] = {"lines": len(lines), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        _write_pair(folder, "test" if split == "all" else split, sources, targets, files)
     manifest = {
         "format": "chemassay-stoichiometry/uspto-1",
         "kind": kind,
@@ -481,12 +486,7 @@ def write_uspto_t(
             rng.shuffle(right)
             sources.append(".".join(left) + "\n")
             targets.append(".".join(right) + "\n")
-        name = "test" if split == "all" else split
-        for prefix, lines in (("src", sources), ("tgt", targets)):
-            text = "".join(lines)
-            path = folder / f"{prefix}-{name}.txt"
-            atomic_write_text(path, text)
-            files[path.name] = {"lines": len(lines), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        _write_pair(folder, "test" if split == "all" else split, sources, targets, files)
     manifest = {
         "format": "chemassay-stoichiometry/uspto-t-1",
         "kind": f"uspto-{kind}",
