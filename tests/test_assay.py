@@ -56,16 +56,16 @@ def test_a_sixth_suite_is_one_package_plus_one_registration(toy_suite, cli, tmp_
 
 def test_without_the_registration_the_suite_is_gone(toy_suite):
     from chemassay.data.registry import is_dataset_name
-    from chemassay.models.protocols import PROTOCOLS
+    from chemassay.models.protocols import all_protocols
     from chemassay.suites import find_suite, unregister_suite
 
     unregister_suite("formula")
-    assert find_suite("formula") is None and "formula-predictor" not in PROTOCOLS
+    assert find_suite("formula") is None and "formula-predictor" not in all_protocols()
     assert not is_dataset_name("toy-formulas")
     from chemassay.suites import register_suite
 
     register_suite(toy_suite)  # the fixture unregisters it again
-    assert "formula-predictor" in PROTOCOLS and is_dataset_name("toy-formulas")
+    assert "formula-predictor" in all_protocols() and is_dataset_name("toy-formulas")
 
 
 def test_a_suite_the_model_cannot_answer_is_skipped_with_one_line(toy_suite, tmp_path):

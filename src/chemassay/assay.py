@@ -215,7 +215,7 @@ def implemented_protocols(spec: str, asked: Sequence[str], context: Mapping[str,
     for protocol in asked:
         if not kind.implements(protocol):
             continue
-        if "*" in kind.protocols:
+        if "python" in kind.capabilities:  # a Python object answers only if it has the method
             try:
                 load_model(spec, protocol, dict(context or {}))
             except UserInputError:
@@ -251,7 +251,7 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
 
             kind = get_kind(parse_spec(spec).kind)
             has = ", ".join(p for p in kind.protocol_names) or "none"
-            if "*" in kind.protocols:
+            if "python" in kind.capabilities:  # a Python object answers only if it has the method
                 has = "none of them"
             outcomes.append(SuiteOutcome(
                 suite.name, spec, skipped=f"{suite.name} asks for {' or '.join(suite.protocols)}; "

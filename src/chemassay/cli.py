@@ -189,7 +189,7 @@ def models_list(
     """List the registered model kinds, the protocols each implements and what each needs."""
     import json
 
-    from chemassay.models import PROTOCOLS, list_kinds
+    from chemassay.models import all_protocols, list_kinds
 
     if suite is not None:
         from chemassay.suites import get_suite
@@ -199,8 +199,11 @@ def models_list(
     if as_json:
         from chemassay.models.protocols import protocol_suites
 
-        payload = {"protocols": {name: {"method": info.method, "suites": protocol_suites(name), "summary": info.summary}
-                                 for name, info in PROTOCOLS.items()},
+        payload = {"protocols": {name: {"method": info.method, "signature": info.signature,
+                                        "suites": protocol_suites(name), "summary": info.summary,
+                                        "answered_by": list(info.answered_by),
+                                        "predictions_layout": info.predictions_layout}
+                                 for name, info in all_protocols().items()},
                    "kinds": [kind.as_dict() for kind in kinds]}
         print(json.dumps(payload, indent=2))
         return

@@ -91,7 +91,9 @@ def test_model_spec_grammar(text):
 @FUZZ
 @given(st.one_of(adversarial_text, st.binary(max_size=300).map(lambda b: b.decode("latin-1"))), st.integers(1, 10))
 def test_text_model_answer_parsers_never_raise(text, k):
-    from chemassay.models.prompts import parse_bag_answer, parse_ranked_smiles, parse_smiles_lines
+    from chemassay.chem.answers import ranked_smiles as parse_ranked_smiles
+    from chemassay.chem.answers import smiles_lines as parse_smiles_lines
+    from chemassay.suites.stoichiometry.protocol import parse_bag_answer
 
     assert len(parse_ranked_smiles(text, k)) <= k
     assert isinstance(parse_bag_answer(text), str)

@@ -9,9 +9,9 @@ import pytest
 
 from chemassay.errors import UserInputError
 from chemassay.models import (
-    PROTOCOLS,
     DuplicateKindError,
     ModelKind,
+    all_protocols,
     check_model,
     get_kind,
     list_kinds,
@@ -25,9 +25,9 @@ from chemassay.models import (
 def test_builtin_kinds_and_protocols():
     names = {kind.name for kind in list_kinds()}
     assert {"openai", "hf", "python", "predictions"} <= names
-    assert "encoder" in get_kind("openai").protocols
+    assert "encoder" in get_kind("openai").protocol_names
     for kind in list_kinds():
-        assert set(kind.protocol_names) <= set(PROTOCOLS)
+        assert set(kind.protocol_names) <= set(all_protocols())
     assert all(k.implements("generator") for k in list_kinds("generator"))
 
 
@@ -141,7 +141,9 @@ def test_openai_needs_a_base_url(monkeypatch):
 
 
 def test_answer_parsers_accept_bare_and_wrapped_answers_but_not_prose():
-    from chemassay.models.prompts import parse_bag_answer, parse_ranked_smiles, parse_smiles_lines
+    from chemassay.chem.answers import ranked_smiles as parse_ranked_smiles
+    from chemassay.chem.answers import smiles_lines as parse_smiles_lines
+    from chemassay.suites.stoichiometry.protocol import parse_bag_answer
 
     assert parse_ranked_smiles("CCO", 3) == ["CCO"]
     assert parse_ranked_smiles("<think>maybe CCN</think>\n```\n1. CC(=O)O\n2) CCO\n```", 3) == ["CC(=O)O", "CCO"]

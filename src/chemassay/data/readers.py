@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import os
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import need_file
@@ -288,3 +290,33 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     with open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             yield number, line.rstrip("\r\n")
+
+
+def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Rows of a JSON Lines file (``.jsonl``/``.ndjson``, gzipped or not) or of a table
+    (CSV/TSV/Parquet), as dicts; a line that is not a JSON object is a one-line error."""
+    target = Path(path)
+    name = target.name.lower()
+    if name.endswith((".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")):
+        rows = []
+        for number, line in iter_lines(target):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserInputError(f"{target}: line {number} is not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise UserInputError(f"{target}: line {number} is not a JSON object")
+            rows.append(row)
+        return rows
+    return read_table(target).to_dict("records")
+
+
+def pick_column(rows: list[dict[str, Any]], names: tuple[str, ...], path: str | os.PathLike, what: str) -> str:
+    """The first of ``names`` that the rows have; a one-line error lists what the file has."""
+    present = set(rows[0]) if rows else set()
+    found = next((n for n in names if n in present), None)
+    if found is None:
+        raise UserInputError(f"{path}: no {what} column; expected one of {list(names)}, found {sorted(present)}")
+    return found

@@ -13,7 +13,7 @@ from chemassay.models.text_model import OPENAI_OPTIONS
 
 SEQ2SEQ_OPTIONS = {
     "beam": "beam width for reaction prediction (default 5; at least k); bags use it only when given",
-    "decode": "greedy or beam (default: beam for reaction-predictor, greedy for bag-predictor)",
+    "decode": "greedy or beam (default: beam for ranked predictions, greedy for one answer per input)",
     "batch_size": "sources per decoding batch (default 32)",
     "device": "cpu, cuda, cuda:N or auto (default cpu)",
     "threads": "CPU threads for torch (default: torch's)",
@@ -23,13 +23,9 @@ SEQ2SEQ_OPTIONS = {
 }
 """Options of the ``seq2seq`` kind (:mod:`chemassay.models.seq2seq`)."""
 
-TEXT_PROTOCOLS = ("reaction-predictor", "bag-predictor", "generator", "mechanism-predictor")
-ANY_PROTOCOL = ("*",)
-"""Kinds that serve every registered protocol, including those a later suite declares."""
-
 BUILTIN_KINDS: tuple[ModelKind, ...] = (
     ModelKind(
-        name="openai", protocols=(*TEXT_PROTOCOLS, "encoder"),
+        name="openai", protocols=(), capabilities=("text", "embeddings"),
         factory="chemassay.models.text_model:create_openai",
         description=("any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, TGI): chat completions "
                      "for predictions, /v1/embeddings as an encoder; concurrent, retried, cached, resumable"),
@@ -37,7 +33,7 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         example="openai:gpt-4o-mini,base_url=http://localhost:8000/v1",
     ),
     ModelKind(
-        name="hf", protocols=(*TEXT_PROTOCOLS, "encoder"),
+        name="hf", protocols=(), capabilities=("text", "embeddings"),
         factory="chemassay.models.hf:create_hf",
         description=("a Hugging Face checkpoint (local folder, or ORG/NAME hub id with internet): hidden states "
                      "as an encoder, generation for the text protocols"),
@@ -45,7 +41,7 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         example="hf:./smiles-lm,pooling=mean-all,batch_size=1",
     ),
     ModelKind(
-        name="python", protocols=ANY_PROTOCOL,
+        name="python", protocols=(), capabilities=("python",),
         factory="chemassay.models.python_kind:create_python",
         description="your own Python object, factory or function (options are passed as keyword arguments)",
         arg="MODULE:CALLABLE|FILE.py:CALLABLE", arg_required=True,
@@ -53,13 +49,13 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         example="python:my_models:make_predictor",
     ),
     ModelKind(
-        name="predictions", protocols=ANY_PROTOCOL,
+        name="predictions", protocols=(), capabilities=("predictions",),
         factory="chemassay.models.predictions:create_predictions",
         description="a file of a model's outputs, looked up by input (layouts in docs/adding-a-model.md)",
         arg="FILE", arg_required=True, example="predictions:preds.csv",
     ),
     ModelKind(
-        name="seq2seq", protocols=("reaction-predictor", "bag-predictor"),
+        name="seq2seq", protocols=(), capabilities=("translation",),
         factory="chemassay.models.seq2seq:create_seq2seq",
         description=("chemassay's BART sequence-to-sequence Transformer trained with 'chemassay models train "
                      "seq2seq': beam search with canonical de-duplication for reactions, greedy decoding for bags"),

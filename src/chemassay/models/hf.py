@@ -1,7 +1,7 @@
 """The ``hf`` model kind: a Hugging Face checkpoint (a local folder, or a hub id for users
-with internet) as an encoder (:class:`~chemassay.models.hf_encoder.HFEncoder`) or, through
-:class:`~chemassay.models.text_model.TextModel`, as a reaction predictor, bag predictor,
-generator or mechanism predictor.
+with internet): its hidden states answer the protocols that embeddings answer
+(:class:`~chemassay.models.hf_encoder.HFEncoder`), and its generated text, through
+:func:`~chemassay.models.text_model.text_model`, every protocol that text answers.
 
 ``prompting=chat`` (the default for checkpoints with a chat template) asks instruction
 prompts; ``prompting=raw`` feeds the input itself, for models trained on bare SMILES:
@@ -17,7 +17,8 @@ from typing import Any
 
 from chemassay.errors import UserInputError
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
-from chemassay.models.text_model import TextBackend, TextModel
+from chemassay.models.protocols import conforms, get_protocol
+from chemassay.models.text_model import TextBackend, text_model
 
 ENCODER_OPTIONS = {
     "device": "cpu, cuda, cuda:N or auto", "batch_size": "strings per forward pass (default 32; 1 = AMORE's one at a time)",
@@ -68,18 +69,22 @@ def _local_or_hub(arg: str) -> str:
 
 def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     """Factory of the ``hf`` kind (registered in :mod:`chemassay.models.catalog`)."""
+    found = get_protocol(protocol)
     location = _local_or_hub(spec.arg)
     device = spec.options.get("device") or context.get("device") or "cpu"
-    if protocol == "encoder":
+    if "text" not in found.answered_by:
         from chemassay.models.hf_encoder import HFEncoder
 
         check_options(spec, set(ENCODER_OPTIONS))
-        return HFEncoder(
+        encoder = HFEncoder(
             location, device=device, batch_size=option_int(spec, "batch_size", int(context.get("batch_size", 32)), minimum=1),
             pooling=spec.options.get("pooling", context.get("pooling", "mean")),
             part=spec.options.get("part", context.get("part", "auto")),
             max_length=option_int(spec, "max_length", context.get("max_length"), minimum=1),
         )
+        if conforms(encoder, found):
+            return encoder
+        return _embeddings_of(encoder, found)
     from chemassay.models.hf_text import HFTextGenerator
 
     check_options(spec, set(TEXT_OPTIONS))
@@ -89,6 +94,20 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
         seed=option_int(spec, "seed", int(context.get("seed", 0))),
     )
     prompting = spec.options.get("prompting") or ("chat" if generator.use_chat_template else "raw")
-    return TextModel(HFBackend(generator), name=f"hf:{spec.arg}", prompting=prompting,
-                     encoding=spec.options.get("encoding", context.get("encoding") or "smiles"),
-                     batch=option_int(spec, "batch", 50, minimum=1))
+    return text_model(HFBackend(generator), found, name=f"hf:{spec.arg}", prompting=prompting,
+                      encoding=spec.options.get("encoding", context.get("encoding") or "smiles"),
+                      batch=option_int(spec, "batch", 50, minimum=1))
+
+
+def _embeddings_of(encoder: Any, protocol: Any) -> Any:
+    """The checkpoint's pooled last hidden layer as the embeddings of a protocol that asks
+    for vectors in its own way (``answer_embeddings``)."""
+    from chemassay.models.adapters import protocol_model
+
+    def embed(texts: list[str]) -> list[Any]:
+        return list(encoder.embed(texts))
+
+    def answer(items: Sequence[Any], options: Mapping[str, Any]):
+        return protocol.answer_embeddings(embed, items, options)
+
+    return protocol_model(protocol, answer, name=encoder.name, describe=encoder.describe())

@@ -244,6 +244,10 @@ class HFEncoder:
         output = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True, return_dict=True)
         return output.hidden_states
 
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """One pooled vector of the last layer per text (the ``embeddings`` capability)."""
+        return list(self.encode(texts, layers="last"))
+
     def encode(self, smiles: Sequence[str], layers: str = "last") -> np.ndarray | list[np.ndarray]:
         """Embeddings ``(n, d)`` of the last layer, or with ``layers='all'`` a list of them,
         one per hidden layer starting with the embedding layer (float32)."""

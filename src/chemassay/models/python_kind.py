@@ -13,6 +13,7 @@ The named object may be
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.models.protocols import PROTOCOLS, conforms, from_callable
+from chemassay.models.protocols import conforms, from_callable, get_protocol
+from chemassay.runtime.files import sha256_file
 from chemassay.models.spec import ModelSpec
 
 
@@ -98,7 +100,7 @@ def create_python(spec: ModelSpec, protocol: str, context: dict[str, Any]):
             if callable(model):
                 model = from_callable(model, protocol)
             else:
-                method = PROTOCOLS[protocol].method
+                method = get_protocol(protocol).method
                 raise UserInputError(f"--model {spec.text}: {name}() returned an object without {method}()")
     elif callable(target):
         if spec.options:
@@ -106,9 +108,20 @@ def create_python(spec: ModelSpec, protocol: str, context: dict[str, Any]):
         model = from_callable(target, protocol)
     else:
         raise UserInputError(f"--model {spec.text}: {name} is not a model, a factory or a function")
-    if protocol == "encoder" and not isinstance(getattr(model, "name", None), str):
+    if get_protocol(protocol).needs_name and not isinstance(getattr(model, "name", None), str):
         try:
             model.name = f"python:{spec.arg}"
         except AttributeError:
-            raise UserInputError(f"--model {spec.text}: an encoder needs a 'name' attribute") from None
+            raise UserInputError(f"--model {spec.text}: a {protocol} needs a 'name' attribute") from None
+    source = _source_file(target)
+    if source is not None:
+        # the response cache of the run pipeline keys a python model by its code too
+        with contextlib.suppress(AttributeError, TypeError):
+            model.source_sha256 = sha256_file(source)
     return model
+
+
+def _source_file(target: Any) -> Path | None:
+    module = sys.modules.get(getattr(target, "__module__", "") or "")
+    found = getattr(module, "__file__", None)
+    return Path(found) if found and Path(found).is_file() else None

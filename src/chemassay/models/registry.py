@@ -1,21 +1,23 @@
 """One registry of model kinds, shared by every suite.
 
 A *kind* is a name (``openai``, ``hf``, ``python``, ``predictions``, ``ngram``,
-``nearest-neighbour``...), the protocols its models implement, and a factory named by a
-dotted path (``"package.module:function"``) that is imported only when a model of that kind
-is loaded: listing kinds never imports torch or transformers.
+``nearest-neighbour``...), what its models can answer, and a factory named by a dotted path
+(``"package.module:function"``) that is imported only when a model of that kind is loaded:
+listing kinds never imports torch or transformers.
+
+What a kind answers is either a list of protocol names (a suite's baseline declares the
+protocols of its suite) or *capabilities* (``python``, ``predictions``, ``text``,
+``embeddings``, ``translation``): a general kind then answers every protocol that lists one
+of its capabilities in ``answered_by``, including the protocols of a suite registered later.
 
 A factory is called as ``factory(spec, protocol, context)``: the parsed
-:class:`~chemassay.models.spec.ModelSpec`, the protocol the caller needs (one of
-:data:`~chemassay.models.protocols.PROTOCOLS`) and a dict of settings the calling command
-supplies (``device``, ``n_jobs``, ``base_url``, a training set...). It returns an object that
-implements the protocol.
+:class:`~chemassay.models.spec.ModelSpec`, the name of the protocol the caller needs and a
+dict of settings the calling command supplies (``device``, ``n_jobs``, ``base_url``, a
+training set...). It returns an object that implements the protocol.
 
-Kinds come from :mod:`chemassay.models.catalog` (the adapters) and from every registered
-suite's ``Suite.model_kinds`` (its baselines); :func:`register_kind` adds more at run time. A
-kind whose protocols are ``("*",)`` serves every registered protocol (``python:``,
-``predictions:``), including the protocols a later suite declares.
-Registering a name (or alias) twice is an error.
+Kinds come from :mod:`chemassay.models.catalog` (the general adapters), from every registered
+suite's ``Suite.model_kinds`` (its baselines), asked of the suite registry each time, and from
+:func:`register_kind` at run time. Registering a name (or alias) twice is an error.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.errors import ChemassayError, UserInputError
-from chemassay.models.protocols import PROTOCOLS, conforms
+from chemassay.models.protocols import all_protocols, conforms, from_callable, get_protocol
 from chemassay.models.spec import ModelSpec, parse_spec
+from chemassay.suites import all_suites
 
 
 class DuplicateKindError(ChemassayError):
@@ -49,8 +52,13 @@ class ModelKind:
 
     name: str
     protocols: tuple[str, ...]
+    """The protocols its models implement, by name (a suite's baselines; ``()`` for a general
+    kind that answers through its capabilities)."""
     factory: str
     description: str
+    capabilities: tuple[str, ...] = ()
+    """What its models can do (``python``, ``predictions``, ``text``, ``embeddings``,
+    ``translation``): it answers every protocol whose ``answered_by`` lists one of them."""
     arg: str = ""
     """What ARG names (``PATH``, ``MODEL``, ``MODULE:CALLABLE``...); empty if it takes none."""
     arg_required: bool = False
@@ -64,22 +72,22 @@ class ModelKind:
     example: str = ""
 
     def __post_init__(self) -> None:
-        unknown = [p for p in self.protocols if p not in PROTOCOLS and p != "*"]
-        if unknown:
-            raise ValueError(f"model kind {self.name!r}: unknown protocol(s) {unknown}; known: {sorted(PROTOCOLS)}")
         if ":" not in self.factory:
             raise ValueError(f"model kind {self.name!r}: factory must be 'module:function', got {self.factory!r}")
+        if not self.protocols and not self.capabilities:
+            raise ValueError(f"model kind {self.name!r}: declare the protocols or capabilities it answers")
 
     def implements(self, protocol: str) -> bool:
-        """Whether models of this kind serve ``protocol``."""
-        return protocol in self.protocols or ("*" in self.protocols and protocol in PROTOCOLS)
+        """Whether models of this kind serve ``protocol`` (a registered protocol's name)."""
+        if protocol in self.protocols:
+            return True
+        found = all_protocols().get(protocol)
+        return found is not None and any(c in found.answered_by for c in self.capabilities)
 
     @property
     def protocol_names(self) -> tuple[str, ...]:
-        """The protocols it serves, ``*`` expanded to every registered protocol."""
-        if "*" in self.protocols:
-            return tuple(PROTOCOLS)
-        return self.protocols
+        """The protocols it serves: its own, and every registered one its capabilities answer."""
+        return tuple(dict.fromkeys([*self.protocols, *(p for p in all_protocols() if self.implements(p))]))
 
     def needs(self) -> str:
         """What using this kind needs, in words (the command that installs its extra, if any)."""
@@ -97,98 +105,57 @@ class ModelKind:
         }
 
 
-_KINDS: dict[str, ModelKind] = {}
-_ALIASES: dict[str, str] = {}
+_RUNTIME: dict[str, ModelKind] = {}
+"""Kinds added with :func:`register_kind` (the others are asked of the catalog and the suites)."""
 _lock = threading.RLock()
-_catalog_state = {"loaded": False, "loading": False}
+
+
+def _declared() -> list[ModelKind]:
+    from chemassay.models.catalog import BUILTIN_KINDS
+
+    kinds = list(BUILTIN_KINDS)
+    for suite in all_suites():
+        kinds.extend(suite.load("model_kinds") or ())
+    return kinds
+
+
+def _all_kinds() -> dict[str, ModelKind]:
+    """Every kind by name: the catalog's, the suites' (first one wins), the run-time ones."""
+    with _lock:
+        found: dict[str, ModelKind] = {}
+        for kind in (*_declared(), *_RUNTIME.values()):
+            found.setdefault(kind.name, kind)
+        return found
+
+
+def _aliases(kinds: dict[str, ModelKind]) -> dict[str, str]:
+    return {alias: kind.name for kind in kinds.values() for alias in kind.aliases}
 
 
 def register_kind(kind: ModelKind) -> ModelKind:
     """Add a model kind; a name or alias that is already taken raises :class:`DuplicateKindError`."""
     with _lock:
-        if not _catalog_state["loaded"] and not _catalog_state["loading"]:
-            _load_catalog()
-        names = (kind.name, *kind.aliases)
-        for name in names:
-            if name in _KINDS or name in _ALIASES:
-                owner = _ALIASES.get(name, name)
-                raise DuplicateKindError(f"model kind {name!r} is already registered (by kind {owner!r})")
-        _KINDS[kind.name] = kind
-        for alias in kind.aliases:
-            _ALIASES[alias] = kind.name
+        kinds = _all_kinds()
+        aliases = _aliases(kinds)
+        for name in (kind.name, *kind.aliases):
+            if name in kinds or name in aliases:
+                raise DuplicateKindError(f"model kind {name!r} is already registered (by kind {aliases.get(name, name)!r})")
+        _RUNTIME[kind.name] = kind
     return kind
 
 
 def unregister_kind(name: str) -> None:
     """Remove a kind added with :func:`register_kind` (tests, plugins being reloaded)."""
     with _lock:
-        kind = _KINDS.pop(name, None)
-        if kind is not None:
-            for alias in kind.aliases:
-                _ALIASES.pop(alias, None)
-
-
-def _load_catalog() -> None:
-    """Register the built-in kinds: the adapters, then every suite's ``MODEL_KINDS``."""
-    if _catalog_state["loaded"] or _catalog_state["loading"]:
-        return
-    _catalog_state["loading"] = True
-    try:
-        from chemassay.models.catalog import BUILTIN_KINDS
-        from chemassay.suites import all_suites, on_register
-
-        declared = list(BUILTIN_KINDS)
-        for suite in all_suites():
-            _register_protocols(suite)
-            declared.extend(suite.load("model_kinds") or ())
-        for kind in declared:
-            register_kind(kind)
-        on_register(_suite_registered)
-        _catalog_state["loaded"] = True
-    finally:
-        _catalog_state["loading"] = False
-
-
-def _register_protocols(suite: Any) -> None:
-    from chemassay.models.protocols import register_protocol
-
-    for info in suite.load("model_protocols") or ():
-        register_protocol(info)
-
-
-def _suite_registered(suite: Any) -> None:
-    """Add (or withdraw) the protocols and kinds of a suite registered after the catalog."""
-    from chemassay.models.protocols import unregister_protocol
-    from chemassay.suites import find_suite
-
-    present = find_suite(suite.name) is suite
-    kinds = suite.load("model_kinds") or ()
-    if present:
-        _register_protocols(suite)
-        for kind in kinds:
-            if kind.name not in _KINDS:
-                register_kind(kind)
-    else:
-        for kind in kinds:
-            if _KINDS.get(kind.name) is kind:
-                unregister_kind(kind.name)
-        for info in suite.load("model_protocols") or ():
-            unregister_protocol(info.name)
-
-
-def _ensure_catalog() -> None:
-    with _lock:
-        if not _catalog_state["loaded"]:
-            _load_catalog()
+        _RUNTIME.pop(name, None)
 
 
 def list_kinds(protocol: str | None = None, suite: str | None = None) -> list[ModelKind]:
     """Registered kinds, sorted by name; optionally only those implementing ``protocol``
     or belonging to ``suite`` (general adapters are listed for every suite)."""
-    _ensure_catalog()
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise UserInputError(f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))}")
-    kinds = sorted(_KINDS.values(), key=lambda k: k.name)
+    if protocol is not None:
+        get_protocol(protocol)
+    kinds = sorted(_all_kinds().values(), key=lambda k: k.name)
     if protocol is not None:
         kinds = [k for k in kinds if k.implements(protocol)]
     if suite is not None:
@@ -198,13 +165,13 @@ def list_kinds(protocol: str | None = None, suite: str | None = None) -> list[Mo
 
 def get_kind(name: str) -> ModelKind:
     """The kind called ``name`` (or one of its aliases); a clear error lists the known ones."""
-    _ensure_catalog()
+    kinds = _all_kinds()
     key = name.lower()
-    key = _ALIASES.get(key, key)
-    if key not in _KINDS:
-        known = ", ".join(sorted(_KINDS))
+    key = _aliases(kinds).get(key, key)
+    if key not in kinds:
+        known = ", ".join(sorted(kinds))
         raise UserInputError(f"unknown model kind {name!r}; known kinds: {known} (see 'chemassay models list')")
-    return _KINDS[key]
+    return kinds[key]
 
 
 def _resolve_factory(kind: ModelKind) -> Callable[..., Any]:
@@ -233,8 +200,7 @@ def load_model(
     (:func:`chemassay.models.identity.model_ref`).
     """
     parsed = parse_spec(spec)
-    if protocol not in PROTOCOLS:
-        raise UserInputError(f"unknown protocol {protocol!r}; known: {', '.join(sorted(PROTOCOLS))}")
+    protocol = get_protocol(protocol).name
     kind = get_kind(parsed.kind)
     if not kind.implements(protocol):
         able = [k.name for k in list_kinds(protocol)]
@@ -269,10 +235,8 @@ def resolve_model(model: Any, protocol: str, context: dict[str, Any] | None = No
     if isinstance(model, (str, ModelSpec)):
         return load_model(model, protocol, context)
     if not conforms(model, protocol):
-        method = PROTOCOLS[protocol].method
+        method = get_protocol(protocol).method
         if callable(model) and not hasattr(model, method):
-            from chemassay.models.protocols import from_callable
-
             return from_callable(model, protocol)
         raise UserInputError(
             f"{type(model).__name__} is not a {protocol}: it needs a method {method}() (or pass a spec string)"

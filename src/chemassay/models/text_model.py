@@ -1,32 +1,36 @@
-"""A text model (chat endpoint or local checkpoint) as every suite's protocol.
+"""A text model (chat endpoint or local checkpoint) answering any protocol.
 
-:class:`TextModel` turns anything that answers prompts with text — a
-:class:`TextBackend` — into a reaction predictor, a bag predictor, a molecule generator and
-a mechanism predictor, with the prompts and answer parsers of
-:mod:`chemassay.models.prompts`. A request that fails for good gives an empty prediction and
-is recorded in :attr:`TextModel.failures` (index → ``request failed: REASON``) so that suites
-count it as a failed item rather than lose it; an answer that does not parse is the model's
-answer (the suite scores it as invalid). A model on an endpoint exposes the client's
-:class:`~chemassay.models.request_stats.RequestStats` as ``request_stats``.
+:func:`text_model` turns anything that answers prompts with text — a :class:`TextBackend` —
+into a model of any protocol that text can answer: the protocol (each suite's
+``protocol.py``) writes the prompts and parses the answers
+(:meth:`~chemassay.contract.Protocol.answer_text`); this module only asks. A request that fails
+for good gives the protocol's missing output and is recorded in ``failures`` (index →
+``request failed: REASON``) so that suites count it as a failed item rather than lose it; an
+answer that does not parse is the model's answer (the suite scores it as invalid). A model on
+an endpoint exposes the client's :class:`~chemassay.models.request_stats.RequestStats` as
+``request_stats``.
 
 Two backends ship: :class:`OpenAIBackend` (any OpenAI-compatible server, concurrent, with
 retries, a response cache and resume, :mod:`chemassay.models.openai_chat`) and the local
-Hugging Face backend of :mod:`chemassay.models.hf`.
+Hugging Face backend of :mod:`chemassay.models.hf`. An embeddings endpoint answers the
+protocols that list the ``embeddings`` capability (:func:`embeddings_model`).
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
+from chemassay.contract import Protocol, Request, TextAsker
 from chemassay.errors import UserInputError
-from chemassay.models import prompts as P
+from chemassay.models.adapters import ProtocolModel, protocol_model
 from chemassay.models.openai_chat import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT
+from chemassay.models.protocols import get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_bool, option_float, option_int
+
+SYSTEM_PROMPT = "You are an expert organic chemist. Answer exactly in the format asked for, without explanations."
+"""The system prompt chat models get unless the spec (``system=none``) or the suite says otherwise."""
 
 
 class TextBackend:
@@ -52,42 +56,20 @@ class TextBackend:
         return {}
 
 
-class TextModel:
-    """Every text protocol on top of a :class:`TextBackend` (see the module docstring).
+class BackendAsker(TextAsker):
+    """A :class:`TextBackend` as the protocols' :class:`~chemassay.contract.TextAsker`."""
 
-    ``prompting`` is ``chat`` (instructions from :mod:`.prompts`) or ``raw`` (the input
-    itself is the prompt, for models trained on bare SMILES: ranked answers come from beam
-    search, samples from an empty prompt).
-    """
-
-    def __init__(self, backend: TextBackend, *, name: str, prompting: str = "chat", encoding: str = "smiles",
-                 batch: int = 50, temperature: float | None = None) -> None:
-        if prompting not in {"chat", "raw"}:
-            raise UserInputError(f"prompting must be chat or raw, got {prompting!r}")
+    def __init__(self, backend: TextBackend, *, prompting: str, settings: Mapping[str, Any]) -> None:
         self.backend = backend
-        self.name = name
         self.prompting = prompting
-        self.encoding = encoding
-        self.batch = max(1, int(batch))
-        self.temperature = temperature
-        self.failures: dict[int, str] = {}
+        self.settings = dict(settings)
 
-    def describe(self) -> dict[str, Any]:
-        """Settings that determine the outputs (backend settings, prompting, batch size)."""
-        return {**self.backend.describe(), "prompting": self.prompting, "encoding": self.encoding,
-                "batch": self.batch}
-
-    @property
-    def request_stats(self) -> Any:
-        """The backend's request accounting (``None`` for a local backend)."""
-        return getattr(self.backend, "request_stats", None)
-
-    def _answers(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None,
-                 parse: Callable[[str], Any] | None = None) -> list[Any]:
-        """The answers (``""`` for a failed request, recorded in ``failures``), each passed
-        through ``parse`` when given: as it arrives on a backend that reports answers one by
-        one, so the parsing overlaps the wait for the others."""
-        self.failures = {}
+    def ask(self, requests: Sequence[Request], parse: Callable[[str], Any] | None = None) -> list[Any]:
+        """The answers (or the exception that ended each request), each passed through
+        ``parse`` as it arrives on a backend that reports answers one by one, so the parsing
+        overlaps the wait for the others."""
+        prompts = [request.prompt for request in requests]
+        params = [dict(request.params) for request in requests]
         parsed: dict[int, Any] = {}
 
         def on_answer(index: int, outcome: str | Exception) -> None:
@@ -101,85 +83,59 @@ class TextModel:
             outcomes = self.backend.answer(prompts, params)
         results: list[Any] = []
         for index, outcome in enumerate(outcomes):
-            if isinstance(outcome, Exception):
-                self.failures[index] = f"request failed: {outcome}"
-                outcome = ""
-            if parse is None:
+            if isinstance(outcome, Exception) or parse is None:
                 results.append(outcome)
             else:
                 results.append(parsed[index] if index in parsed else parse(outcome))
         return results
 
-    # reaction-predictor
-    def predict(self, reactants: Sequence[str], k: int = 10) -> list[list[str]]:
-        """Up to ``k`` ranked product SMILES per reaction (empty list: nothing usable)."""
-        queries = [P.reactants_text(r) for r in reactants]
-        if self.prompting == "raw":
-            self.failures = {}
-            ranked = []
-            for index, query in enumerate(queries):
-                try:
-                    outputs = self.backend.answer_ranked(query, k) or []
-                except Exception as exc:  # noqa: BLE001 - one failing input must not stop the run
-                    self.failures[index] = f"generation failed: {exc}"
-                    outputs = []
-                ranked.append(P.parse_ranked_smiles("\n".join(outputs), k) if outputs else [])
-            return ranked
-        return self._answers([P.reaction_prompt(q, k) for q in queries], parse=lambda text: P.parse_ranked_smiles(text, k))
+    def answer_ranked(self, prompt: str, k: int) -> list[str] | None:
+        return self.backend.answer_ranked(prompt, k)
 
-    # bag-predictor
-    def predict_bags(self, sources: Sequence[str]) -> list[str]:
-        """The product bag predicted for each reactant bag (empty string: no answer)."""
-        if self.prompting == "raw":
-            answers = self._answers(list(sources))
-            return [text.strip().splitlines()[0].strip() if text.strip() else "" for text in answers]
-        return self._answers([P.bag_prompt(s, self.encoding) for s in sources], parse=P.parse_bag_answer)
+    def sample_raw(self, n: int, seed: int) -> list[str]:
+        return self.backend.sample_raw(n, seed)
 
-    # generator
-    def sample(self, n: int, seed: int = 0) -> list[str]:
-        """``n`` SMILES; every answer line is a sample, valid or not; seeded per request."""
-        if n < 0:
-            raise UserInputError(f"cannot sample {n} molecules; n must be 0 or more")
-        if self.prompting == "raw":
-            return list(self.backend.sample_raw(n, seed))[:n]
-        samples: list[str] = []
-        failures: dict[int, str] = {}
-        request = 0
-        max_requests = 3 * (-(-n // self.batch)) + 3
-        while len(samples) < n and request < max_requests:
-            wanted = min(self.batch, n - len(samples))
-            missing = -(-(n - len(samples)) // self.batch)
-            prompts = [P.generation_prompt(wanted) for _ in range(missing)]
-            params = [{"seed": seed * 1_000_003 + request + i,
-                       **({"temperature": self.temperature} if self.temperature is not None else {})}
-                      for i in range(missing)]
-            request += missing
-            for index, text in enumerate(self._answers(prompts, params)):
-                if index in self.failures:
-                    # A failed request is a failed item, not asked again under another seed (a rerun
-                    # asks the same seed, so the samples stay reproducible): its slots stay empty.
-                    start = len(samples)
-                    samples.extend([""] * min(wanted, n - start))
-                    failures.update({i: self.failures[index] for i in range(start, len(samples))})
-                else:
-                    samples.extend(P.parse_smiles_lines(text)[:wanted])
-        if len(samples) < n:
-            # The model kept answering with fewer lines than asked: the rest are empty (invalid) samples.
-            samples.extend([""] * (n - len(samples)))
-        self.failures = failures
-        return samples[:n]
 
-    # mechanism-predictor
-    def predict_mechanisms(self, reactions: Sequence[dict[str, Any]]) -> list[str]:
-        """The raw answer for each reaction record (its ``prompt``, else the default prompt)."""
-        prompts = [r.get("prompt") or P.mechanism_prompt(r) for r in reactions]
-        return self._answers(prompts)
+class TextModel(ProtocolModel):
+    """A protocol's model answered by a :class:`TextBackend` (built by :func:`text_model`)."""
+
+    backend: TextBackend
+    prompting: str
+
+    @property
+    def request_stats(self) -> Any:
+        """The backend's request accounting (``None`` for a local backend)."""
+        return getattr(self.backend, "request_stats", None)
+
+
+def text_model(backend: TextBackend, protocol: str | Protocol, *, name: str, prompting: str = "chat",
+               encoding: str = "smiles", batch: int = 50, temperature: float | None = None) -> Any:
+    """A model of ``protocol`` whose answers come from ``backend``.
+
+    ``prompting`` is ``chat`` (the protocol's instructions) or ``raw`` (the input itself is the
+    prompt, for models trained on bare SMILES: the protocol decides, e.g. ranked answers from
+    beam search, samples from an empty prompt). ``encoding``, ``batch`` and ``temperature``
+    are settings the protocols may read.
+    """
+    if prompting not in {"chat", "raw"}:
+        raise UserInputError(f"prompting must be chat or raw, got {prompting!r}")
+    found = get_protocol(protocol)
+    batch = max(1, int(batch))
+    asker = BackendAsker(backend, prompting=prompting,
+                         settings={"encoding": encoding, "batch": batch, "temperature": temperature})
+
+    def answer(items: Sequence[Any], options: Mapping[str, Any]):
+        return found.answer_text(asker, items, options)
+
+    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch}
+    return protocol_model(found, answer, name=name, describe=describe, base=TextModel, backend=backend,
+                          prompting=prompting, encoding=encoding, batch=batch, temperature=temperature)
 
 
 class OpenAIBackend(TextBackend):
     """Chat completions of one model on an OpenAI-compatible server (see openai_chat)."""
 
-    def __init__(self, client, *, concurrency: int = 4, system_prompt: str | None = P.SYSTEM_PROMPT) -> None:
+    def __init__(self, client, *, concurrency: int = 4, system_prompt: str | None = SYSTEM_PROMPT) -> None:
         self.client = client
         self.concurrency = max(1, concurrency)
         self.system_prompt = system_prompt
@@ -214,46 +170,35 @@ class OpenAIBackend(TextBackend):
         return [o if isinstance(o, Exception) else o.text for o in outcomes]
 
 
-class OpenAIEncoder:
-    """robustness: an embeddings endpoint (``/v1/embeddings``) as an encoder (one layer).
+class EmbeddingsModel(ProtocolModel):
+    """A protocol's model answered by an embeddings endpoint (built by :func:`embeddings_model`)."""
 
-    Batches of ``batch_size`` texts go ``concurrency`` at a time. A text whose request failed
-    for good (or whose vector has another length than the others) gets a row of NaN and is
-    recorded in ``failures`` (index → reason): the suite leaves it out and lists it.
-    """
-
-    def __init__(self, client, *, batch_size: int = 64, concurrency: int = 4) -> None:
-        self.client = client
-        self.batch_size = batch_size
-        self.concurrency = max(1, concurrency)
-        self.name = f"openai:{client.model}"
-        self.failures: dict[int, str] = {}
+    client: Any
 
     @property
     def request_stats(self) -> Any:
         """The client's request accounting."""
         return self.client.stats
 
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.client.model, "base_url": self.client.endpoint_label, "endpoint": "embeddings"}
 
-    def encode(self, smiles: Sequence[str], layers: str = "last") -> np.ndarray | list[np.ndarray]:
-        """Embeddings ``(n, d)``; ``layers='all'`` gives a one-element list (the endpoint has one layer)."""
-        if layers not in ("last", "all"):
-            raise UserInputError(f"layers must be 'last' or 'all', got {layers!r}")
-        outcomes = self.client.embed(list(smiles), batch_size=self.batch_size, concurrency=self.concurrency)
-        self.failures = {i: f"request failed: {o}" for i, o in enumerate(outcomes) if isinstance(o, Exception)}
-        lengths = Counter(len(o) for o in outcomes if not isinstance(o, Exception))
-        dim = lengths.most_common(1)[0][0] if lengths else 0
-        matrix = np.full((len(outcomes), dim), np.nan, dtype=np.float32)
-        for index, outcome in enumerate(outcomes):
-            if isinstance(outcome, Exception):
-                continue
-            if len(outcome) != dim:
-                self.failures[index] = f"request failed: embedding of length {len(outcome)}, the others have {dim}"
-                continue
-            matrix[index] = outcome
-        return [matrix] if layers == "all" else matrix
+def embeddings_model(client, protocol: str | Protocol, *, batch_size: int = 64, concurrency: int = 4) -> Any:
+    """An embeddings endpoint (``/v1/embeddings``) as a model of ``protocol`` (one that lists the
+    ``embeddings`` capability and says how vectors answer it: ``answer_embeddings``).
+
+    Batches of ``batch_size`` texts go ``concurrency`` at a time; a text whose request failed
+    for good is recorded in ``failures`` (index → reason)."""
+    found = get_protocol(protocol)
+    concurrency = max(1, concurrency)
+
+    def embed(texts: list[str]) -> list[Any]:
+        return client.embed(texts, batch_size=batch_size, concurrency=concurrency)
+
+    def answer(items: Sequence[Any], options: Mapping[str, Any]):
+        return found.answer_embeddings(embed, items, options)
+
+    describe = {"model": client.model, "base_url": client.endpoint_label, "endpoint": "embeddings"}
+    return protocol_model(found, answer, name=f"openai:{client.model}", describe=describe, base=EmbeddingsModel,
+                          client=client, batch_size=batch_size, concurrency=concurrency)
 
 
 OPENAI_OPTIONS = {
@@ -321,16 +266,17 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
 
 
 def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
-    """Factory of the ``openai`` kind (registered in :mod:`chemassay.models.catalog`)."""
+    """Factory of the ``openai`` kind (registered in :mod:`chemassay.models.catalog`): chat
+    completions for a protocol text answers, the embeddings endpoint for one only vectors do."""
+    found = get_protocol(protocol)
     client = openai_client(spec, context)
     concurrency = option_int(spec, "concurrency", int(context.get("concurrency", 4)), minimum=1)
-    if protocol == "encoder":
-        return OpenAIEncoder(client, batch_size=option_int(spec, "batch", 64, minimum=1), concurrency=concurrency)
+    if "text" not in found.answered_by:
+        return embeddings_model(client, found, batch_size=option_int(spec, "batch", 64, minimum=1),
+                                concurrency=concurrency)
     system = spec.options.get("system", context.get("system", "default"))
-    backend = OpenAIBackend(client, concurrency=concurrency, system_prompt=None if system == "none" else P.SYSTEM_PROMPT)
-    temperature = None
-    if protocol == "generator" and "temperature" not in spec.options:
-        temperature = 1.0  # sampling needs randomness; each request carries its own seed
+    backend = OpenAIBackend(client, concurrency=concurrency, system_prompt=None if system == "none" else SYSTEM_PROMPT)
+    temperature = option_float(spec, "temperature", None)
     encoding = spec.options.get("encoding", context.get("encoding") or "smiles")
-    return TextModel(backend, name=f"openai:{spec.arg}", encoding=encoding,
-                     batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature)
+    return text_model(backend, found, name=f"openai:{spec.arg}", encoding=encoding,
+                      batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature)

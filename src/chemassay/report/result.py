@@ -337,6 +337,7 @@ def make_result(
     inputs: Any = (),
     started: float | None = None,
     details: ResultDetails | None = None,
+    run: Any = None,
     **fields: Any,
 ) -> Result:
     """The one way a suite builds its :class:`Result`: timing, input hashes and model identity
@@ -346,7 +347,20 @@ def make_result(
     :func:`chemassay.models.identity.model_ref`, ``spec`` naming it) or ``None``; ``inputs``
     are paths (hashed) or :class:`InputRef`; ``started`` is a :func:`time.perf_counter` reading
     taken when the work began (``elapsed_s`` is measured from it unless given).
+
+    ``run`` is the :class:`~chemassay.contract.Run` of the model (the run pipeline's): the
+    model's identity and the request counts come from it unless given, and every item it
+    failed is added to ``skipped`` with its line (position + 1), the item and the reason.
     """
+    if run is not None:
+        model = run.model if model is None else model
+        if run.requests is not None:
+            fields.setdefault("requests", run.requests)
+        listed = {(entry.line, entry.reason) for entry in fields.get("skipped") or []}
+        extra = [SkippedItem(line=index + 1, item=str(run.items[index])[:200], reason=reason)
+                 for index, reason in run.failures.items() if (index + 1, reason) not in listed]
+        if extra:
+            fields["skipped"] = [*(fields.get("skipped") or []), *extra]
     if model is not None and not isinstance(model, ModelRef):
         from chemassay.models.identity import model_ref
 

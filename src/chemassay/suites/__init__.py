@@ -8,7 +8,8 @@ re-exported as ``chemassay.<alias>``), ``cli`` (a Typer ``app``), ``metrics`` (i
 functions and ``METRIC_CARDS``), ``baselines`` (its built-in models and ``MODEL_KINDS``),
 ``assay`` (its headline benchmark settings for ``chemassay assay``), ``published`` (how its
 results meet the paper's published tables), ``report`` (its gallery and charts) and
-``details`` (the typed per-suite fields of its results). Suites import ``chem``, ``data``,
+``details`` (the typed per-suite fields of its results) and ``protocol`` (the
+:class:`~chemassay.contract.Protocol` objects of what it asks a model). Suites import ``chem``, ``data``,
 ``models``, ``runtime`` and ``report``, never each other.
 
 Adding a suite is one package plus one registration: list its declaration in
@@ -86,8 +87,9 @@ class Suite:
     model_kinds: str | None = None
     """``"module:MODEL_KINDS"``: its built-in baselines and learned models (registry kinds)."""
     model_protocols: str | None = None
-    """``"module:PROTOCOLS"``: the protocols it defines (``ProtocolInfo``), registered with
-    the model registry so general adapters (``python:``, ``predictions:``) serve them."""
+    """``"module:PROTOCOLS"``: the :class:`~chemassay.contract.Protocol` objects it defines
+    (its ``protocol.py``); the model registry asks for them, so every general model kind
+    (``python:``, ``predictions:``, ``openai:``, ``hf:``) answers them."""
     datasets: str | None = None
     """``"module:DATASETS"``: the dataset specs it owns (registered with the data registry)."""
     dataset_names: tuple[str, ...] = ()

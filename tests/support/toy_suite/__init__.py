@@ -3,8 +3,10 @@ plus one registration (docs/adding-a-suite.md walks through this file).
 
 The suite ``formula`` asks a model for the molecular formula of each molecule (protocol
 ``formula-predictor``: ``predict_formulas(smiles) -> list[str]``) and scores exact matches
-against RDKit's formula. It has every role a suite can have: a protocol of its own, a dataset,
-metric cards, a typed details model, a published table, an assay, a gallery and a CLI.
+against RDKit's formula. It has every role a suite can have: a protocol of its own (its method,
+prompt, parser, predictions-file layout and checks, so that every model kind answers it), a
+dataset, metric cards, a typed details model, a published table, an assay, a gallery and a CLI.
+Nothing under src/ names it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from chemassay.assay import AssayContext, AssayTask, SuiteAssay
 from chemassay.data.registry import DataFile, DatasetSpec, LocalDirSource
-from chemassay.models.protocols import ProtocolInfo
+from chemassay.chem.answers import candidate_lines
+from chemassay.contract import Protocol, Request
+from chemassay.data.readers import pick_column, read_records
+from chemassay.models import run as run_model
+from chemassay.models.check import str_list_problem
 from chemassay.report.cards import MetricCard
 from chemassay.report.intervals import attach_intervals
 from chemassay.report.published import PaperBinding
@@ -30,14 +36,47 @@ HERE = Path(__file__).resolve().parent
 NAME = "formula"
 
 
-# -- the protocol: what the suite asks of a model ----------------------------------------------
+# -- the protocol: what the suite asks of a model, and how every model kind answers it ----------
 class FormulaPredictor(Protocol):
     """SMILES → molecular formula (Hill order, e.g. ``C2H6O``)."""
 
-    def predict_formulas(self, smiles: Sequence[str]) -> list[str]: ...
+    name = "formula-predictor"
+    method = "predict_formulas"
+    signature = "predict_formulas(smiles: list[str]) -> list[str]"
+    summary = "SMILES -> molecular formula"
+    answered_by = ("python", "predictions", "text")
+    max_tokens = 32
+    stop = ("\n\n",)
+    missing = ""
+    predictions_layout = "a table or JSONL with 'smiles' and 'formula' columns"
+
+    def prompt(self, items, options, settings):
+        return [Request(f"Give the molecular formula (Hill order) of the molecule {smiles}. Answer with the "
+                        "formula alone.") for smiles in items]
+
+    def parse(self, answer, options, settings):
+        lines = candidate_lines(answer)
+        return lines[-1].split()[-1].strip("*.") if lines else ""
+
+    def read_predictions(self, path):
+        rows = read_records(path)
+        key = pick_column(rows, ("smiles",), path, "smiles")
+        value = pick_column(rows, ("formula", "prediction"), path, "formula")
+        table = {str(row[key]): str(row[value]) for row in rows}
+        return self.lookup_answers(lambda smiles, options: table[smiles], path)
+
+    def checks(self):
+        def shape(model):
+            return str_list_problem(model.predict_formulas(["CCO", "O"]), 2)
+
+        def empty(model):
+            return None if model.predict_formulas([]) == [] else "no molecules gave answers"
+
+        return [("returns one formula per molecule", shape), ("nothing asked, nothing answered", empty)]
 
 
-PROTOCOLS = (ProtocolInfo("formula-predictor", FormulaPredictor, "predict_formulas", "SMILES -> molecular formula"),)
+FORMULA_PREDICTOR = FormulaPredictor()
+PROTOCOLS = (FORMULA_PREDICTOR,)
 
 
 # -- models a test can name with python:support.toy_suite:... -----------------------------------
@@ -115,8 +154,9 @@ class FormulaDetails(ResultDetails):
 
 
 # -- the api: evaluate -------------------------------------------------------------------------
-def evaluate(model: Any, *, limit: int | None = None, quick: bool = False) -> Result:
-    """Ask ``model`` (an object or a spec) for the formula of each molecule and score it.
+def evaluate(model: Any, *, limit: int | None = None, quick: bool = False, cache: bool = False,
+             context: dict[str, Any] | None = None) -> Result:
+    """Ask ``model`` (an object or a spec of any kind) for the formula of each molecule and score it.
 
     >>> evaluate(CountingModel()).metrics["exact"]
     1.0
@@ -124,22 +164,19 @@ def evaluate(model: Any, *, limit: int | None = None, quick: bool = False) -> Re
     from rdkit import Chem
     from rdkit.Chem.rdMolDescriptors import CalcMolFormula
 
-    from chemassay.models.registry import load_model
-
     started = time.perf_counter()
-    spec = model if isinstance(model, str) else None
-    predictor = load_model(model, "formula-predictor") if spec else model
     molecules = load_molecules()[:limit]
-    answers = predictor.predict_formulas([smiles for _, smiles in molecules])
+    done = run_model(model, FORMULA_PREDICTOR, [smiles for _, smiles in molecules], cache=cache, context=context)
+    answers = done.outputs
     rows, scores, skipped = [], [], []
-    for (mid, smiles), predicted in zip(molecules, answers, strict=True):
+    for index, ((mid, smiles), predicted) in enumerate(zip(molecules, answers, strict=True)):
         truth = CalcMolFormula(Chem.MolFromSmiles(smiles))
-        if not predicted:
+        if not predicted and index not in done.failures:  # a failed request is listed by make_result
             skipped.append(SkippedItem(item=mid, reason="no answer"))
         rows.append(FormulaRow(id=mid, smiles=smiles, predicted=predicted or "", formula=truth))
         scores.append(1.0 if predicted == truth else 0.0)
     result = make_result(
-        NAME, "evaluate", metrics={"exact": sum(scores) / len(scores)}, n=len(scores), model=predictor, spec=spec,
+        NAME, "evaluate", metrics={"exact": sum(scores) / len(scores)}, n=len(scores), run=done,
         item_ids=[mid for mid, _ in molecules], item_scores={"exact": scores}, skipped=skipped,
         dataset=DatasetRef(name="toy-formulas", sha256=sha256_file(HERE / "molecules.tsv")),
         setting={"protocol": "zero-shot"}, quick=quick, started=started, details=FormulaDetails(rows=rows),

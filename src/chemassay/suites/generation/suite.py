@@ -9,6 +9,7 @@ SUITE = Suite(
     reproduces="MOSES (Polykovskiy et al. 2020)",
     protocols=("generator",),
     api="chemassay.suites.generation.api",
+    model_protocols="chemassay.suites.generation.protocol:PROTOCOLS",
     cli="chemassay.suites.generation.cli:app",
     metric_cards="chemassay.suites.generation.metrics:METRIC_CARDS",
     model_kinds="chemassay.suites.generation.baselines:MODEL_KINDS",

@@ -44,6 +44,7 @@ from chemassay.errors import UserInputError
 from chemassay.report.result import RequestSummary
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
+from chemassay.suites.mechanism.protocol import record_prompt
 from chemassay.suites.mechanism.records import Reaction
 
 CHUNK = 32
@@ -260,12 +261,10 @@ def _stream(model: Any, backend: Any, batch: Sequence[PromptJob], style: str,
             emit: Callable[[int, Any, str | None], None]) -> None:
     """Ask every job at once on the client's worker pool; ``emit(index, answer, failure)``
     runs (serialized) as each answer arrives."""
-    from chemassay.models import prompts as P
-
     conversations = []
     for job in batch:
         record = job.record(style)
-        prompt = record.get("prompt") or P.mechanism_prompt(record)
+        prompt = record_prompt(record)
         system = getattr(backend, "system_prompt", None)
         conversations.append(([{"role": "system", "content": system}] if system else [])
                              + [{"role": "user", "content": prompt}])

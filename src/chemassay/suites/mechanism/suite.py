@@ -9,6 +9,7 @@ SUITE = Suite(
     reproduces="oMeBench / oMeS (Xu et al. 2025)",
     protocols=("mechanism-predictor",),
     api="chemassay.suites.mechanism.api",
+    model_protocols="chemassay.suites.mechanism.protocol:PROTOCOLS",
     cli="chemassay.suites.mechanism.cli:app",
     metric_cards="chemassay.suites.mechanism.metrics:METRIC_CARDS",
     model_kinds="chemassay.suites.mechanism.baselines:MODEL_KINDS",

@@ -3,7 +3,7 @@
 Bradshaw et al. found that a model that has never seen Grignard additions to esters
 predicts the single-addition ketone; fed that ketone with the original reactants, it then
 predicts the tertiary alcohol of the double addition that the record shows. This module
-runs any :class:`~chemassay.models.ReactionPredictor` for two (or more) rounds: round
+runs any reaction predictor (:mod:`chemassay.suites.reaction_ood.protocol`) for two (or more) rounds: round
 ``r + 1`` gets the round-``r`` top-1 prediction appended to the original reactants
 (``feed="append"``) or alone (``feed="alone"``), and every round is scored against the
 recorded products with the rules of :mod:`~chemassay.suites.reaction_ood.metrics`.
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 from chemassay.errors import UserInputError
-from chemassay.models.protocols import ReactionPredictor
 from chemassay.suites.reaction_ood.metrics import ItemScore, product_set, score_all, topk_accuracy
 
 FEED_MODES = ("append", "alone")
@@ -51,7 +51,7 @@ def next_round_inputs(reactants: Sequence[str], predictions: Sequence[Sequence[s
 
 
 def iterated_evaluation(
-    model: ReactionPredictor,
+    model: Any,
     reactants: Sequence[str],
     truths: Sequence[str],
     *,

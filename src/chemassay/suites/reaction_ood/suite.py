@@ -9,6 +9,7 @@ SUITE = Suite(
     reproduces="Bradshaw et al. (Challenging reaction prediction models to generalize to novel chemistry)",
     protocols=("reaction-predictor",),
     api="chemassay.suites.reaction_ood.api",
+    model_protocols="chemassay.suites.reaction_ood.protocol:PROTOCOLS",
     cli="chemassay.suites.reaction_ood.cli:app",
     metric_cards="chemassay.suites.reaction_ood.metrics:METRIC_CARDS",
     model_kinds="chemassay.suites.reaction_ood.baselines:MODEL_KINDS",

@@ -9,6 +9,7 @@ SUITE = Suite(
     reproduces="AMORE (Ganeeva et al. 2024)",
     protocols=("encoder", "property-predictor"),
     api="chemassay.suites.robustness.api",
+    model_protocols="chemassay.suites.robustness.protocol:PROTOCOLS",
     cli="chemassay.suites.robustness.cli:app",
     metric_cards="chemassay.suites.robustness.metrics:METRIC_CARDS",
     model_kinds="chemassay.suites.robustness.baselines:MODEL_KINDS",

@@ -9,6 +9,7 @@ SUITE = Suite(
     reproduces="ChemAlgebra (Valenti et al. 2022)",
     protocols=("bag-predictor", "reaction-predictor"),
     api="chemassay.suites.stoichiometry.api",
+    model_protocols="chemassay.suites.stoichiometry.protocol:PROTOCOLS",
     cli="chemassay.suites.stoichiometry.cli:app",
     metric_cards="chemassay.suites.stoichiometry.metrics:METRIC_CARDS",
     model_kinds="chemassay.suites.stoichiometry.baselines:MODEL_KINDS",
