@@ -8,6 +8,7 @@ import doctest
 import importlib
 import importlib.util
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,42 @@ def test_only_the_cli_modules_import_the_terminal_toolkit():
             offences += [f"{path.relative_to(SRC)}:{node.lineno} imports {m}" for m in modules
                          if m.split(".")[0] in {"typer", "rich", "click"} or m == "chemassay.clitools"]
     assert not offences, offences
+
+
+def _protocol_words() -> dict[str, str]:
+    """Every registered protocol's name and method (as strings a shared layer could key by)."""
+    from chemassay.models.protocols import all_protocols
+
+    words = {}
+    for protocol in all_protocols().values():
+        words[protocol.name] = f"the name of protocol {protocol.name}"
+        words[protocol.method] = f"the method of protocol {protocol.name}"
+    return words
+
+
+def test_no_shared_layer_names_a_protocol():
+    """models, report, data, runtime, chem, contract, cli and the assay ask the protocol objects
+    (each suite's protocol.py); none of them holds a protocol's name or method as a string, and
+    none defines a function that is a protocol's method outside a model class."""
+    words = _protocol_words()
+    offences = []
+    for path in _python_files(SRC):
+        if "suites" in path.relative_to(SRC).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words:
+                if node.value == "encoder" and path.relative_to(SRC).parts[0] == "models":
+                    continue  # the encoder half of an encoder-decoder network (and its describe() key)
+                offences.append(f"{path.relative_to(SRC)}:{node.lineno} names {node.value!r} ({words[node.value]})")
+    assert not offences, offences
+
+
+def test_the_protocol_check_catches_a_shared_layer_that_names_a_protocol(tmp_path, monkeypatch):
+    """The check above can fail: a shared module keyed by a protocol's name is caught."""
+    fake = tmp_path / "chemassay"
+    (fake / "models").mkdir(parents=True)
+    (fake / "models" / "readers.py").write_text('READERS = {"bag-predictor": None}\n')
+    monkeypatch.setattr(sys.modules[__name__], "SRC", fake)
+    with pytest.raises(AssertionError, match="bag-predictor"):
+        test_no_shared_layer_names_a_protocol()

@@ -102,7 +102,7 @@ def test_model_kinds_of_the_suite():
     assert names == {"fingerprint", "char-ngram", "rf-fingerprint", "rf-char-ngram", "rxnmapper", "rxnfp", "chemnet",
                      "gnn", "hf-finetune"}
     assert get_kind("baseline-char-ngram").name == "rf-char-ngram"
-    assert "encoder" in get_kind("hf").protocols  # hf:PATH comes from the general kind
+    assert "encoder" in get_kind("hf").protocol_names  # hf:PATH comes from the general kind
     for spec in ("fingerprint", "char-ngram:n=2-4,dim=512"):
         report = check_model(spec, "encoder")
         assert report.passed, report.summary()

@@ -153,7 +153,7 @@ def model_label(result: Result) -> str:
     if result.model is not None:
         return result.model.name
     config = result.config or {}
-    for name in ("model", "baseline", "method", "encoder", "generator"):
+    for name in ("model", "baseline", "method"):
         value = config.get(name)
         if isinstance(value, str) and value:
             return value
