@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.contract import Check, Protocol, Request
+from chemassay.contract import Check, Protocol, Request, TextAsker, TextOutcome
 from chemassay.data.readers import pick_column, read_records
 
 MICRO_MECHANISM = {
@@ -73,8 +73,9 @@ class MechanismPredictorProtocol(Protocol):
     def parse(self, answer: str, options: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
         return answer  # the suite parses the steps as the paper does
 
-    def parse_raw(self, answer: str, options: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-        return answer
+    def answer_text(self, asker: TextAsker, items: Sequence[Any], options: Mapping[str, Any]) -> TextOutcome:
+        # a record is no text: raw-prompted models (no chat template) get the same prompt
+        return self._collect(asker.ask(self.prompt(items, options, asker.settings)))
 
     def read_predictions(self, path: Path):
         rows = read_records(path)
