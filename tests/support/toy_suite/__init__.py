@@ -118,6 +118,7 @@ class FormulaDetails(ResultDetails):
 def evaluate(model: Any, *, limit: int | None = None, quick: bool = False) -> Result:
     """Ask ``model`` (an object or a spec) for the formula of each molecule and score it.
 
+    >>> suite = getfixture("toy_suite")  # registered for this example (tests/conftest.py)
     >>> evaluate(CountingModel()).metrics["exact"]
     1.0
     """
