@@ -87,11 +87,6 @@ def canonicalize(smiles: str) -> str | None:
     return Chem.MolToSmiles(mol)
 
 
-def canonicalize_many(smiles: list[str]) -> list[str | None]:
-    """:func:`canonicalize` over a list (a picklable unit of work for worker processes)."""
-    return [canonicalize(s) for s in smiles]
-
-
 # ---------------------------------------------------------------- SA score (Ertl & Schuffenhauer)
 
 
