@@ -1,21 +1,17 @@
-"""Shared test fixtures: a CLI runner that goes through ``main`` (exit codes included),
-an isolated data cache, and a non-interactive matplotlib backend."""
+"""Shared test fixtures: a CLI runner that goes through ``main`` (exit codes included), an
+isolated ``$CHEMASSAY_HOME``, a real OpenAI-compatible server, a headless browser, the toy sixth
+suite and the library's logged messages."""
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("MPLBACKEND", "Agg")
-# Every result a test builds must carry only metric keys its suite's cards declare.
-os.environ["CHEMASSAY_STRICT_CARDS"] = "1"
-# Commands run by the tests must not fill the user's results store; the store's own tests
-# switch it back on in a temporary $CHEMASSAY_HOME.
-os.environ.setdefault("CHEMASSAY_NO_STORE", "1")
+# The environment variables the tests run with are set in the root conftest.py (the docstring
+# examples of src run with them too).
 # tests/support holds helpers shared by every suite's tests (a real OpenAI-compatible server).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

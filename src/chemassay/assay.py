@@ -311,8 +311,21 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
     Returns an :class:`AssayReport`; writes each result under ``out/<suite>/``, the manifest
     ``out/assay.json`` and the scorecard ``out/index.html`` (see the module docstring).
 
-    >>> report = assay("python:chemassay.models.check:NoSuchModel", suites=["generation"],
-    ...                out=getfixture("tmp_path"), scorecard=False)  # doctest: +SKIP
+    The stoichiometry suite's built-in baseline on the ``--quick`` subset (a suite whose protocols
+    the model does not implement is skipped, saying so):
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     report = assay(suites=["stoichiometry"], out=out, quick=True, scorecard=False)
+    ...     copy = assay("copy-coefficient", suites=["generation"], out=out, scorecard=False)
+    >>> stoichiometry = report.suites[0]
+    >>> stoichiometry.spec, [(task.task, task.status) for task in stoichiometry.tasks]
+    ('copy-coefficient', [('formula_t1_x1-test_in', 'done'), ('formula_t1_x1-test_cross', 'done'),
+                          ('formula_t1_x1-test_out', 'done')])
+    >>> stoichiometry.verdict
+    'EM in 0.0 % [0.0, 0.0] · cross 72.5 % [57.5, 85.0] · out 0.0 % [0.0, 0.0] (1 variant)'
+    >>> copy.suites[0].skipped
+    'generation asks for generator; copy-coefficient implements bag-predictor'
     """
     started = time.perf_counter()
     target = Path(out)

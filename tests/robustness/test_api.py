@@ -202,12 +202,3 @@ def test_augment_api_counts_and_csv():
     assert augmented.to_csv().splitlines()[0] == "row,id,SMILES,original,status,reason"
     with pytest.raises(UserInputError, match="unknown augmentation"):
         robustness.augment(["CCO"], "shuffle")
-
-
-def test_loader_docstring_examples_run():
-    import doctest
-
-    from chemassay.suites.robustness import data
-
-    failures, tried = doctest.testmod(data, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert tried > 0 and failures == 0

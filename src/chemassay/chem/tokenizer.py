@@ -45,8 +45,3 @@ def tokenize_smiles(smiles: str) -> list[str]:
 def detokenize(tokens: list[str]) -> str:
     """Join tokens back into SMILES (the inverse of :func:`tokenize_smiles`)."""
     return "".join(tokens)
-
-
-def tokenized_length(smiles: str) -> int:
-    """Number of tokens in ``smiles``."""
-    return len(tokenize_smiles(smiles))

@@ -692,8 +692,16 @@ class Generated:
 class Seq2SeqModel:
     """A trained model loaded from its folder: decoding and hidden states.
 
-    >>> model = load_seq2seq("runs/uspto15k")                       # doctest: +SKIP
-    >>> model.generate(["CC(=O)Cl.OCC"], beam=5)[0].texts            # doctest: +SKIP
+    A ``tiny`` model trained for two steps (a real one trains for minutes: see the module
+    docstring), loaded back and asked for its two best products by beam search:
+
+    >>> import tempfile
+    >>> pairs = [("CC(=O)Cl.OCC", "CCOC(C)=O"), ("CC(=O)Cl.OC", "COC(C)=O"), ("CC(=O)Cl.N", "CC(N)=O")] * 4
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     report = train_seq2seq(pairs, folder, config="tiny", max_epochs=1, steps_per_epoch=2, progress=False)
+    ...     model = load_seq2seq(folder)
+    >>> report.finished, model.config.name, len(model.generate(["CC(=O)Cl.OCC"], beam=2, max_new_tokens=8)[0].texts)
+    (True, 'tiny', 2)
     """
 
     def __init__(self, folder: Path, record: dict[str, Any], model, vocab: Vocabulary, config: Seq2SeqConfig,

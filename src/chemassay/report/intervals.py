@@ -32,12 +32,6 @@ def bootstrap_means(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
         return np.nanmean(sampled, axis=1)
 
 
-def resample_indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    """``resamples × n`` item indices drawn with replacement from one seeded generator."""
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, n, size=(resamples, n), dtype=np.int64 if n > 2**31 - 1 else np.int32)
-
-
 def percentile_interval(values: Sequence[float | None], *, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                         level: float = 0.95, chunk: int = 100) -> tuple[float, float]:
     """The percentile-bootstrap interval of the mean of ``values`` (``None``/NaN ignored)."""

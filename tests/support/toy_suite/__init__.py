@@ -158,6 +158,7 @@ def evaluate(model: Any, *, limit: int | None = None, quick: bool = False, cache
              context: dict[str, Any] | None = None) -> Result:
     """Ask ``model`` (an object or a spec of any kind) for the formula of each molecule and score it.
 
+    >>> suite = getfixture("toy_suite")  # registered for this example (tests/conftest.py)
     >>> evaluate(CountingModel()).metrics["exact"]
     1.0
     """

@@ -9,8 +9,9 @@ papers' tables as printed, and every metric of every result); :func:`write_repor
 >>> from chemassay.report.result import Result
 >>> result = Result(suite="generation", task="evaluate", metrics={"valid": 0.98, "FCD/Test": 0.5}, n=30000)
 >>> card = build_scorecard([result])
->>> [section.suite for section in card.sections], card.sections[0].leaderboards[0].rows[0].label
-(['generation'], '-')
+>>> row = card.sections[0].leaderboards[0].rows[0]  # no model: labelled by its task; no dataset: '-'
+>>> [section.suite for section in card.sections], row.label, row.data
+(['generation'], 'evaluate', '-')
 """
 
 from __future__ import annotations

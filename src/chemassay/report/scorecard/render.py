@@ -82,10 +82,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80]
 
 
-def _setting_text(setting: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in setting.items())
-
-
 # --- HTML ------------------------------------------------------------------------------------
 def _html_rows(board: Leaderboard, rows: list, apart: bool = False) -> str:
     body = []

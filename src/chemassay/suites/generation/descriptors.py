@@ -37,8 +37,6 @@ from chemassay.errors import UserInputError
 
 MORGAN_RADIUS = 2
 MORGAN_BITS = 1024
-FINGERPRINT_BYTES = MORGAN_BITS // 8
-ALLOWED_ELEMENTS = frozenset({"C", "N", "S", "O", "F", "Cl", "Br", "H"})
 MIN_SCAFFOLD_RINGS = 2
 DATA_DIR = Path(__file__).resolve().parent / "data"
 # Pattern fingerprints used to screen the MCF/PAINS SMARTS (see ``_screened_alerts``).
@@ -85,11 +83,6 @@ def canonicalize(smiles: str) -> str | None:
     if mol is None:
         return None
     return Chem.MolToSmiles(mol)
-
-
-def canonicalize_many(smiles: list[str]) -> list[str | None]:
-    """:func:`canonicalize` over a list (a picklable unit of work for worker processes)."""
-    return [canonicalize(s) for s in smiles]
 
 
 # ---------------------------------------------------------------- SA score (Ertl & Schuffenhauer)
@@ -186,7 +179,7 @@ def _atom_queries() -> dict:
     from rdkit.Chem import rdqueries
 
     disallowed = None
-    for number in (6, 7, 16, 8, 9, 17, 35, 1):  # the symbols of ALLOWED_ELEMENTS
+    for number in (6, 7, 16, 8, 9, 17, 35, 1):  # C N S O F Cl Br H, MOSES's allowed elements
         query = rdqueries.AtomNumEqualsQueryAtom(number, negate=True)
         if disallowed is None:
             disallowed = query

@@ -42,8 +42,6 @@ from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.filters import parse_like_moses
 
-SPLIT_FILES = ("train.csv", "test.csv", "test_scaffolds.csv")
-
 
 def murcko_scaffold(molecule: str | Chem.Mol) -> str:
     """Canonical SMILES of the Bemis–Murcko scaffold (``""`` for an acyclic molecule).

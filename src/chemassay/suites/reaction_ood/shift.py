@@ -420,18 +420,6 @@ def distribution_shift(
     return ShiftResult(distances, summaries, problems)
 
 
-def with_atom_maps(reactions: Sequence[str], original: Sequence[str] | None, mapping: dict) -> list[str]:
-    """Replace each reaction by its atom-mapped form where ``mapping`` (original text →
-    :class:`~chemassay.suites.reaction_ood.atom_mapping.MappedReaction`) has one."""
-    keys = original if original is not None else reactions
-    out = []
-    for text, key in zip(reactions, keys, strict=True):
-        mapped = mapping.get(key)
-        out.append(mapped.mapped_rxn if mapped is not None and mapped.mapped_rxn else text)
-    return out
-
-
-
 def reactions_with_maps(frame, maps: str = "auto") -> tuple[list[str], str]:
     """Reaction SMILES of a table for the shift analysis, atom-mapped where a mapping exists.
 

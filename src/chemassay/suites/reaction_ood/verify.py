@@ -259,19 +259,6 @@ def read_manifest(directory: str | Path) -> dict:
     return manifest
 
 
-def load_split(directory: str | Path, columns: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
-    """Read the parts of a split folder (all columns, or ``columns``) as DataFrames."""
-    manifest = read_manifest(directory)
-    folder = Path(directory)
-    out = {}
-    for name, entry in manifest["parts"].items():
-        path = folder / entry["file"]
-        if not path.is_file():
-            raise UserInputError(f"{path}: part {name!r} listed in the manifest is missing")
-        out[name] = pd.read_parquet(path, columns=list(columns) if columns else None)
-    return out
-
-
 def verify_split_dir(directory: str | Path) -> tuple[dict, list[CheckResult]]:
     """Check every file of a split folder against its manifest and every guarantee of its kind."""
     import pyarrow.parquet as pq

@@ -266,7 +266,8 @@ def evaluate(
     The algebraic baseline on a ChemAlgebra dataset built from the bundled USPTO-15K:
 
     >>> import tempfile
-    >>> folder = tempfile.mkdtemp() + "/t1"
+    >>> scratch = tempfile.TemporaryDirectory()
+    >>> folder = f"{scratch.name}/t1"
     >>> _ = stoichiometry.build("uspto-15k", folder, task="t1", limit=30)
     >>> result = stoichiometry.evaluate(model=f"algebraic:{folder}", sources=f"{folder}/src-test_cross.txt",
     ...                                 targets=f"{folder}/tgt-test_cross.txt")
@@ -274,6 +275,7 @@ def evaluate(
     (1.0, 'algebraic', 1.0)
     >>> result.dataset.name, result.setting
     ('uspto-15k', {'variant': 'smiles_t1_x1', 'split': 'test_cross'})
+    >>> scratch.cleanup()
     """
     from chemassay.models.identity import in_memory_ref, predictions_ref
     from chemassay.suites.stoichiometry.scoring import (

@@ -189,14 +189,6 @@ def held_out_split(smiles: Sequence[str], val: int) -> tuple[list[str], list[str
     return (smiles[:-val], smiles[-val:]) if val else (smiles, [])
 
 
-def set_threads(threads: int | None) -> None:
-    """Use ``threads`` CPU threads in torch (``None``: leave torch's default)."""
-    if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
-
-
 def tensor_fingerprint(values: np.ndarray) -> str:
     """sha256 of an array's bytes (shape and dtype included)."""
     digest = hashlib.sha256()
