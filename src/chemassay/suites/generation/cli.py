@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     JobsOption,
     OutOption,
     SeedOption,
@@ -154,7 +154,7 @@ def evaluate_command(
     if gen is None and model is None:
         raise UserInputError("give a file of generated SMILES, or --model SPEC to sample one first")
     if gen is not None:
-        from chemassay.clitools import need_file
+        from chemassay.cli.tools import need_file
 
         need_file(gen, "SMILES")
     test_spec = _reference_option(test, "test", allow_none=False)
@@ -297,7 +297,7 @@ def filter_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Apply the MOSES dataset filters (atoms, charge, ring size, MCF, PAINS) and count removals."""
-    from chemassay.clitools import need_file
+    from chemassay.cli.tools import need_file
     from chemassay.suites.generation import api
 
     report_path = report if report is not None else out.with_name(out.name + ".filter.json")
@@ -322,7 +322,7 @@ def split_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """MOSES-style split: hold out random Bemis–Murcko scaffolds, then a random test set."""
-    from chemassay.clitools import need_file
+    from chemassay.cli.tools import need_file
     from chemassay.suites.generation import api
 
     writable_out(result_out)

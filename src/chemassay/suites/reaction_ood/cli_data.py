@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import JobsOption, console, emit, info, writable_out
+from chemassay.cli.tools import JobsOption, console, emit, info, writable_out
 from chemassay.runtime.progress import settings
 
 app = typer.Typer()

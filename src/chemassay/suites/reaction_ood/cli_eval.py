@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     JobsOption,
     OutOption,
     SeedOption,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     OutOption,
     SeedOption,
     console,

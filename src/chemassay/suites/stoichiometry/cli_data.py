@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import JobsOption, SeedOption, console, emit, info, writable_out
+from chemassay.cli.tools import JobsOption, SeedOption, console, emit, info, writable_out
 from chemassay.report.result import Result
 
 app = typer.Typer()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import emit, finish_requests, info, need_file, writable_out
+from chemassay.cli.tools import emit, finish_requests, info, need_file, writable_out
 from chemassay.errors import UserInputError
 
 app = typer.Typer()
