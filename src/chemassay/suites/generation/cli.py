@@ -2,10 +2,7 @@
 
 Verbs: ``evaluate`` (score a file of generated SMILES, or ``--model SPEC`` sampled first),
 ``predict`` (sample ``--model SPEC`` into a file), ``train`` (train the ``ngram`` /
-``combinatorial`` baselines), ``filter`` and ``split`` (data commands). Old spellings stay
-for one release as hidden aliases: ``metrics`` (= ``evaluate``), ``sample BASELINE
-[--model PATH] [--train SET]`` (= ``predict --model BASELINE:PATH...``) and ``train BASELINE
-[--model PATH]`` (= ``train --model BASELINE:PATH``).
+``combinatorial`` baselines and the learned ones), ``filter`` and ``split`` (data commands).
 """
 
 from __future__ import annotations
@@ -176,9 +173,6 @@ def evaluate_command(
     finish_requests(result.requests)
 
 
-app.command("metrics", hidden=True, help="Old name of 'evaluate' (kept for one release).")(evaluate_command)
-
-
 @app.command("predict")
 def predict_command(
     model: str = typer.Option(..., "--model", "-m", help=ModelOption.help),
@@ -205,39 +199,8 @@ def predict_command(
     finish_requests(RequestSummary(**requests) if requests else None)
 
 
-def _old_spec(baseline: str, path: Path | None, options: dict[str, object]) -> str:
-    """The spec an old ``BASELINE [--model PATH] [options]`` spelling means."""
-    from chemassay.models.spec import ModelSpec
-    from chemassay.suites.generation.baselines.kinds import OPTIONS, check_kind
-
-    kind = check_kind(baseline)
-    kept = {key: str(value) for key, value in options.items() if value is not None and key in OPTIONS[kind]}
-    return ModelSpec(kind, "" if path is None else str(path), kept).text
-
-
-@app.command("sample", hidden=True, help="Old spelling of 'predict --model BASELINE...' (kept for one release).")
-def sample_command(
-    baseline: str = typer.Argument(..., help="ngram or combinatorial."),
-    n: int = NOption,
-    out: Path = typer.Option(..., "--out", "-o", help="Write the samples here, one per line."),
-    seed: int = SeedOption,
-    model: Path | None = typer.Option(None, "--model", "-m", help="A model file saved by 'train'."),
-    train: str = typer.Option("moses", "--train", help="Training set of the default model."),
-    limit: int | None = typer.Option(None, "--limit", help="Default model trained on the first N molecules only."),
-    context_len: int = typer.Option(10, "--context-len", help="n-gram: context length of the default model."),
-    max_len: int = typer.Option(100, "--max-len", help="n-gram: stop after max-len - 1 characters."),
-    join: str = typer.Option("brics", "--join", help="combinatorial: brics (default), valid or moses."),
-    n_jobs: int = JobsOption,
-) -> None:
-    """Sample a baseline (old spelling of ``predict``)."""
-    training = {} if model is not None else {"train": train, "limit": limit, "context_len": context_len}
-    spec = _old_spec(baseline, model, {**training, "max_len": max_len, "join": join})
-    predict_command(model=spec, out=out, base_url=None, n=n, seed=seed, n_jobs=n_jobs)
-
-
 @app.command("train")
 def train_command(
-    baseline: str | None = typer.Argument(None, hidden=True, help="Old spelling: ngram or combinatorial."),
     model: str | None = typer.Option(
         None, "--model", "-m",
         help="What to train and where to save it: ngram:PATH[,context_len=10], combinatorial:PATH "
@@ -246,7 +209,6 @@ def train_command(
     ),
     train: str = typer.Option("moses", "--train", help="Training SMILES: moses, moses:PART, or a SMILES file."),
     limit: int | None = typer.Option(None, "--limit", help="Train on the first N molecules only."),
-    context_len: int | None = typer.Option(None, "--context-len", hidden=True, help="Old spelling of context_len=N."),
     n_jobs: int = JobsOption,
     seed: int = typer.Option(0, "--seed", help="Learned models: seed of the training run."),
     device: str = typer.Option("auto", "--device", help="Learned models: cpu, cuda or auto (a GPU when there is one)."),
@@ -261,12 +223,9 @@ def train_command(
     from chemassay.models.spec import parse_spec
     from chemassay.suites.generation import api
 
-    if baseline is not None:  # old spelling: train BASELINE [--model PATH] [--context-len N]
-        spec = _old_spec(baseline, None if model is None else Path(model), {"context_len": context_len})
-    elif model is None:
+    if model is None:
         raise UserInputError("name the model to train: --model ngram:PATH or --model combinatorial:PATH")
-    else:
-        spec = parse_spec(model).with_options(context_len=context_len).text
+    spec = parse_spec(model).text
     started = time.perf_counter()
     if parse_spec(spec).kind in ("charrnn", "vae", "aae", "latentgan", "hmm"):
         generator = api.train(spec, train, limit=limit, show_progress=_show_progress(), seed=seed, device=device,
