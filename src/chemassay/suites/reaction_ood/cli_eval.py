@@ -1,7 +1,7 @@
 """reaction-ood evaluation commands: evaluate, predict, iterate, shift, train, map, plot.
 
 Each command parses its options, calls :mod:`chemassay.suites.reaction_ood.api` and writes
-what it returns; ``train-baseline`` is the old name of ``train`` (hidden, kept for one release).
+what it returns.
 """
 
 from __future__ import annotations
@@ -157,7 +157,6 @@ def shift_command(
     test: list[str] = typer.Option(..., "--test", help="NAME=FILE of a test set (repeatable)."),
     out: Path = OutOption,
     neighbours: int = typer.Option(5, "--neighbours", "--neighbors", help="Nearest training reactions averaged."),
-    old_k: int = typer.Option(None, "--k", hidden=True, help="Old name of --neighbours."),
     maps: str = typer.Option("auto", "--maps", help="Atom maps for reagent removal: auto, schneider, none or a mapping file."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     plot: Path = typer.Option(None, "--plot", help="Write the histograms (Fig. 6) to this PNG."),
@@ -170,21 +169,9 @@ def shift_command(
     writable_out(out)
     tests = _parse_named(test)
     need_file(train, "training")
-    result = api.shift(train, tests, neighbours=old_k if old_k is not None else neighbours, maps=maps,
-                       device=device, n_jobs=n_jobs, per_item=per_item, plot=plot)
+    result = api.shift(train, tests, neighbours=neighbours, maps=maps, device=device, n_jobs=n_jobs,
+                       per_item=per_item, plot=plot)
     emit(result, out)
-
-
-def _train(train: Path, out: Path, maps: str, n_neighbors: int, radius: int, n_jobs: int) -> None:
-    from chemassay.suites.reaction_ood import api
-
-    writable_out(out, "model file")
-    model = api.train(train, out, maps=maps, n_neighbors=n_neighbors, template_radius=radius, n_jobs=n_jobs)
-    report = model.training_report
-    total = report["n_reactions"] + report["n_without_maps"]
-    info(f"{report['n_with_template']} of {total} training reactions gave a template "
-         f"({report['n_templates']} distinct; {report['n_without_maps']} without atom maps); wrote {out} "
-         f"(use it as --model template-knn:{out})")
 
 
 @app.command("train")
@@ -197,20 +184,15 @@ def train_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Train the template-kNN baseline on the atom-mapped training reactions."""
-    _train(train, out, maps, n_neighbors, radius, n_jobs)
+    from chemassay.suites.reaction_ood import api
 
-
-@app.command("train-baseline", hidden=True)
-def train_baseline_command(
-    train: Path = typer.Argument(..., help="Training reactions (a split part)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Model file to write (.npz)."),
-    maps: str = typer.Option("auto", "--maps", help="auto, schneider, none or a mapping file (see 'map')."),
-    n_neighbors: int = typer.Option(50, "--n-neighbors", help="Training neighbours whose templates are tried."),
-    radius: int = typer.Option(1, "--template-radius", help="Template radius around changed atoms."),
-    n_jobs: int = JobsOption,
-) -> None:
-    """Old name of 'train' (kept for one release)."""
-    _train(train, out, maps, n_neighbors, radius, n_jobs)
+    writable_out(out, "model file")
+    model = api.train(train, out, maps=maps, n_neighbors=n_neighbors, template_radius=radius, n_jobs=n_jobs)
+    report = model.training_report
+    total = report["n_reactions"] + report["n_without_maps"]
+    info(f"{report['n_with_template']} of {total} training reactions gave a template "
+         f"({report['n_templates']} distinct; {report['n_without_maps']} without atom maps); wrote {out} "
+         f"(use it as --model template-knn:{out})")
 
 
 @app.command("map")
