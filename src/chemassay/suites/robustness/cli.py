@@ -2,9 +2,7 @@
 
 Verbs: ``evaluate`` (retrieval from two embedding files, or ``--model`` over a dataset's
 augmentations or over an original/augmented pair of files), ``augment``, ``downstream``,
-``downstream-sets`` and ``train``. Old spellings stay as hidden aliases for one release:
-``retrieve`` and ``run`` (→ ``evaluate``), ``train-lm`` (→ ``train``), ``--encoder``
-(→ ``--model``).
+``downstream-sets``, ``train``, ``train-gnn`` and ``captions``.
 """
 
 from __future__ import annotations
@@ -154,10 +152,8 @@ def evaluate(
     embeddings: list[Path] = typer.Argument(None, help="ORIG.npy AUG.npy: precomputed embeddings, row i = same molecule.",
                                             show_default=False),
     model: str = typer.Option(None, "--model", "-m", help=ModelHelp),
-    encoder: str = typer.Option(None, "--encoder", "-e", hidden=True, help="Old name of --model."),
     dataset: str = typer.Option("chebi20", "--dataset", "-d",
                                 help="With --model: chebi20 (3,300), isomers (918), or a CSV/TSV with a SMILES column."),
-    original: Path = typer.Option(None, "--original", hidden=True, help="Old name of --dataset for a pair of files."),
     augmented: Path = typer.Option(None, "--augmented",
                                    help="Score this augmented file against --dataset ORIG.csv (row i = same molecule)."),
     augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
@@ -181,58 +177,9 @@ def evaluate(
     chemassay robustness evaluate --model fingerprint --dataset isomers --table t.md
     chemassay robustness evaluate --model hf:DIR --dataset ORIG.csv --augmented AUG.csv
     """
-    if original is not None:
-        dataset = str(original)
-    _evaluate_command(list(embeddings or []), model or encoder, dataset, augmented, augmentations, layers, metric, ties,
+    _evaluate_command(list(embeddings or []), model, dataset, augmented, augmentations, layers, metric, ties,
                       backend, k, seed, n_jobs, table, plot, per_row, check_identity, drop_mismatched, smiles_column,
                       _context(device, batch_size, pooling, part, max_length, base_url), cache, bootstrap, out)
-
-
-@app.command(hidden=True)
-def retrieve(
-    original: Path = typer.Option(None, "--original"),
-    augmented: Path = typer.Option(None, "--augmented"),
-    encoder: str = typer.Option("fingerprint", "--encoder", "-e"),
-    model: str = typer.Option(None, "--model", "-m"),
-    embeddings: tuple[Path, Path] | None = typer.Option(None, "--embeddings"),
-    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
-    k: str = KOption,
-    check_identity: bool = typer.Option(True, "--check-identity/--no-check-identity"),
-    drop_mismatched: bool = typer.Option(False, "--drop-mismatched"),
-    smiles_column: str = typer.Option(None, "--smiles-column"),
-    per_row: Path = typer.Option(None, "--per-row"),
-    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
-    max_length: int = MaxLengthOption, cache: bool = CacheOption, bootstrap: int = BootstrapOption,
-    out: Path = OutOption,
-) -> None:
-    """Old name of 'evaluate' for one pair (--embeddings ORIG AUG, or --original/--augmented)."""
-    if not embeddings and (original is None or augmented is None):
-        raise UserInputError("pass --original and --augmented (or --embeddings ORIG.npy AUG.npy); "
-                             "the new verb is 'chemassay robustness evaluate'")
-    _evaluate_command(list(embeddings or []), None if embeddings else (model or encoder), str(original), augmented,
-                      DEFAULT_AUGMENTATIONS_TEXT, layers, metric, ties, backend, k, 0, 1, None, None, per_row,
-                      check_identity, drop_mismatched, smiles_column,
-                      _context(device, batch_size, pooling, part, max_length, None), cache, bootstrap, out)
-
-
-@app.command(hidden=True)
-def run(
-    dataset: str = typer.Option("chebi20", "--dataset", "-d"),
-    input_file: Path = typer.Option(None, "--input"),
-    encoder: str = typer.Option("fingerprint", "--encoder", "-e"),
-    model: str = typer.Option(None, "--model", "-m"),
-    augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a"),
-    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
-    k: str = KOption, seed: int = SeedOption, n_jobs: int = JobsOption,
-    table: Path = typer.Option(None, "--table"), plot: Path = typer.Option(None, "--plot"),
-    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
-    max_length: int = MaxLengthOption, cache: bool = CacheOption, bootstrap: int = BootstrapOption,
-    out: Path = OutOption,
-) -> None:
-    """Old name of 'evaluate --model SPEC --dataset D' (every augmentation of a dataset)."""
-    _evaluate_command([], model or encoder, str(input_file) if input_file is not None else dataset, None, augmentations,
-                      layers, metric, ties, backend, k, seed, n_jobs, table, plot, None, True, False, None,
-                      _context(device, batch_size, pooling, part, max_length, None), cache, bootstrap, out)
 
 
 @app.command()
@@ -284,8 +231,8 @@ def downstream(
     target: list[str] = typer.Option(None, "--target", "-t", help="Target column (repeatable; default: every numeric column)."),
     task: str = typer.Option("auto", "--task", help="regression | classification | auto"),
     model: str = typer.Option("rf-fingerprint", "--model", "-m",
-                              help="Property-predictor spec: rf-fingerprint | rf-char-ngram (random forests trained here; "
-                                   "old names baseline-*) | predictions:FILE.csv | python:MODULE:CALLABLE"),
+                              help="Property-predictor spec: rf-fingerprint | rf-char-ngram (random forests trained here) | "
+                                   "predictions:FILE.csv | python:MODULE:CALLABLE"),
     augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Held-out share when the CSV has no split column."),
     n_estimators: int = typer.Option(200, "--n-estimators", help="Trees of the random-forest models."),
@@ -425,9 +372,6 @@ def train(
     """Train a small SMILES language model (encoder, decoder or encoder-decoder); save a Hugging Face checkpoint."""
     _train_command(data, out, family, n_train, n_valid, steps, steps_per_epoch, batch_size, layers, hidden, heads,
                    learning_rate, device, threads, max_minutes, seed, result_out)
-
-
-app.command("train-lm", hidden=True, help="Old name of 'train'.")(train)
 
 
 @app.command("train-gnn")
