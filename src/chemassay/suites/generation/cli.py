@@ -8,6 +8,8 @@ Verbs: ``evaluate`` (score a file of generated SMILES, or ``--model SPEC`` sampl
 from __future__ import annotations
 
 import json
+import time
+import warnings
 from pathlib import Path
 
 import typer
@@ -20,11 +22,15 @@ from chemassay.cli.tools import (
     emit,
     finish_requests,
     info,
+    need_file,
     writable_out,
 )
 from chemassay.errors import UserInputError
+from chemassay.models.spec import parse_spec
 from chemassay.report.result import RequestSummary
 from chemassay.runtime.progress import settings
+from chemassay.suites.generation import api
+from chemassay.suites.generation.data import parse_moses_name
 
 app = typer.Typer(
     help="Distribution learning of molecular generators: the MOSES benchmark.",
@@ -46,8 +52,6 @@ def _with_base_url(model: str | None, base_url: str | None) -> str | None:
     """``model`` with ``base_url=`` added when it is an ``openai:`` spec that names none."""
     if model is None or base_url is None:
         return model
-    from chemassay.models.spec import parse_spec
-
     spec = parse_spec(model)
     if spec.kind != "openai":
         raise UserInputError(f"--base-url is for openai: models, not {spec.kind}:")
@@ -64,8 +68,6 @@ def _show_progress() -> bool | None:
 
 
 def _reference_option(value: str, what: str, allow_none: bool) -> str | None:
-    from chemassay.suites.generation.data import parse_moses_name
-
     lowered = value.strip().lower()
     if lowered == "none":
         if not allow_none:
@@ -140,10 +142,6 @@ def evaluate_command(
                                  help="The unique@k values, as MOSES's get_all_metrics(gen, k=...)."),
 ) -> None:
     """Every MOSES metric of generated SMILES (values as the MOSES reference code computes them)."""
-    import warnings
-
-    from chemassay.suites.generation import api
-
     writable_out(out)
     model = _with_base_url(model, base_url)
     if gen is not None and model is not None:
@@ -151,8 +149,6 @@ def evaluate_command(
     if gen is None and model is None:
         raise UserInputError("give a file of generated SMILES, or --model SPEC to sample one first")
     if gen is not None:
-        from chemassay.cli.tools import need_file
-
         need_file(gen, "SMILES")
     test_spec = _reference_option(test, "test", allow_none=False)
     scaffold_spec = _reference_option(scaffold_test, "scaffold-test", allow_none=True)
@@ -183,10 +179,6 @@ def predict_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Sample --model SPEC with a seed and write the SMILES (reproducible draw for draw)."""
-    import time
-
-    from chemassay.suites.generation import api
-
     writable_out(out, "samples file")
     model = _with_base_url(model, base_url)
     started = time.perf_counter()
@@ -218,11 +210,6 @@ def train_command(
 ) -> None:
     """Train a baseline and save it: ngram/combinatorial once; charrnn, vae, aae, latentgan, hmm
     (learned, resumable: run the same command again to continue a cut run)."""
-    import time
-
-    from chemassay.models.spec import parse_spec
-    from chemassay.suites.generation import api
-
     if model is None:
         raise UserInputError("name the model to train: --model ngram:PATH or --model combinatorial:PATH")
     spec = parse_spec(model).text
@@ -256,9 +243,6 @@ def filter_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Apply the MOSES dataset filters (atoms, charge, ring size, MCF, PAINS) and count removals."""
-    from chemassay.cli.tools import need_file
-    from chemassay.suites.generation import api
-
     report_path = report if report is not None else out.with_name(out.name + ".filter.json")
     for target in (out, report_path, rejected):
         writable_out(target)
@@ -281,9 +265,6 @@ def split_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """MOSES-style split: hold out random Bemis–Murcko scaffolds, then a random test set."""
-    from chemassay.cli.tools import need_file
-    from chemassay.suites.generation import api
-
     writable_out(result_out)
     need_file(source, "SMILES")
     result = api.split(

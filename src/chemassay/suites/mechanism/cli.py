@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
 from chemassay.cli.tools import (
     OutOption,
@@ -27,7 +28,19 @@ from chemassay.cli.tools import (
     writable_out,
 )
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import ensure_writable_dir
 from chemassay.runtime.progress import progress_task, settings
+from chemassay.suites.mechanism.api import evaluate as evaluate_api
+from chemassay.suites.mechanism.api import expand as expand_api
+from chemassay.suites.mechanism.api import load_reactions
+from chemassay.suites.mechanism.api import predict as predict_api
+from chemassay.suites.mechanism.api import train as train_api
+from chemassay.suites.mechanism.api import verify as verify_api
+from chemassay.suites.mechanism.data import reactions_path
+from chemassay.suites.mechanism.plots import plot_accuracy_by_type, plot_score_by_length
+from chemassay.suites.mechanism.records import read_records
+from chemassay.suites.mechanism.scoring import UNPARSED
+from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, TAXONOMY, derive_taxonomy
 
 app = typer.Typer(
     help="Organic mechanism reasoning: oMeBench data, oMeS scoring, LLM predictors and baselines.",
@@ -69,22 +82,16 @@ def _print_warnings(result) -> None:
 
 
 def _plots(result, folder: Path, label: str) -> None:
-    from chemassay.suites.mechanism.plots import plot_accuracy_by_type, plot_score_by_length
-
     plot_score_by_length({label: result.details.by_length}, folder / f"{label}_score_by_length.png")
     plot_accuracy_by_type({label: result.details.by_type}, folder / f"{label}_accuracy_by_type.png")
 
 
 def _check_plots(plots: Path | None) -> None:
     if plots is not None:
-        from chemassay.runtime.files import ensure_writable_dir
-
         ensure_writable_dir(plots, "plots folder")
 
 
 def _total(reactions: str, limit: int | None) -> int:
-    from chemassay.suites.mechanism.api import load_reactions
-
     return len(load_reactions(reactions)[:limit])
 
 
@@ -107,8 +114,6 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
               **options) -> None:
     """Score (after predicting with ``options['model']`` when given), write, warn; exit 1
     when a model request failed for good."""
-    from chemassay.suites.mechanism.api import evaluate as evaluate_api
-
     writable_out(out)
     _check_plots(plots)
     model = options.get("model")
@@ -119,8 +124,6 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
         result = evaluate_api(predictions, gold, progress=advance, info=info, **options)
     run = result.config.get("run")
     if run is not None:
-        from chemassay.suites.mechanism.scoring import UNPARSED
-
         failed = [item for item in result.skipped if item.reason.startswith((UNPARSED, "request failed"))]
         for failure in failed[:5]:
             info(f"  {failure.item}: {failure.reason}")
@@ -190,8 +193,6 @@ def predict(
     base_url: str = BaseUrlOption,
 ) -> None:
     """Ask --model SPEC for the mechanism of every reaction and write its answers (exit 1 if a request failed)."""
-    from chemassay.suites.mechanism.api import predict as predict_api
-
     writable_out(out, "predictions file")
     with progress_task(f"asking {model}", _total(reactions, limit)) as advance:
         run = predict_api(model, reactions, out=out, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family,
@@ -213,8 +214,6 @@ def verify(
 
     Exit code 1 when an error is found (warnings alone exit 0).
     """
-    from chemassay.suites.mechanism.api import verify as verify_api
-
     writable_out(out)
     result = verify_api(file)
     if not settings.quiet:
@@ -237,12 +236,6 @@ def taxonomy(
     data: str = typer.Option(None, "--data", help="Also count the labels used by this file ('gold', 'template' or a path)."),
 ) -> None:
     """Print the step-type taxonomy (11 types, 31 subtypes), optionally with label counts."""
-    from rich.table import Table
-
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.records import read_records
-    from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, TAXONOMY, derive_taxonomy
-
     counts = derive_taxonomy(r.data for r in read_records(reactions_path(data)).records) if data else {}
     table = Table(show_header=True)
     for column in ("type", "subtype", *(["steps"] if data else []), "description"):
@@ -273,8 +266,6 @@ def expand(
     no_balance_check: bool = typer.Option(False, "--no-balance-check", help="Do not check the atom balance of steps."),
 ) -> None:
     """Expand R-group placeholders [*:i] of templates into concrete reactions (oMe-Silver style), each validated."""
-    from chemassay.suites.mechanism.api import expand as expand_api
-
     writable_out(out, "expanded reactions file")
     result = expand_api(templates, substituents=substituents, per_template=per_template, attempts=attempts,
                         seed=seed, ring_rule=not no_ring_rule, check_atom_balance=not no_balance_check, out=out)
@@ -305,8 +296,6 @@ def train(
     batch_size: int = typer.Option(None, "--batch-size", help="Override the config's batch size."),
 ) -> None:
     """Train the learned mechanism model (mechanism-seq2seq:DIR): reaction -> step types and intermediates."""
-    from chemassay.suites.mechanism.api import train as train_api
-
     report = train_api(reactions, out, config=config, seed=seed, valid_fraction=valid_fraction,
                        max_minutes=max_minutes, device=device, threads=threads, progress=None if not settings.quiet
                        else False, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size)

@@ -22,6 +22,12 @@ from chemassay.cli.tools import (
 )
 from chemassay.errors import UserInputError
 from chemassay.report.result import read_result
+from chemassay.runtime.progress import progress_task
+from chemassay.suites.reaction_ood import api
+from chemassay.suites.reaction_ood.atom_mapping import map_reactions_to_file
+from chemassay.suites.reaction_ood.details import breakdowns_of
+from chemassay.suites.reaction_ood.plots import plot_accuracy_by_year, plot_split_bars
+from chemassay.suites.reaction_ood.tables import read_table
 
 app = typer.Typer()
 
@@ -79,8 +85,6 @@ def evaluate_command(
 
     Scores a predictions file, or runs --model on the test reactions first.
     """
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out)
     if predictions is None and model is None:
         raise UserInputError("give a predictions file to score, or --model SPEC to run a model first")
@@ -107,8 +111,6 @@ def predict_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Run a live model on test reactions and write its ranked predictions."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out, "predictions table")
     run = api.predict_file(model, test, out, k=k, id_column=id_column, n_jobs=n_jobs, context=_context(base_url))
     if run.failures:
@@ -131,8 +133,6 @@ def iterate_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Two-round evaluation: round-1 top-1 products are fed back as reactants (Grignard analysis)."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out)
     result = api.iterate(model, test, k=k, rounds=rounds, feed=feed, predictions_out=predictions_out,
                          n_jobs=n_jobs, context=_context(base_url))
@@ -164,8 +164,6 @@ def shift_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Mean cosine distance of test reactions to their nearest training reactions (two spaces)."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out)
     tests = _parse_named(test)
     need_file(train, "training")
@@ -184,8 +182,6 @@ def train_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Train the template-kNN baseline on the atom-mapped training reactions."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out, "model file")
     model = api.train(train, out, maps=maps, n_neighbors=n_neighbors, template_radius=radius, n_jobs=n_jobs)
     report = model.training_report
@@ -203,10 +199,6 @@ def map_command(
     threads: int = typer.Option(1, "--threads", help="Torch threads."),
 ) -> None:
     """Atom-map reactions with RXNMapper (resumable; needs the 'mapping' extra)."""
-    from chemassay.runtime.progress import progress_task
-    from chemassay.suites.reaction_ood.atom_mapping import map_reactions_to_file
-    from chemassay.suites.reaction_ood.tables import read_table
-
     writable_out(out, "mapped-reaction table")
     need_file(reactions, "reaction")
     frame = read_table(reactions, what="reaction")
@@ -229,9 +221,6 @@ def plot_command(
     min_n: int = typer.Option(20, "--min-n", help="years: leave out years with fewer test reactions."),
 ) -> None:
     """Draw the paper's figures from evaluation results."""
-    from chemassay.suites.reaction_ood.details import breakdowns_of
-    from chemassay.suites.reaction_ood.plots import plot_accuracy_by_year, plot_split_bars
-
     writable_out(out, "plot")
     loaded = [read_result(need_file(p, "result")) for p in results]
     if labels and len(labels) != len(loaded):

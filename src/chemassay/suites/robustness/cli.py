@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -28,6 +29,13 @@ from chemassay.errors import UserInputError
 from chemassay.report.result import Result
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.progress import settings
+from chemassay.suites.robustness import api
+from chemassay.suites.robustness.amore import layers_table, markdown_table
+from chemassay.suites.robustness.api import _augmentation_list, _property_file
+from chemassay.suites.robustness.augment import augment_many, check_kind
+from chemassay.suites.robustness.captions import markdown_captions
+from chemassay.suites.robustness.downstream import read_property_csv
+from chemassay.suites.robustness.plots import plot_layers
 
 app = typer.Typer(
     help="AMORE: SMILES augmentations, embedding retrieval and downstream robustness (Ganeeva et al. 2024).",
@@ -95,9 +103,6 @@ def _evaluate_command(
     plot: Path | None, per_row: Path | None, check_identity: bool, drop_mismatched: bool, smiles_column: str | None,
     context: dict, cache: bool, bootstrap: int, out: Path | None,
 ) -> None:
-    from chemassay.suites.robustness import api
-    from chemassay.suites.robustness.amore import layers_table, markdown_table
-
     for path, what in ((out, "result"), (table, "table"), (plot, "plot"), (per_row, "per-row ranks")):
         writable_out(path, what)
     ks = _ks(k)
@@ -134,8 +139,6 @@ def _evaluate_command(
         if per_layer is None:
             info("--plot needs --layers all (and a model with several layers); no plot written")
         else:
-            from chemassay.suites.robustness.plots import plot_layers
-
             plot_layers(per_layer, plot, title=title)
     if per_row is not None:
         if rows is not None:
@@ -200,11 +203,6 @@ def augment(
     molecule) have status ``failed`` and a reason. A manifest ``OUT.manifest.json`` records
     the counts, the seed and the sha256 of input and output.
     """
-    import time
-
-    from chemassay.suites.robustness import api
-    from chemassay.suites.robustness.augment import check_kind
-
     writable_out(out, "augmented file")
     manifest_path = out.with_name(out.name + ".manifest.json")
     writable_out(manifest_path, "manifest")
@@ -243,8 +241,6 @@ def downstream(
     out: Path = OutOption,
 ) -> None:
     """Evaluate a property model on the original test set and on each augmentation: metric and drop."""
-    from chemassay.suites.robustness import api
-
     writable_out(out, "result")
     result = api.downstream(model, data, targets=target or None, task=task, augmentations=augmentations,
                             test_fraction=test_fraction, n_estimators=n_estimators, smiles_column=smiles_column,
@@ -275,10 +271,6 @@ def downstream_sets(
     out: Path = typer.Option(..., "--out", "-o", help="CSV of test SMILES to predict (augmentation,row,SMILES,status)."),
 ) -> None:
     """Write the test SMILES of every augmentation, for a prediction file (--model predictions:FILE)."""
-    from chemassay.suites.robustness.api import _augmentation_list, _property_file
-    from chemassay.suites.robustness.augment import augment_many
-    from chemassay.suites.robustness.downstream import read_property_csv
-
     writable_out(out, "SMILES list")
     kinds = _augmentation_list(augmentations)
     path, _ = _property_file(data)
@@ -299,8 +291,6 @@ def downstream_sets(
 def _train_command(data: str, out: Path, family: str, n_train: int, n_valid: int, steps: int, steps_per_epoch: int,
                    batch_size: int, layers: int, hidden: int, heads: int, learning_rate: float, device: str,
                    threads: int | None, max_minutes: float | None, seed: int, result_out: Path | None) -> None:
-    from chemassay.suites.robustness import api
-
     writable_out(result_out, "result")
     result = api.train(out, family=family, data=data, n_train=n_train, n_valid=n_valid, steps=steps,
                        steps_per_epoch=steps_per_epoch, batch_size=batch_size, layers=layers, hidden=hidden,
@@ -389,8 +379,6 @@ def train_gnn(
     result_out: Path = typer.Option(None, "--result", help="Also write the Result JSON here."),
 ) -> None:
     """Train the graph neural network on a property (AMORE's GNN row); an encoder invariant to every rewrite."""
-    from chemassay.suites.robustness import api
-
     writable_out(result_out, "result")
     result = api.train_gnn(out, data=data, target=target, hidden=hidden, layers=layers, epochs=epochs,
                            steps_per_epoch=steps_per_epoch, batch_size=batch_size, learning_rate=learning_rate,
@@ -412,9 +400,6 @@ def captions(
     bootstrap: int = BootstrapOption, seed: int = SeedOption, out: Path = OutOption,
 ) -> None:
     """Captioning metrics per rewrite (ROUGE, METEOR), their correlation with retrieval, string analysis."""
-    from chemassay.suites.robustness import api
-    from chemassay.suites.robustness.captions import markdown_captions
-
     writable_out(out, "result")
     writable_out(table, "table")
     result = api.captions(predictions, references=references, retrieval=retrieval, meteor=meteor,

@@ -12,6 +12,8 @@ import typer
 
 from chemassay.cli.tools import emit, finish_requests, info, need_file, writable_out
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import atomic_write_text
+from chemassay.suites.stoichiometry.api import evaluate, run_predictions
 
 app = typer.Typer()
 
@@ -50,8 +52,6 @@ def evaluate_command(
     base_url: str = BaseUrlOption,
 ) -> None:
     """Score predicted bags with ChemAlgebra's metrics: EM, JAC, F1, mol_JAC, mol_F1, ACC, ALO, VAL, and BAL/DEF/EXC/DE with --src. Targets in a built folder record its dataset and setting (variant, split)."""
-    from chemassay.suites.stoichiometry.api import evaluate
-
     writable_out(out)
     writable_out(predictions_out, "predictions file")
     if model is not None:
@@ -92,9 +92,6 @@ def predict_command(
     base_url: str = BaseUrlOption,
 ) -> None:
     """Predict product bags with a model: the baselines algebraic / copy-coefficient, a chat model, your own."""
-    from chemassay.runtime.files import atomic_write_text
-    from chemassay.suites.stoichiometry.api import run_predictions
-
     writable_out(out, "predictions file")
     writable_out(report, "report")
     if model is None:
