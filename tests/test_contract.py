@@ -40,7 +40,6 @@ def test_suite_exposes_the_contract(cli_name, module):
 
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "chemassay"
-CLI_MODULES = {"cli.py", "clitools.py"}
 
 
 def _python_files(folder: Path):
@@ -48,7 +47,11 @@ def _python_files(folder: Path):
 
 
 def _is_cli(path: Path) -> bool:
-    return path.name in CLI_MODULES or (path.parent.parent.name == "suites" and path.name.startswith("cli"))
+    """The CLI modules: the ``chemassay.cli`` package, each suite's ``cli*.py`` and
+    ``__main__.py`` (``python -m chemassay``)."""
+    parts = path.relative_to(SRC).parts
+    return (parts[0] in ("cli", "__main__.py")
+            or (len(parts) == 3 and parts[0] == "suites" and parts[2].startswith("cli")))
 
 
 def test_no_shared_layer_names_a_suite():
@@ -89,7 +92,7 @@ def test_only_the_cli_modules_import_the_terminal_toolkit():
             elif isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
             offences += [f"{path.relative_to(SRC)}:{node.lineno} imports {m}" for m in modules
-                         if m.split(".")[0] in {"typer", "rich", "click"} or m == "chemassay.clitools"]
+                         if m.split(".")[0] in {"typer", "rich", "click"} or m == "chemassay.cli" or m.startswith("chemassay.cli.")]
     assert not offences, offences
 
 

@@ -70,16 +70,16 @@ def test_split_command_reports_bad_rows(cli, tmp_path):
     assert (tmp_path / "s" / "train.csv").read_text() == "SMILES\nCCO\nc1ccccc1O\n"
 
 
-def test_train_and_sample_commands(cli, tmp_path, isolated_home):
+def test_train_and_predict_commands(cli, tmp_path, isolated_home):
     train = DATA / "moses_train_2000.txt"
     model = tmp_path / "ngram.npz"
-    outcome = cli("generation", "train", "ngram", "--train", train, "--model", model)
+    outcome = cli("generation", "train", "--model", f"ngram:{model}", "--train", train)
     assert outcome.code == 0, outcome.stderr
     assert model.is_file()
     first = tmp_path / "a.txt"
     second = tmp_path / "b.txt"
-    assert cli("generation", "sample", "ngram", "--model", model, "--n", "25", "--seed", "0", "--out", first).code == 0
-    assert cli("generation", "sample", "ngram", "--model", model, "--n", "25", "--seed", "0", "--out", second).code == 0
+    for out in (first, second):
+        assert cli("generation", "predict", "--model", f"ngram:{model}", "--n", "25", "--seed", "0", "--out", out).code == 0
     assert first.read_text() == second.read_text()
     # The reference's NGram(10) trained on the same molecules draws these with seed 0.
     expected = (DATA / "reference_ngram_seed0.txt").read_text().splitlines()
@@ -88,23 +88,24 @@ def test_train_and_sample_commands(cli, tmp_path, isolated_home):
     assert manifest["seed"] == 0 and manifest["n"] == 25 and manifest["model"]["parameters"]["n_train"] == 2000
 
 
-def test_sample_trains_a_default_model_once(cli, tmp_path, isolated_home):
+def test_predict_trains_a_default_model_once(cli, tmp_path, isolated_home):
     out = tmp_path / "comb.txt"
-    outcome = cli("generation", "sample", "combinatorial", "--train", DATA / "moses_train_2000.txt",
-                  "--limit", "300", "--n", "12", "--seed", "1", "--out", out)
+    spec = f"combinatorial:train={DATA / 'moses_train_2000.txt'},limit=300"
+    outcome = cli("generation", "predict", "--model", spec, "--n", "12", "--seed", "1", "--out", out)
     assert outcome.code == 0, outcome.stderr
     assert "training the combinatorial baseline" in outcome.stderr
     assert len(out.read_text().splitlines()) == 12
     models = list((isolated_home / "cache" / "generation" / "models").glob("*.json.gz"))
     assert len(models) == 1
-    again = cli("generation", "sample", "combinatorial", "--train", DATA / "moses_train_2000.txt",
-                "--limit", "300", "--n", "12", "--seed", "1", "--out", tmp_path / "again.txt")
+    again = cli("generation", "predict", "--model", spec, "--n", "12", "--seed", "1", "--out", tmp_path / "again.txt")
     assert "training" not in again.stderr
     assert (tmp_path / "again.txt").read_text() == out.read_text()
 
 
 def test_unknown_and_hmm_baselines(cli, tmp_path):
-    outcome = cli("generation", "sample", "hmm", "--out", tmp_path / "x.txt")
-    assert outcome.code == 2 and "HMM baseline is not provided" in outcome.stderr
-    outcome = cli("generation", "train", "vae")
-    assert outcome.code == 2 and "unknown baseline" in outcome.stderr
+    outcome = cli("generation", "predict", "--model", "hmm", "--out", tmp_path / "x.txt")
+    assert outcome.code == 2 and "hmm needs an argument, hmm:DIR" in outcome.stderr
+    outcome = cli("generation", "train", "--model", f"nope:{tmp_path / 'x.npz'}")
+    assert outcome.code == 2 and "unknown baseline 'nope'" in outcome.stderr
+    outcome = cli("generation", "train", "--model", "vae")
+    assert outcome.code == 2 and "--model vae:DIR" in outcome.stderr

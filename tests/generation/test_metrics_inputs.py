@@ -76,15 +76,15 @@ def test_csv_layout_gzip_and_missing_column(tmp_path):
 
 
 def test_cli_errors_exit_2(cli, tmp_path):
-    missing = cli("generation", "metrics", tmp_path / "nope.txt")
+    missing = cli("generation", "evaluate", tmp_path / "nope.txt")
     assert missing.code == 2 and "no such SMILES file" in missing.stderr
     empty = tmp_path / "empty.txt"
     empty.write_text("SMILES\n\n# nothing\n")
-    outcome = cli("generation", "metrics", empty, "--test", DATA / "moses_test_300.stats.npz")
+    outcome = cli("generation", "evaluate", empty, "--test", DATA / "moses_test_300.stats.npz")
     assert outcome.code == 2 and "no SMILES" in outcome.stderr
-    bad_ref = cli("generation", "metrics", DATA / "moses_gen_310.txt", "--test", tmp_path / "none.txt")
+    bad_ref = cli("generation", "evaluate", DATA / "moses_gen_310.txt", "--test", tmp_path / "none.txt")
     assert bad_ref.code == 2 and "no such test file" in bad_ref.stderr
-    bad_device = cli("generation", "metrics", DATA / "moses_gen_310.txt", "--device", "tpu")
+    bad_device = cli("generation", "evaluate", DATA / "moses_gen_310.txt", "--device", "tpu")
     assert bad_device.code == 2
 
 
@@ -94,7 +94,7 @@ def test_cli_custom_reference_smiles_file_is_cached(cli, tmp_path, isolated_home
     gen = tmp_path / "gen.txt"
     gen.write_text("CCO\nc1ccccc1C(=O)O\nCC(C)Cc1ccc(C(C)C(=O)O)cc1\nnot_a_smiles\n")
     out = tmp_path / "r.json"
-    args = ("generation", "metrics", gen, "--out", out, "--test", ref, "--scaffold-test", "none",
+    args = ("generation", "evaluate", gen, "--out", out, "--test", ref, "--scaffold-test", "none",
             "--train", "none", "--no-plot")
     first = cli(*args)
     assert first.code == 0, first.stderr

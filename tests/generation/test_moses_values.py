@@ -99,7 +99,7 @@ def test_metrics_cli_on_shipped_data(cli, tmp_path, isolated_home):
     gen.write_text("\n".join(lines) + "\n")
     out = tmp_path / "result.json"
     outcome = cli(
-        "generation", "metrics", gen, "--out", out,
+        "generation", "evaluate", gen, "--out", out,
         "--test", DATA / "moses_test_300.stats.npz",
         "--scaffold-test", DATA / "moses_test_scaffolds_300.stats.npz",
         "--train", DATA / "moses_train_2000.txt",
@@ -107,7 +107,7 @@ def test_metrics_cli_on_shipped_data(cli, tmp_path, isolated_home):
     assert outcome.code == 0, outcome.stderr
     assert "unique@1000" in outcome.stderr  # the warning is shown once, not as a traceback
     result = json.loads(out.read_text())
-    assert result["suite"] == "generation" and result["task"] == "evaluate"  # the verb; "metrics" is its old name
+    assert result["suite"] == "generation" and result["task"] == "evaluate"
     assert list(result["metrics"]) == list(METRIC_KEYS)
     counts = result["details"]["counts"]
     assert counts["input"] == 60 and counts["valid"] + counts["invalid"] == 60

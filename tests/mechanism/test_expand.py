@@ -111,7 +111,7 @@ def test_cli_expand_writes_records_and_manifest(cli, tmp_path):
     assert cli("mechanism", "expand", subset, "--out", out, "--per-template", "2", "--seed", "3").code == 0
     assert out.read_bytes() == first  # byte for byte reproducible
     # the expanded file is itself a valid input of the scorer's gold side
-    assert cli("mechanism", "validate", out).stdout.count("unknown_subtype") == 0
+    assert cli("mechanism", "verify", out).stdout.count("unknown_subtype") == 0
 
 
 def test_cli_expand_bad_substituents(cli, tmp_path):

@@ -38,7 +38,7 @@ def test_adversarial_answers_are_scored_by_the_cli(cli, tmp_path, gold_reactions
     pred = tmp_path / "adversarial.jsonl"
     pred.write_text("".join(json.dumps(row) + "\n" for row in rows))
     for strict in ((), ("--strict",)):
-        result = cli("mechanism", "score", "gold", pred, "--out", tmp_path / "r.json", *strict)
+        result = cli("mechanism", "evaluate", pred, "--out", tmp_path / "r.json", *strict)
         assert result.code == 0, result.stderr
         data = read_result(tmp_path / "r.json")
         assert data.metrics["S_total"] == 0.0 and data.metrics["n_scored"] + data.metrics["n_unparsed"] == len(rows)
@@ -185,10 +185,7 @@ def test_unreadable_files_give_one_line_naming_them(cli, tmp_path, gold_reaction
     commands = [
         ("mechanism", "evaluate", bad),
         ("mechanism", "evaluate", good, "--gold", bad),
-        ("mechanism", "score", "gold", bad),
-        ("mechanism", "score", bad, good),
         ("mechanism", "verify", bad),
-        ("mechanism", "validate", bad),
     ]
     expected = {"binary": ("binary file", "not UTF-8"), "latin1": ("not UTF-8",), "truncated": ("truncated",)}[kind]
     for command in commands:
@@ -225,14 +222,14 @@ def _refused_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-@pytest.mark.parametrize("verb", ["predict", "run", "evaluate"])
+@pytest.mark.parametrize("verb", ["predict", "predict --base-url", "evaluate"])
 def test_unreachable_endpoint_fails_fast_with_one_line(cli, tmp_path, verb):
     pytest.importorskip("httpx", reason="the llm extra is not installed")
     url = _refused_url()
     out = tmp_path / "pred.jsonl"
     args = {
         "predict": ("mechanism", "predict", "gold", "--model", f"openai:m,base_url={url}", "--out", out),
-        "run": ("mechanism", "run", "gold", "--model", "openai:m", "--base-url", url, "--out", out),
+        "predict --base-url": ("mechanism", "predict", "gold", "--model", "openai:m", "--base-url", url, "--out", out),
         "evaluate": ("mechanism", "evaluate", "--model", "openai:m", "--base-url", url, "--predictions-out", out),
     }[verb]
     started = time.perf_counter()
@@ -253,7 +250,7 @@ def test_partial_predictions_are_said_on_the_console_and_in_the_result(cli, tmp_
 
     pred = tmp_path / "partial.jsonl"
     pred.write_text("".join(json.dumps(row) + "\n" for row in gold_oracle(gold_reactions[:12])))
-    result = cli("mechanism", "score", "gold", pred, "--out", tmp_path / "r.json")
+    result = cli("mechanism", "evaluate", pred, "--out", tmp_path / "r.json")
     assert result.code == 0
     assert "warning: 184 of 196 gold reactions have no prediction" in result.stderr
     data = read_result(tmp_path / "r.json")
@@ -311,7 +308,7 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, openai_server):
         ("mechanism", "evaluate", "--model", spec, "--limit", "2", "--out", bad),
         ("mechanism", "evaluate", "--model", spec, "--limit", "2", "--predictions-out", bad),
         ("mechanism", "predict", "--model", spec, "--limit", "2", "--out", bad),
-        ("mechanism", "run", "gold", "--model", spec, "--limit", "2", "--out", tmp_path / "ok.jsonl", "--score", bad),
+        ("mechanism", "evaluate", "--model", spec, "--limit", "2", "--predictions-out", tmp_path / "ok.jsonl", "--out", bad),
         ("mechanism", "verify", "gold", "--out", bad),
         ("mechanism", "expand", "template", "--out", bad),
     ]

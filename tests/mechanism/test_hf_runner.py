@@ -42,8 +42,8 @@ def tiny_checkpoints(tmp_path_factory):
 
 def test_causal_checkpoint_through_the_cli(cli, tmp_path, tiny_checkpoints):
     out, scored = tmp_path / "pred.jsonl", tmp_path / "score.json"
-    args = ("mechanism", "run", "gold", "--model", f"hf:{tiny_checkpoints / 'causal'}", "--limit", "2",
-            "--max-tokens", "5", "--out", out, "--score", scored)
+    args = ("mechanism", "evaluate", "--model", f"hf:{tiny_checkpoints / 'causal'},max_new_tokens=5", "--limit", "2",
+            "--predictions-out", out, "--out", scored)
     result = cli(*args)
     assert result.code == 0, result.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -78,6 +78,6 @@ def test_seq2seq_checkpoint_is_detected_and_generates(tiny_checkpoints):
 
 
 def test_missing_checkpoint_is_a_user_error(cli, tmp_path):
-    result = cli("mechanism", "run", "gold", "--model", f"hf:{tmp_path / 'none'}", "--out", tmp_path / "x.jsonl")
+    result = cli("mechanism", "predict", "gold", "--model", f"hf:{tmp_path / 'none'}", "--out", tmp_path / "x.jsonl")
     assert result.code == 2 and "no such checkpoint folder" in result.stderr
     assert not (tmp_path / "x.jsonl").exists()

@@ -28,13 +28,12 @@ def lines(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_run_scores_the_served_answers(cli, tmp_path, fake_openai, monkeypatch):
+def test_evaluate_scores_the_served_answers(cli, tmp_path, fake_openai, monkeypatch):
     monkeypatch.setenv("TEST_KEY", "sk-test-123")
     out, scored = tmp_path / "pred.jsonl", tmp_path / "score.json"
     result = cli(
-        "mechanism", "run", "gold", "--model", "openai:tiny-chem", "--base-url", fake_openai.base_url,
-        "--api-key-env", "TEST_KEY", "--limit", "8", "--concurrency", "3", "--temperature", "0",
-        "--out", out, "--score", scored,
+        "mechanism", "evaluate", "--model", "openai:tiny-chem,api_key_env=TEST_KEY,concurrency=3,temperature=0",
+        "--base-url", fake_openai.base_url, "--limit", "8", "--predictions-out", out, "--out", scored,
     )
     assert result.code == 0, result.stderr
     rows = lines(out)
@@ -59,8 +58,8 @@ def test_retries_backoff_and_resume(cli, tmp_path, fake_openai, gold_reactions):
     script.retry_after = "0"
     script.always_fail = {third: 400}
     out = tmp_path / "pred.jsonl"
-    args = ("mechanism", "run", "gold", "--model", "openai:m", "--base-url", fake_openai.base_url,
-            "--limit", "4", "--backoff", "0.01", "--retries", "3", "--out", out)
+    args = ("mechanism", "predict", "gold", "--model", "openai:m,retries=3", "--base-url", fake_openai.base_url,
+            "--limit", "4", "--out", out)
     result = cli(*args)
     assert result.code == 1  # one reaction failed for good
     rows = {r["reaction_id"]: r for r in lines(out)}
@@ -133,9 +132,9 @@ def test_unreachable_server_and_bad_urls(tmp_path):
         load_predictor("gpt-4o")
 
 
-def test_run_needs_a_base_url(cli, tmp_path, monkeypatch):
+def test_predict_needs_a_base_url(cli, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    result = cli("mechanism", "run", "gold", "--model", "openai:m", "--out", tmp_path / "x.jsonl")
+    result = cli("mechanism", "predict", "gold", "--model", "openai:m", "--out", tmp_path / "x.jsonl")
     assert result.code == 2 and "--base-url" in result.stderr
     assert not (tmp_path / "x.jsonl").exists()
 
@@ -191,7 +190,7 @@ def test_kshot_run_through_the_cli(cli, tmp_path, fake_openai, template_reaction
     usable = {r.reaction_id for r in usable_exemplars(template_reactions)}
     assert 100 < len(usable) < len(template_reactions)  # Template steps with foreign labels are left out
     out = tmp_path / "kshot.jsonl"
-    result = cli("mechanism", "run", "gold", "--model", "openai:m", "--base-url", fake_openai.base_url,
+    result = cli("mechanism", "predict", "gold", "--model", "openai:m", "--base-url", fake_openai.base_url,
                  "--prompt", "kshot", "--shots", "2", "--limit", "2", "--out", out)
     assert result.code == 0, result.stderr
     assert "usable as exemplars" in result.stderr

@@ -1,4 +1,4 @@
-"""``chemassay mechanism score`` / ``baseline`` / ``validate`` end to end on oMe-Gold."""
+"""``chemassay mechanism evaluate`` / ``predict`` / ``verify`` end to end on oMe-Gold."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def write_jsonl(path, rows):
 def test_gold_oracle_scores_one_on_all_196(cli, tmp_path, gold_reactions):
     pred = write_jsonl(tmp_path / "oracle.jsonl", gold_oracle(gold_reactions))
     out = tmp_path / "oracle.json"
-    result = cli("mechanism", "score", "gold", pred, "--out", out)
+    result = cli("mechanism", "evaluate", pred, "--out", out)
     assert result.code == 0, result.stderr
     data = read_result(out)
     assert data.n == 196 and not data.skipped
@@ -50,7 +50,7 @@ def test_messy_prediction_file_is_reported_not_dropped(cli, tmp_path, gold_react
     ]
     pred = write_jsonl(tmp_path / "messy.jsonl", rows)
     out = tmp_path / "messy.json"
-    result = cli("mechanism", "score", "gold", pred, "--out", out)
+    result = cli("mechanism", "evaluate", pred, "--out", out)
     assert result.code == 0
     data = read_result(out).model_dump()
     assert data["n"] == 196
@@ -83,8 +83,8 @@ def test_round_and_strict_reproduce_the_published_tool(cli, tmp_path, gold_react
         {"reaction_id": gold_reactions[1].reaction_id, "mechanism": typeless},
     ])
     lenient, strict = tmp_path / "lenient.json", tmp_path / "strict.json"
-    assert cli("mechanism", "score", "gold", pred, "--out", lenient).code == 0
-    assert cli("mechanism", "score", "gold", pred, "--out", strict, "--round", "2", "--strict").code == 0
+    assert cli("mechanism", "evaluate", pred, "--out", lenient).code == 0
+    assert cli("mechanism", "evaluate", pred, "--out", strict, "--round", "2", "--strict").code == 0
     rows_l = {r["reaction_id"]: r for r in read_result(lenient).model_dump()["details"]["reactions"]}
     rows_s = {r["reaction_id"]: r for r in read_result(strict).model_dump()["details"]["reactions"]}
     assert rows_l["NR-001"]["S_total"] == pytest.approx(0.8285714285714285)
@@ -95,24 +95,24 @@ def test_round_and_strict_reproduce_the_published_tool(cli, tmp_path, gold_react
     assert read_result(strict).config["round"] == 2 and read_result(strict).config["strict"] is True
 
 
-def test_score_bad_inputs_exit_2(cli, tmp_path):
-    missing = cli("mechanism", "score", "gold", tmp_path / "nope.jsonl")
+def test_evaluate_bad_inputs_exit_2(cli, tmp_path):
+    missing = cli("mechanism", "evaluate", tmp_path / "nope.jsonl")
     assert missing.code == 2 and "no such prediction file" in missing.stderr
     junk = tmp_path / "junk.txt"
     junk.write_text("hello\n")
-    result = cli("mechanism", "score", "gold", junk)
+    result = cli("mechanism", "evaluate", junk)
     assert result.code == 2 and "not oMeBench JSON" in result.stderr
-    assert cli("mechanism", "score", "gold", junk, "--tau", "1.5").code == 2
+    assert cli("mechanism", "evaluate", junk, "--tau", "1.5").code == 2
     assert "Traceback" not in result.stderr
 
 
-def test_baseline_cli_and_plots(cli, tmp_path):
+def test_baseline_through_the_cli_and_plots(cli, tmp_path):
     out = tmp_path / "oracle.jsonl"
-    result = cli("mechanism", "baseline", "gold", "--method", "gold-oracle", "--out", out, "--score", tmp_path / "r.json")
+    result = cli("mechanism", "evaluate", "--model", "gold-oracle", "--predictions-out", out, "--out", tmp_path / "r.json")
     assert result.code == 0 and read_result(tmp_path / "r.json").metrics["S_total"] == 1.0
-    assert cli("mechanism", "baseline", "gold", "--method", "magic", "--out", out).code == 2
+    assert cli("mechanism", "predict", "gold", "--model", "magic", "--out", tmp_path / "magic.jsonl").code == 2
     plots = tmp_path / "plots"
-    assert cli("mechanism", "score", "gold", out, "--plots", plots).code == 0
+    assert cli("mechanism", "evaluate", out, "--plots", plots).code == 0
     assert sorted(p.name for p in plots.iterdir()) == ["oracle_accuracy_by_type.png", "oracle_score_by_length.png"]
 
 
@@ -127,9 +127,9 @@ def test_nearest_neighbour_never_uses_the_query_family(gold_reactions, template_
         assert [s["subtype"] for s in row["mechanism"]] == [s.subtype for s in analogue.steps]
 
 
-def test_validate_cli(cli, tmp_path):
+def test_verify_cli(cli, tmp_path):
     out = tmp_path / "v.json"
-    gold = cli("mechanism", "validate", "gold", "--out", out)
+    gold = cli("mechanism", "verify", "gold", "--out", out)
     assert gold.code == 1 and "step_numbering" in gold.stdout
     data = read_result(out).model_dump()
     assert data["metrics"]["errors"] == 4 and len(data["details"]["problems"]) == 4
@@ -137,8 +137,8 @@ def test_validate_cli(cli, tmp_path):
     clean = tmp_path / "clean.jsonl"
     step = {"step": 1, "type": "addition", "subtype": "nucleophilic_addition", "intermediate_smiles": "CCO"}
     write_jsonl(clean, [{"reaction_id": "a", "level": "easy", "reactants_smiles": ["CC=O"], "products_smiles": ["CCO"], "mechanism": [step]}])
-    assert cli("mechanism", "validate", clean).code == 0
-    assert cli("mechanism", "validate", tmp_path / "none.json").code == 2
+    assert cli("mechanism", "verify", clean).code == 0
+    assert cli("mechanism", "verify", tmp_path / "none.json").code == 2
 
 
 def test_taxonomy_cli(cli):

@@ -80,7 +80,7 @@ def test_cli_and_api_give_the_numbers_of_before(cli, tmp_path, dataset_a_files):
     api_file = evaluate(str(preds), test)
     assert api_file.metrics == pytest.approx(from_file["metrics"])
     assert api_file.intervals["top1_accuracy"].low < 0.31 < api_file.intervals["top1_accuracy"].high
-    rounds = iterate(f"baseline:{model}", test, k=3)
+    rounds = iterate(f"template-knn:{model}", test, k=3)
     assert rounds.metrics == pytest.approx({**BEFORE_ITERATE, "n_model_failures": 0})
 
 
@@ -93,11 +93,9 @@ def test_template_knn_kind_and_its_identity(tmp_path, dataset_a_files):
     path = tmp_path / "m.npz"
     trained = train(dataset_a_files / "train.csv", path, n_neighbors=20)
     loaded = load_model(f"template-knn:{path},n_jobs=1", "reaction-predictor")
-    old_name = load_model(f"baseline:{path}", "reaction-predictor")
-    assert isinstance(loaded, TemplateKnnModel) and isinstance(old_name, TemplateKnnModel)
-    assert old_name.spec.kind == "template-knn"  # the alias resolves to the one kind
+    assert isinstance(loaded, TemplateKnnModel)
     ref = model_ref(loaded)
-    assert ref.kind == "template-knn" and ref.checksum == trained.checksum() == model_ref(old_name).checksum
+    assert ref.kind == "template-knn" and ref.checksum == trained.checksum()
     assert ref.parameters["n_neighbors"] == 20 and ref.parameters["file"] == str(path)
     assert model_ref(trained).spec == f"template-knn:{path}" and model_ref(trained).kind == "template-knn"
     in_memory = TemplateKnnModel(trained.templates, trained.train_template, trained.fingerprints, trained.config)

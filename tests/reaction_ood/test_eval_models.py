@@ -172,14 +172,14 @@ def test_model_specs_and_objects(tmp_path, monkeypatch, grignard_test):
     assert by_object.model.kind == "python"
 
 
-def test_train_baseline_predict_evaluate_plot_cli(cli, tmp_path):
+def test_train_predict_evaluate_plot_cli(cli, tmp_path):
     with open(dataset_file("schneider-dataseta", "dataSetA.csv"), newline="") as handle:
         rows = list(csv.DictReader(handle))
     random.Random(3).shuffle(rows)
     train = tmp_path / "train.csv"
     pd.DataFrame({"rxn_smiles": [r["rxn_Smiles"] for r in rows[:80]]}).to_csv(train, index=False)
     model = tmp_path / "model.npz"
-    run = cli("reaction-ood", "train-baseline", train, "--out", model, "--n-neighbors", "10")
+    run = cli("reaction-ood", "train", train, "--out", model, "--n-neighbors", "10")
     assert run.code == 0, run.stderr
     assert "gave a template" in run.stderr
     test_rows = []
@@ -190,7 +190,7 @@ def test_train_baseline_predict_evaluate_plot_cli(cli, tmp_path):
     test = tmp_path / "test.csv"
     pd.DataFrame(test_rows).to_csv(test, index=False)
     preds = tmp_path / "preds.jsonl"
-    assert cli("reaction-ood", "predict", test, "--model", f"baseline:{model}", "--out", preds, "--k", "3").code == 0
+    assert cli("reaction-ood", "predict", test, "--model", f"template-knn:{model}", "--out", preds, "--k", "3").code == 0
     results = []
     for label in ("random", "document"):
         out = tmp_path / f"{label}.json"

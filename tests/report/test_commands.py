@@ -56,11 +56,11 @@ def _score_files(folder):
 
 def test_evaluating_commands_record_their_results(store_home, tmp_path, cli):
     files = _score_files(tmp_path / "files")
-    good = cli("stoichiometry", "score", files / "pred-good.txt", files / "tgt.txt", "--out", tmp_path / "good.json")
+    good = cli("stoichiometry", "evaluate", files / "pred-good.txt", files / "tgt.txt", "--out", tmp_path / "good.json")
     assert good.code == 0, good.stderr
-    skipped = cli("--no-store", "stoichiometry", "score", files / "pred-bad.txt", files / "tgt.txt")
+    skipped = cli("--no-store", "stoichiometry", "evaluate", files / "pred-bad.txt", files / "tgt.txt")
     assert skipped.code == 0
-    bad = cli("stoichiometry", "score", files / "pred-bad.txt", files / "tgt.txt", "--out", tmp_path / "bad.json")
+    bad = cli("stoichiometry", "evaluate", files / "pred-bad.txt", files / "tgt.txt", "--out", tmp_path / "bad.json")
     assert bad.code == 0
     listing = cli("results", "list", "--json")
     runs = json.loads(listing.stdout)
@@ -84,7 +84,7 @@ def test_a_broken_store_costs_a_warning_not_the_command(store_home, tmp_path, cl
     store_home.mkdir(parents=True)
     (store_home / "results.sqlite").write_bytes(b"garbage" * 100)
     files = _score_files(tmp_path / "files")
-    outcome = cli("stoichiometry", "score", files / "pred-good.txt", files / "tgt.txt", "--out", tmp_path / "r.json")
+    outcome = cli("stoichiometry", "evaluate", files / "pred-good.txt", files / "tgt.txt", "--out", tmp_path / "r.json")
     assert outcome.code == 0 and (tmp_path / "r.json").is_file()
     assert "warning: result not recorded in the results store" in outcome.stderr
     assert (store_home / "results.sqlite").read_bytes() == b"garbage" * 100

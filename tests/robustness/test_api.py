@@ -101,14 +101,13 @@ def test_model_kinds_of_the_suite():
     names = {kind.name for kind in list_kinds(suite="robustness") if kind.suite == "robustness"}
     assert names == {"fingerprint", "char-ngram", "rf-fingerprint", "rf-char-ngram", "rxnmapper", "rxnfp", "chemnet",
                      "gnn", "hf-finetune"}
-    assert get_kind("baseline-char-ngram").name == "rf-char-ngram"
     assert "encoder" in get_kind("hf").protocol_names  # hf:PATH comes from the general kind
     for spec in ("fingerprint", "char-ngram:n=2-4,dim=512"):
         report = check_model(spec, "encoder")
         assert report.passed, report.summary()
     report = check_model("rf-fingerprint:trees=5", "property-predictor")
     assert report.passed, report.summary()
-    forest = load_model("baseline-fingerprint:trees=5", "property-predictor")
+    forest = load_model("rf-fingerprint:trees=5", "property-predictor")
     assert forest.describe()["trained_on"].startswith("solubility-huuskonen/train")
     assert forest.predict_properties(["CCO", "c1ccccc1"]).shape == (2,)
 
@@ -143,8 +142,9 @@ def test_dataset_loaders_through_the_registry():
 
 
 def test_downstream_equals_the_numbers_before_the_contract(isolated_home):
-    # `robustness downstream --model baseline-char-ngram --n-estimators 100 --target logS` on main.
-    result = robustness.downstream("baseline-char-ngram", targets=["logS"], n_estimators=100,
+    # `robustness downstream --model baseline-char-ngram --n-estimators 100 --target logS` on main
+    # (baseline-char-ngram was rf-char-ngram's name then).
+    result = robustness.downstream("rf-char-ngram", targets=["logS"], n_estimators=100,
                                    augmentations=["explicit_h", "randomized"], bootstrap=0)
     assert result.task == "downstream" and result.model.kind == "rf-char-ngram" and result.n == 257
     assert result.metrics["original/rmse"] == 0.8176325420496938

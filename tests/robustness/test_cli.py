@@ -1,5 +1,4 @@
-"""The robustness CLI end to end: augment, evaluate (and its old names retrieve/run),
-downstream, train (and train-lm) + hf: round trip."""
+"""The robustness CLI end to end: augment, evaluate, downstream, train + hf: round trip."""
 
 from __future__ import annotations
 
@@ -59,9 +58,8 @@ def test_retrieve_result_contract_and_identity_check(cli, molecules, tmp_path, i
     assert len(data["inputs"]) == 2 and data["config"]["ties"] == "index"
     per_row = (tmp_path / "rows.csv").read_text().splitlines()
     assert per_row[0] == "id,rank_o2a,rank_a2o" and len(per_row) == 6
-    # The old spelling (retrieve --original --encoder) stays as a hidden alias.
-    dropped = cli("robustness", "retrieve", "--original", molecules, "--augmented", augmented,
-                  "--encoder", "fingerprint", "--drop-mismatched", "--out", out)
+    dropped = cli("robustness", "evaluate", "--dataset", molecules, "--augmented", augmented,
+                  "--model", "fingerprint", "--drop-mismatched", "--out", out)
     assert dropped.code == 0
     data = json.loads(out.read_text())
     assert data["n"] == 4 and data["metrics"]["o2a_acc@1"] == 1.0 and data["skipped"][0]["line"] == 4
@@ -72,8 +70,6 @@ def test_retrieve_misaligned_files(cli, molecules, tmp_path):
     short.write_text("SMILES\nCCO\n")
     result = cli("robustness", "evaluate", "--model", "fingerprint", "--dataset", molecules, "--augmented", short)
     assert result.code == 2 and "row i of both files" in result.stderr
-    result = cli("robustness", "retrieve")
-    assert result.code == 2 and "--original" in result.stderr
     result = cli("robustness", "evaluate")
     assert result.code == 2 and "--model" in result.stderr
 
@@ -112,7 +108,7 @@ def test_train_lm_and_hf_round_trip(cli, molecules, tmp_path, isolated_home):
     assert data["metrics"]["o2a_acc@1"] == 1.0  # identical strings, identical embeddings
     assert data["config"]["encoder"] == "hf"
     plot = tmp_path / "fig3.png"
-    result = cli("--quiet", "robustness", "run", "--input", molecules, "--encoder", f"hf:{checkpoint}",
+    result = cli("--quiet", "robustness", "evaluate", "--dataset", molecules, "--model", f"hf:{checkpoint}",
                  "--layers", "all", "--augmentations", "kekulize,explicit_h", "--plot", plot, "--out", out)
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())
@@ -125,7 +121,7 @@ def test_downstream_baseline_and_prediction_file(cli, tmp_path, isolated_home):
     data_file = DATA / "solubility_160.csv"
     out = tmp_path / "d.json"
     result = cli("--quiet", "robustness", "downstream", "--data", data_file, "--target", "logS",
-                 "--model", "baseline-fingerprint", "--augmentations", "kekulize,explicit_h",
+                 "--model", "rf-fingerprint", "--augmentations", "kekulize,explicit_h",
                  "--n-estimators", "10", "--out", out)
     assert result.code == 0, result.stderr
     data = json.loads(out.read_text())

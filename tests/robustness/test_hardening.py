@@ -44,8 +44,6 @@ def test_empty_embeddings_exit_2_with_one_line(cli, tmp_path):
     np.save(tmp_path / "empty.npy", np.zeros((0, 4)))
     assert "no embeddings (0 rows)" in _one_line_error(cli("robustness", "evaluate", tmp_path / "empty.npy",
                                                            tmp_path / "empty.npy"))
-    assert "0 rows" in _one_line_error(cli("robustness", "retrieve", "--embeddings", tmp_path / "empty.npy",
-                                           tmp_path / "empty.npy"))
 
 
 def test_nan_embedding_rows_are_a_counted_skip(cli, tmp_path):
@@ -81,9 +79,9 @@ def test_misaligned_rows_warn_on_the_console_and_in_the_result(cli, molecules, t
     assert data["details"]["warnings"] and "aligned" in data["details"]["warnings"][0]
 
 
-def test_run_includes_the_randomized_rewrite_by_default(cli, molecules, tmp_path, isolated_home):
+def test_evaluate_includes_the_randomized_rewrite_by_default(cli, molecules, tmp_path, isolated_home):
     out = tmp_path / "r.json"
-    outcome = cli("--quiet", "robustness", "run", "--input", molecules, "--encoder", "char-ngram", "--out", out)
+    outcome = cli("--quiet", "robustness", "evaluate", "--dataset", molecules, "--model", "char-ngram", "--out", out)
     assert outcome.code == 0, outcome.stderr
     data = json.loads(out.read_text())
     assert [row["augmentation"] for row in data["details"]["table"]] == [
@@ -134,7 +132,7 @@ def test_unwritable_out_fails_before_any_work(cli, molecules, tmp_path, monkeypa
     unwritable = blocker / "out.json"
     for args in (("evaluate", "--model", "fingerprint", "--dataset", molecules, "--out", unwritable),
                  ("evaluate", "--model", "fingerprint", "--dataset", molecules, "--table", unwritable),
-                 ("run", "--input", molecules, "--plot", unwritable),
+                 ("evaluate", "--model", "fingerprint", "--dataset", molecules, "--plot", unwritable),
                  ("augment", molecules, "--kind", "kekulize", "--out", unwritable),
                  ("downstream", "--out", unwritable),
                  ("train", "--out", tmp_path / "ckpt", "--result", unwritable)):
@@ -199,7 +197,7 @@ def test_damaged_caches_are_rebuilt_with_the_right_numbers(isolated_home, capsys
 def test_train_prints_a_readable_summary(cli, tmp_path, isolated_home):
     pytest.importorskip("transformers")
     data = Path(__file__).resolve().parents[1] / "data" / "robustness" / "moses_train_200.csv"
-    outcome = cli("robustness", "train-lm", "--data", data, "--out", tmp_path / "lm", "--n-train", "40",
+    outcome = cli("robustness", "train", "--data", data, "--out", tmp_path / "lm", "--n-train", "40",
                   "--n-valid", "8", "--steps", "2", "--layers", "1", "--hidden", "16", "--heads", "2",
                   "--batch-size", "8", "--result", tmp_path / "lm.json")
     assert outcome.code == 0, outcome.stderr

@@ -48,27 +48,23 @@ def test_evaluate_needs_one_source_of_predictions(dataset):
         stoichiometry.evaluate("{1}C", ["{1}C"])
 
 
-def test_api_cli_and_the_old_spellings_give_the_same_numbers(cli, dataset, tmp_path):
+def test_api_and_cli_give_the_same_numbers(cli, dataset, tmp_path):
     src, tgt = dataset / "src-test_cross.txt", dataset / "tgt-test_cross.txt"
-    new, old = tmp_path / "new.txt", tmp_path / "old.txt"
+    new = tmp_path / "new.txt"
     report = tmp_path / "predict.json"
     result = cli("stoichiometry", "predict", "--model", f"algebraic:{dataset}", "--src", src, "--out", new,
                  "--report", report)
     assert result.code == 0, result.stderr
-    assert cli("stoichiometry", "predict", "--baseline", "algebraic", "--train", dataset, "--src", src,
-               "--out", old).code == 0
-    assert new.read_text() == old.read_text()
     predicted = json.loads(report.read_text())
     assert predicted["task"] == "predict" and predicted["config"]["train_split"] == "train_cross"
     assert predicted["model"]["kind"] == "algebraic" and predicted["metrics"]["unknown_reactions"] == 0
 
-    evaluated, scored = tmp_path / "evaluate.json", tmp_path / "score.json"
+    evaluated = tmp_path / "evaluate.json"
     assert cli("stoichiometry", "evaluate", new, tgt, "--src", src, "--out", evaluated).code == 0
-    assert cli("stoichiometry", "score", new, tgt, "--src", src, "--out", scored).code == 0
-    by_cli, by_alias = json.loads(evaluated.read_text()), json.loads(scored.read_text())
+    by_cli = json.loads(evaluated.read_text())
     by_api = stoichiometry.evaluate(new, tgt, src)
-    assert by_cli["task"] == by_alias["task"] == "evaluate"
-    assert by_cli["metrics"] == by_alias["metrics"] == by_api.metrics
+    assert by_cli["task"] == "evaluate"
+    assert by_cli["metrics"] == by_api.metrics
     assert by_cli["intervals"] == json.loads(by_api.to_json())["intervals"]
     assert by_cli["model"]["kind"] == "predictions" and by_cli["model"]["checksum"] == sha256_file(new)
 

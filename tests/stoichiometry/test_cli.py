@@ -46,12 +46,12 @@ def test_build_verify_predict_score(cli, tmp_path):
     assert cli("stoichiometry", "verify", data, "--out", verified).code == 0
     assert json.loads(verified.read_text())["metrics"]["problems"] == 0
     prediction = tmp_path / "pred.txt"
-    result = cli("stoichiometry", "predict", "--baseline", "algebraic", "--train", data,
+    result = cli("stoichiometry", "predict", "--model", f"algebraic:{data}",
                  "--src", data / "src-test_cross.txt", "--out", prediction, "--report", tmp_path / "predict.json")
     assert result.code == 0, result.stderr
     assert json.loads((tmp_path / "predict.json").read_text())["config"]["train_split"] == "train_cross"
     scored = tmp_path / "score.json"
-    result = cli("stoichiometry", "score", prediction, data / "tgt-test_cross.txt", "--src",
+    result = cli("stoichiometry", "evaluate", prediction, data / "tgt-test_cross.txt", "--src",
                  data / "src-test_cross.txt", "--out", scored)
     assert result.code == 0, result.stderr
     score = json.loads(scored.read_text())
@@ -73,11 +73,13 @@ def test_user_errors_are_one_line_exit_2(cli, tmp_path):
     assert cli("stoichiometry", "balance", tmp_path / "missing.txt").code == 2
     (tmp_path / "p.txt").write_text("{1}C\n")
     (tmp_path / "t.txt").write_text("{1}C\n{1}C\n")
-    result = cli("stoichiometry", "score", tmp_path / "p.txt", tmp_path / "t.txt")
+    result = cli("stoichiometry", "evaluate", tmp_path / "p.txt", tmp_path / "t.txt")
     assert result.code == 2 and "line-aligned" in result.stderr
-    result = cli("stoichiometry", "predict", "--baseline", "algebraic", "--src", tmp_path / "p.txt",
+    result = cli("stoichiometry", "predict", "--model", "algebraic", "--src", tmp_path / "p.txt",
                  "--out", tmp_path / "o.txt")
-    assert result.code == 2 and "--train" in result.stderr
+    assert result.code == 2 and "algebraic:TRAIN_DIR" in result.stderr
+    result = cli("stoichiometry", "predict", "--src", tmp_path / "p.txt", "--out", tmp_path / "o.txt")
+    assert result.code == 2 and "predict needs --model SPEC" in result.stderr
     assert cli("stoichiometry", "build", "uspto-15k", "--task", "t9", "--out", tmp_path / "y").code == 2
 
 

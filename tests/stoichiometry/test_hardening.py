@@ -34,7 +34,7 @@ def bags(tmp_path):
 def test_score_of_a_jsonl_file_exits_2_naming_it(cli, tmp_path):
     jsonl = tmp_path / "preds.jsonl"
     jsonl.write_text('{"source": "{1}C", "prediction": "{1}C"}\n{"source": "{1}O", "prediction": "{1}O"}\n')
-    one_line_error(cli("stoichiometry", "score", jsonl, jsonl), str(jsonl), "JSON lines or a CSV table")
+    one_line_error(cli("stoichiometry", "evaluate", jsonl, jsonl), str(jsonl), "JSON lines or a CSV table")
 
 
 def test_score_of_a_csv_file_exits_2_naming_it(cli, tmp_path, bags):
@@ -42,18 +42,18 @@ def test_score_of_a_csv_file_exits_2_naming_it(cli, tmp_path, bags):
     table.write_text("smiles,name\nCCO,ethanol\nCC,ethane\n")
     predictions = tmp_path / "three.txt"
     predictions.write_text("{1}CCO\n{1}CC\n{1}O\n")
-    one_line_error(cli("stoichiometry", "score", predictions, table), str(table), "one true bag per line",
+    one_line_error(cli("stoichiometry", "evaluate", predictions, table), str(table), "one true bag per line",
                    "not JSON lines or a CSV table")
     # a CSV of predictions against good targets: named as what it is, not scored as invalid bags
     table.write_text("{1}C.{2}O,first\n{2}CCO,second\n")
-    one_line_error(cli("stoichiometry", "score", table, bags / "tgt.txt"), str(table), "CSV", "one predicted bag")
+    one_line_error(cli("stoichiometry", "evaluate", table, bags / "tgt.txt"), str(table), "CSV", "one predicted bag")
 
 
 def test_score_of_two_empty_files_exits_2(cli, tmp_path):
     empty_predictions, empty_targets = tmp_path / "p.txt", tmp_path / "t.txt"
     empty_predictions.write_text("")
     empty_targets.write_text("")
-    one_line_error(cli("stoichiometry", "score", empty_predictions, empty_targets), str(empty_targets),
+    one_line_error(cli("stoichiometry", "evaluate", empty_predictions, empty_targets), str(empty_targets),
                    "nothing to score")
 
 
@@ -74,8 +74,8 @@ def test_sources_none_of_which_is_a_bag_are_refused(bags):
 def test_unreadable_files_are_one_line_errors(cli, tmp_path, bags, content, fragment):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(content)
-    one_line_error(cli("stoichiometry", "score", bad, bags / "tgt.txt"), str(bad), fragment)
-    one_line_error(cli("stoichiometry", "score", bags / "pred.txt", bad), str(bad), fragment)
+    one_line_error(cli("stoichiometry", "evaluate", bad, bags / "tgt.txt"), str(bad), fragment)
+    one_line_error(cli("stoichiometry", "evaluate", bags / "pred.txt", bad), str(bad), fragment)
     # balance read reaction files with open(): a UnicodeDecodeError traceback
     one_line_error(cli("stoichiometry", "balance", bad), str(bad), fragment)
 
@@ -88,7 +88,7 @@ def test_truncated_gzip_is_named(cli, tmp_path, bags):
     one_line_error(cli("stoichiometry", "balance", truncated), str(truncated), "truncated")
     targets = tmp_path / "tgt.txt.gz"
     targets.write_bytes(gzip.compress(b"{1}C\n" * 2000)[:40])
-    one_line_error(cli("stoichiometry", "score", bags / "pred.txt", targets), str(targets), "truncated")
+    one_line_error(cli("stoichiometry", "evaluate", bags / "pred.txt", targets), str(targets), "truncated")
 
 
 def test_balance_of_a_file_without_reactions_exits_2(cli, tmp_path):
@@ -105,7 +105,7 @@ def test_a_5000_digit_coefficient_is_an_invalid_bag_not_a_crash(cli, tmp_path, b
     predictions = tmp_path / "huge.txt"
     predictions.write_text(f"{huge}\n{{2}}CCO\n")
     out = tmp_path / "r.json"
-    result = cli("stoichiometry", "score", predictions, bags / "tgt.txt", "--out", out)
+    result = cli("stoichiometry", "evaluate", predictions, bags / "tgt.txt", "--out", out)
     assert result.code == 0, result.stderr
     rows = json.loads(out.read_text())["details"]["rows"]
     assert rows[0]["valid"] is False and "5,000 digits" in rows[0]["reason"]
@@ -125,7 +125,7 @@ def test_a_megabyte_smiles_is_skipped_at_once(cli, tmp_path):
     targets.write_text("{1}" + "C" * 1_000_000 + "\n{1}CCO\n")
     out = tmp_path / "r.json"
     started = time.perf_counter()
-    result = cli("stoichiometry", "score", predictions, targets, "--out", out)
+    result = cli("stoichiometry", "evaluate", predictions, targets, "--out", out)
     assert result.code == 0 and time.perf_counter() - started < 20
     scored = json.loads(out.read_text())
     assert scored["n"] == 1 and "too long" in scored["skipped"][0]["reason"]
@@ -148,7 +148,7 @@ def test_unwritable_out_fails_before_any_work(cli, tmp_path, bags, monkeypatch):
 
     monkeypatch.setattr(scoring, "score_lines", no_work)
     monkeypatch.setattr(prepare, "process_source", no_work)
-    one_line_error(cli("stoichiometry", "score", bags / "pred.txt", bags / "tgt.txt", "--out", unwritable),
+    one_line_error(cli("stoichiometry", "evaluate", bags / "pred.txt", bags / "tgt.txt", "--out", unwritable),
                    str(unwritable))
     one_line_error(cli("stoichiometry", "balance", "uspto-15k", "--out", unwritable), str(unwritable))
     one_line_error(cli("stoichiometry", "balance", "uspto-15k", "--details", unwritable), str(unwritable))

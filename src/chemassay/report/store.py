@@ -2,7 +2,7 @@
 
 Location: ``$CHEMASSAY_STORE`` if set, else ``$CHEMASSAY_HOME/results.sqlite``
 (``~/.cache/chemassay/results.sqlite``). Every command that writes a result through
-:func:`chemassay.clitools.emit` (and ``chemassay demo``) records it here, unless the store is
+:func:`chemassay.cli.tools.emit` (and ``chemassay demo``) records it here, unless the store is
 turned off with ``chemassay --no-store ...`` or ``CHEMASSAY_NO_STORE=1``.
 
 **Identity.** A result is keyed by suite, task, dataset checksum (its name when no checksum

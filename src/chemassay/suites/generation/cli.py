@@ -2,20 +2,19 @@
 
 Verbs: ``evaluate`` (score a file of generated SMILES, or ``--model SPEC`` sampled first),
 ``predict`` (sample ``--model SPEC`` into a file), ``train`` (train the ``ngram`` /
-``combinatorial`` baselines), ``filter`` and ``split`` (data commands). Old spellings stay
-for one release as hidden aliases: ``metrics`` (= ``evaluate``), ``sample BASELINE
-[--model PATH] [--train SET]`` (= ``predict --model BASELINE:PATH...``) and ``train BASELINE
-[--model PATH]`` (= ``train --model BASELINE:PATH``).
+``combinatorial`` baselines and the learned ones), ``filter`` and ``split`` (data commands).
 """
 
 from __future__ import annotations
 
 import json
+import time
+import warnings
 from pathlib import Path
 
 import typer
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     JobsOption,
     OutOption,
     SeedOption,
@@ -23,11 +22,15 @@ from chemassay.clitools import (
     emit,
     finish_requests,
     info,
+    need_file,
     writable_out,
 )
 from chemassay.errors import UserInputError
+from chemassay.models.spec import parse_spec
 from chemassay.report.result import RequestSummary
 from chemassay.runtime.progress import settings
+from chemassay.suites.generation import api
+from chemassay.suites.generation.data import parse_moses_name
 
 app = typer.Typer(
     help="Distribution learning of molecular generators: the MOSES benchmark.",
@@ -49,8 +52,6 @@ def _with_base_url(model: str | None, base_url: str | None) -> str | None:
     """``model`` with ``base_url=`` added when it is an ``openai:`` spec that names none."""
     if model is None or base_url is None:
         return model
-    from chemassay.models.spec import parse_spec
-
     spec = parse_spec(model)
     if spec.kind != "openai":
         raise UserInputError(f"--base-url is for openai: models, not {spec.kind}:")
@@ -67,8 +68,6 @@ def _show_progress() -> bool | None:
 
 
 def _reference_option(value: str, what: str, allow_none: bool) -> str | None:
-    from chemassay.suites.generation.data import parse_moses_name
-
     lowered = value.strip().lower()
     if lowered == "none":
         if not allow_none:
@@ -143,10 +142,6 @@ def evaluate_command(
                                  help="The unique@k values, as MOSES's get_all_metrics(gen, k=...)."),
 ) -> None:
     """Every MOSES metric of generated SMILES (values as the MOSES reference code computes them)."""
-    import warnings
-
-    from chemassay.suites.generation import api
-
     writable_out(out)
     model = _with_base_url(model, base_url)
     if gen is not None and model is not None:
@@ -154,8 +149,6 @@ def evaluate_command(
     if gen is None and model is None:
         raise UserInputError("give a file of generated SMILES, or --model SPEC to sample one first")
     if gen is not None:
-        from chemassay.clitools import need_file
-
         need_file(gen, "SMILES")
     test_spec = _reference_option(test, "test", allow_none=False)
     scaffold_spec = _reference_option(scaffold_test, "scaffold-test", allow_none=True)
@@ -176,9 +169,6 @@ def evaluate_command(
     finish_requests(result.requests)
 
 
-app.command("metrics", hidden=True, help="Old name of 'evaluate' (kept for one release).")(evaluate_command)
-
-
 @app.command("predict")
 def predict_command(
     model: str = typer.Option(..., "--model", "-m", help=ModelOption.help),
@@ -189,10 +179,6 @@ def predict_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Sample --model SPEC with a seed and write the SMILES (reproducible draw for draw)."""
-    import time
-
-    from chemassay.suites.generation import api
-
     writable_out(out, "samples file")
     model = _with_base_url(model, base_url)
     started = time.perf_counter()
@@ -205,39 +191,8 @@ def predict_command(
     finish_requests(RequestSummary(**requests) if requests else None)
 
 
-def _old_spec(baseline: str, path: Path | None, options: dict[str, object]) -> str:
-    """The spec an old ``BASELINE [--model PATH] [options]`` spelling means."""
-    from chemassay.models.spec import ModelSpec
-    from chemassay.suites.generation.baselines.kinds import OPTIONS, check_kind
-
-    kind = check_kind(baseline)
-    kept = {key: str(value) for key, value in options.items() if value is not None and key in OPTIONS[kind]}
-    return ModelSpec(kind, "" if path is None else str(path), kept).text
-
-
-@app.command("sample", hidden=True, help="Old spelling of 'predict --model BASELINE...' (kept for one release).")
-def sample_command(
-    baseline: str = typer.Argument(..., help="ngram or combinatorial."),
-    n: int = NOption,
-    out: Path = typer.Option(..., "--out", "-o", help="Write the samples here, one per line."),
-    seed: int = SeedOption,
-    model: Path | None = typer.Option(None, "--model", "-m", help="A model file saved by 'train'."),
-    train: str = typer.Option("moses", "--train", help="Training set of the default model."),
-    limit: int | None = typer.Option(None, "--limit", help="Default model trained on the first N molecules only."),
-    context_len: int = typer.Option(10, "--context-len", help="n-gram: context length of the default model."),
-    max_len: int = typer.Option(100, "--max-len", help="n-gram: stop after max-len - 1 characters."),
-    join: str = typer.Option("brics", "--join", help="combinatorial: brics (default), valid or moses."),
-    n_jobs: int = JobsOption,
-) -> None:
-    """Sample a baseline (old spelling of ``predict``)."""
-    training = {} if model is not None else {"train": train, "limit": limit, "context_len": context_len}
-    spec = _old_spec(baseline, model, {**training, "max_len": max_len, "join": join})
-    predict_command(model=spec, out=out, base_url=None, n=n, seed=seed, n_jobs=n_jobs)
-
-
 @app.command("train")
 def train_command(
-    baseline: str | None = typer.Argument(None, hidden=True, help="Old spelling: ngram or combinatorial."),
     model: str | None = typer.Option(
         None, "--model", "-m",
         help="What to train and where to save it: ngram:PATH[,context_len=10], combinatorial:PATH "
@@ -246,7 +201,6 @@ def train_command(
     ),
     train: str = typer.Option("moses", "--train", help="Training SMILES: moses, moses:PART, or a SMILES file."),
     limit: int | None = typer.Option(None, "--limit", help="Train on the first N molecules only."),
-    context_len: int | None = typer.Option(None, "--context-len", hidden=True, help="Old spelling of context_len=N."),
     n_jobs: int = JobsOption,
     seed: int = typer.Option(0, "--seed", help="Learned models: seed of the training run."),
     device: str = typer.Option("auto", "--device", help="Learned models: cpu, cuda or auto (a GPU when there is one)."),
@@ -256,17 +210,9 @@ def train_command(
 ) -> None:
     """Train a baseline and save it: ngram/combinatorial once; charrnn, vae, aae, latentgan, hmm
     (learned, resumable: run the same command again to continue a cut run)."""
-    import time
-
-    from chemassay.models.spec import parse_spec
-    from chemassay.suites.generation import api
-
-    if baseline is not None:  # old spelling: train BASELINE [--model PATH] [--context-len N]
-        spec = _old_spec(baseline, None if model is None else Path(model), {"context_len": context_len})
-    elif model is None:
+    if model is None:
         raise UserInputError("name the model to train: --model ngram:PATH or --model combinatorial:PATH")
-    else:
-        spec = parse_spec(model).with_options(context_len=context_len).text
+    spec = parse_spec(model).text
     started = time.perf_counter()
     if parse_spec(spec).kind in ("charrnn", "vae", "aae", "latentgan", "hmm"):
         generator = api.train(spec, train, limit=limit, show_progress=_show_progress(), seed=seed, device=device,
@@ -297,9 +243,6 @@ def filter_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Apply the MOSES dataset filters (atoms, charge, ring size, MCF, PAINS) and count removals."""
-    from chemassay.clitools import need_file
-    from chemassay.suites.generation import api
-
     report_path = report if report is not None else out.with_name(out.name + ".filter.json")
     for target in (out, report_path, rejected):
         writable_out(target)
@@ -322,9 +265,6 @@ def split_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """MOSES-style split: hold out random Bemis–Murcko scaffolds, then a random test set."""
-    from chemassay.clitools import need_file
-    from chemassay.suites.generation import api
-
     writable_out(result_out)
     need_file(source, "SMILES")
     result = api.split(

@@ -4,8 +4,7 @@
 Verbs: ``evaluate`` (score predictions, or ``--model SPEC`` then score), ``predict`` (run
 ``--model SPEC`` into a predictions file), ``train`` (the learned mechanism model on an
 expansion), ``verify`` (check an oMeBench file), and the data-side ``expand`` and
-``taxonomy``. The spellings of the previous release stay as hidden
-aliases: ``score`` (= evaluate), ``run`` and ``baseline`` (= predict), ``validate`` (= verify).
+``taxonomy``.
 
 Where a command takes a reaction file, a registered dataset name (``gold``, ``template``,
 ``omebench:templates``) stands for the bundled oMe_Gold.json / oMe_Template.json.
@@ -16,8 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     OutOption,
     SeedOption,
     console,
@@ -28,7 +28,19 @@ from chemassay.clitools import (
     writable_out,
 )
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import ensure_writable_dir
 from chemassay.runtime.progress import progress_task, settings
+from chemassay.suites.mechanism.api import evaluate as evaluate_api
+from chemassay.suites.mechanism.api import expand as expand_api
+from chemassay.suites.mechanism.api import load_reactions
+from chemassay.suites.mechanism.api import predict as predict_api
+from chemassay.suites.mechanism.api import train as train_api
+from chemassay.suites.mechanism.api import verify as verify_api
+from chemassay.suites.mechanism.data import reactions_path
+from chemassay.suites.mechanism.plots import plot_accuracy_by_type, plot_score_by_length
+from chemassay.suites.mechanism.records import read_records
+from chemassay.suites.mechanism.scoring import UNPARSED
+from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, TAXONOMY, derive_taxonomy
 
 app = typer.Typer(
     help="Organic mechanism reasoning: oMeBench data, oMeS scoring, LLM predictors and baselines.",
@@ -40,7 +52,7 @@ GoldArgument = typer.Argument(..., help="oMeBench JSON / JSONL file, or 'gold' /
 ModelOption = typer.Option(None, "--model", "-m", help="Model spec KIND:ARG[,key=value...]: openai:MODEL, hf:PATH, "
                            "nearest-neighbour[:pool=...], gold-oracle, python:module:fn (see 'chemassay models list').")
 PromptOption = typer.Option("default", "--prompt", help="default (the paper's one-shot), cot, or kshot.")
-KOption = typer.Option(3, "--shots", "--k", help="Exemplars (shots) for --prompt kshot; --k is its old name (elsewhere --k means top-k).")
+KOption = typer.Option(3, "--shots", help="Exemplars (shots) for --prompt kshot.")
 PoolOption = typer.Option("template", "--pool", help="Exemplar pool for --prompt kshot ('template', 'gold' or a file).")
 SameFamilyOption = typer.Option(False, "--allow-same-family", help="The paper's App. G protocol: leave out only the "
                                 "identical reaction (same id or SMILES), not the query's family (leaky).")
@@ -70,22 +82,16 @@ def _print_warnings(result) -> None:
 
 
 def _plots(result, folder: Path, label: str) -> None:
-    from chemassay.suites.mechanism.plots import plot_accuracy_by_type, plot_score_by_length
-
     plot_score_by_length({label: result.details.by_length}, folder / f"{label}_score_by_length.png")
     plot_accuracy_by_type({label: result.details.by_type}, folder / f"{label}_accuracy_by_type.png")
 
 
 def _check_plots(plots: Path | None) -> None:
     if plots is not None:
-        from chemassay.runtime.files import ensure_writable_dir
-
         ensure_writable_dir(plots, "plots folder")
 
 
 def _total(reactions: str, limit: int | None) -> int:
-    from chemassay.suites.mechanism.api import load_reactions
-
     return len(load_reactions(reactions)[:limit])
 
 
@@ -108,8 +114,6 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
               **options) -> None:
     """Score (after predicting with ``options['model']`` when given), write, warn; exit 1
     when a model request failed for good."""
-    from chemassay.suites.mechanism.api import evaluate as evaluate_api
-
     writable_out(out)
     _check_plots(plots)
     model = options.get("model")
@@ -120,8 +124,6 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
         result = evaluate_api(predictions, gold, progress=advance, info=info, **options)
     run = result.config.get("run")
     if run is not None:
-        from chemassay.suites.mechanism.scoring import UNPARSED
-
         failed = [item for item in result.skipped if item.reason.startswith((UNPARSED, "request failed"))]
         for failure in failed[:5]:
             info(f"  {failure.item}: {failure.reason}")
@@ -177,39 +179,6 @@ def evaluate(
     _evaluate(predictions, gold, out, plots=plots, **options)
 
 
-@app.command("score", hidden=True)
-def score(
-    gold: str = GoldArgument,
-    pred: Path = typer.Argument(..., help="Predictions (JSONL)."),
-    out: Path = OutOption,
-    tau: float = TauOption,
-    round_to: int = RoundOption,
-    strict: bool = StrictOption,
-    plots: Path = PlotsOption,
-    no_cache: bool = NoCacheOption,
-) -> None:
-    """Old spelling of 'evaluate PRED --gold GOLD' (kept for one release)."""
-    _evaluate(pred, gold, out, plots=plots, tau=tau, round_to=round_to, strict=strict, use_cache=not no_cache)
-
-
-def _predict(model: str, reactions: str, out: Path, *, score_out: Path | None = None, **options) -> None:
-    """Predict into ``out`` (or, with ``score_out``, predict into ``out`` and score: the
-    old ``--score`` of ``run`` / ``baseline``); exit 1 when a request failed for good."""
-    from chemassay.suites.mechanism.api import predict as predict_api
-
-    if score_out is not None:
-        _evaluate(None, reactions, score_out, model=model, predictions_out=out, **options)
-        return
-    writable_out(out, "predictions file")
-    with progress_task(f"asking {model}", _total(reactions, options.get("limit"))) as advance:
-        run = predict_api(model, reactions, out=out, progress=advance, info=info, **options)
-    if not settings.quiet:
-        for error in run.errors[:5]:
-            console.print(f"  {error['item']}: {error['reason']}", highlight=False, markup=False)
-        console.print(f"wrote {out}", highlight=False, markup=False)
-    _finish_run(run.as_dict(), run.requests, out)
-
-
 @app.command()
 def predict(
     reactions: str = typer.Argument("gold", help="Reactions to ask about: 'gold', 'template' or an oMeBench file."),
@@ -224,71 +193,27 @@ def predict(
     base_url: str = BaseUrlOption,
 ) -> None:
     """Ask --model SPEC for the mechanism of every reaction and write its answers (exit 1 if a request failed)."""
-    _predict(model, reactions, out, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-             overwrite=overwrite, context=_context(base_url))
+    writable_out(out, "predictions file")
+    with progress_task(f"asking {model}", _total(reactions, limit)) as advance:
+        run = predict_api(model, reactions, out=out, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family,
+                          limit=limit, overwrite=overwrite, context=_context(base_url), progress=advance, info=info)
+    if not settings.quiet:
+        for error in run.errors[:5]:
+            console.print(f"  {error['item']}: {error['reason']}", highlight=False, markup=False)
+        console.print(f"wrote {out}", highlight=False, markup=False)
+    _finish_run(run.as_dict(), run.requests, out)
 
 
-@app.command("run", hidden=True)
-def run(
-    gold: str = GoldArgument,
-    model: str = typer.Option(..., "--model", help="openai:MODEL or hf:PATH (or any model spec)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Predictions (JSONL), appended as answers arrive; resumable."),
-    base_url: str = BaseUrlOption,
-    api_key_env: str = typer.Option(None, "--api-key-env", help="Environment variable holding the API key."),
-    prompt: str = PromptOption,
-    k: int = KOption,
-    pool: str = PoolOption,
-    allow_same_family: bool = SameFamilyOption,
-    concurrency: int = typer.Option(None, "--concurrency", help="Requests in flight at once (openai)."),
-    timeout: float = typer.Option(None, "--timeout", help="Per-request time-out in seconds (openai)."),
-    retries: int = typer.Option(None, "--retries", help="Retries per request on time-outs, 429 and 5xx (openai)."),
-    backoff: float = typer.Option(None, "--backoff", help="Ignored (the shared client's schedule is used); kept so old "
-                                  "command lines still run."),
-    temperature: float = typer.Option(None, "--temperature", help="Sampling temperature."),
-    max_tokens: int = typer.Option(None, "--max-tokens", help="Maximum new tokens per answer."),
-    device: str = typer.Option(None, "--device", help="Torch device for hf models."),
-    limit: int = LimitOption,
-    seed: int = SeedOption,
-    overwrite: bool = OverwriteOption,
-    score_out: Path = typer.Option(None, "--score", help="Score the predictions afterwards and write the result here."),
+@app.command()
+def verify(
+    file: str = GoldArgument,
+    out: Path = OutOption,
+    show: int = typer.Option(50, "--show", help="Print at most this many problems (all are in --out)."),
 ) -> None:
-    """Old spelling of 'predict --model SPEC' (kept for one release): its flags become spec options."""
-    from chemassay.models.spec import parse_spec
+    """Check an oMeBench file: labels against the taxonomy, SMILES, step numbering, weights.
 
-    spec = parse_spec(model)
-    if spec.kind == "openai":
-        spec = spec.with_options(api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, retries=retries,
-                                 temperature=temperature, max_tokens=max_tokens, seed=seed or None)
-    elif spec.kind == "hf":
-        spec = spec.with_options(device=device, temperature=temperature, max_new_tokens=max_tokens)
-    _predict(spec.text, gold, out, score_out=score_out, prompt=prompt, k=k, pool=pool,
-             allow_same_family=allow_same_family, limit=limit, overwrite=overwrite, context=_context(base_url))
-
-
-@app.command("baseline", hidden=True)
-def baseline(
-    gold: str = GoldArgument,
-    method: str = typer.Option("nearest-neighbour", "--method", help="nearest-neighbour or gold-oracle."),
-    out: Path = typer.Option(..., "--out", "-o", help="Predictions (JSONL)."),
-    pool: str = typer.Option("template", "--pool", help="Reactions to borrow mechanisms from ('template', 'gold' or a path)."),
-    allow_same_family: bool = typer.Option(False, "--allow-same-family", help="Let a query retrieve pool reactions of its own family (leaky)."),
-    score_out: Path = typer.Option(None, "--score", help="Also score the predictions and write the result here."),
-) -> None:
-    """Old spelling of 'predict --model nearest-neighbour|gold-oracle' (kept for one release)."""
-    from chemassay.models.spec import ModelSpec
-    from chemassay.suites.mechanism.baselines import BASELINES
-
-    if method not in BASELINES:
-        raise UserInputError(f"--method {method!r}: choose from {', '.join(BASELINES)}")
-    spec = ModelSpec(method)
-    if method == "nearest-neighbour":
-        spec = spec.with_options(pool=pool, allow_same_family="true" if allow_same_family else None)
-    _predict(spec.text, gold, out, score_out=score_out, overwrite=True)
-
-
-def _verify(file: str, out: Path | None, show: int) -> None:
-    from chemassay.suites.mechanism.api import verify as verify_api
-
+    Exit code 1 when an error is found (warnings alone exit 0).
+    """
     writable_out(out)
     result = verify_api(file)
     if not settings.quiet:
@@ -307,39 +232,10 @@ def _verify(file: str, out: Path | None, show: int) -> None:
 
 
 @app.command()
-def verify(
-    file: str = GoldArgument,
-    out: Path = OutOption,
-    show: int = typer.Option(50, "--show", help="Print at most this many problems (all are in --out)."),
-) -> None:
-    """Check an oMeBench file: labels against the taxonomy, SMILES, step numbering, weights.
-
-    Exit code 1 when an error is found (warnings alone exit 0).
-    """
-    _verify(file, out, show)
-
-
-@app.command("validate", hidden=True)
-def validate(
-    file: str = GoldArgument,
-    out: Path = OutOption,
-    show: int = typer.Option(50, "--show", help="Print at most this many problems (all are in --out)."),
-) -> None:
-    """Old spelling of 'verify' (kept for one release)."""
-    _verify(file, out, show)
-
-
-@app.command()
 def taxonomy(
     data: str = typer.Option(None, "--data", help="Also count the labels used by this file ('gold', 'template' or a path)."),
 ) -> None:
     """Print the step-type taxonomy (11 types, 31 subtypes), optionally with label counts."""
-    from rich.table import Table
-
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.records import read_records
-    from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, TAXONOMY, derive_taxonomy
-
     counts = derive_taxonomy(r.data for r in read_records(reactions_path(data)).records) if data else {}
     table = Table(show_header=True)
     for column in ("type", "subtype", *(["steps"] if data else []), "description"):
@@ -370,8 +266,6 @@ def expand(
     no_balance_check: bool = typer.Option(False, "--no-balance-check", help="Do not check the atom balance of steps."),
 ) -> None:
     """Expand R-group placeholders [*:i] of templates into concrete reactions (oMe-Silver style), each validated."""
-    from chemassay.suites.mechanism.api import expand as expand_api
-
     writable_out(out, "expanded reactions file")
     result = expand_api(templates, substituents=substituents, per_template=per_template, attempts=attempts,
                         seed=seed, ring_rule=not no_ring_rule, check_atom_balance=not no_balance_check, out=out)
@@ -402,8 +296,6 @@ def train(
     batch_size: int = typer.Option(None, "--batch-size", help="Override the config's batch size."),
 ) -> None:
     """Train the learned mechanism model (mechanism-seq2seq:DIR): reaction -> step types and intermediates."""
-    from chemassay.suites.mechanism.api import train as train_api
-
     report = train_api(reactions, out, config=config, seed=seed, valid_fraction=valid_fraction,
                        max_minutes=max_minutes, device=device, threads=threads, progress=None if not settings.quiet
                        else False, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size)

@@ -3,8 +3,7 @@
 ``template-knn:MODEL.npz``
     The template-based k-nearest-neighbour reaction predictor
     (:mod:`~chemassay.suites.reaction_ood.template_knn`), trained with
-    ``chemassay reaction-ood train``. ``baseline:MODEL.npz`` is the same kind under its old
-    name (kept for one release). ``template-knn:per-split`` is the built-in baseline of
+    ``chemassay reaction-ood train``. ``template-knn:per-split`` is the built-in baseline of
     ``chemassay assay``: each task trains it on its split's training part (cached).
 
 Any other reaction predictor comes through the general kinds: ``openai:MODEL,base_url=URL``
@@ -29,7 +28,6 @@ MODEL_KINDS = [
         arg_required=True,
         options={"n_jobs": "worker processes for prediction (default: the command's --n-jobs, else 1)"},
         suite="reaction-ood",
-        aliases=("baseline",),
         example="template-knn:document.npz,n_jobs=2",
     ),
 ]

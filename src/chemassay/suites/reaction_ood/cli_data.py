@@ -6,8 +6,12 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import JobsOption, console, emit, info, writable_out
+from chemassay.cli.tools import JobsOption, console, emit, info, writable_out
 from chemassay.runtime.progress import settings
+from chemassay.suites.reaction_ood import api
+from chemassay.suites.reaction_ood.data import reaction_input
+from chemassay.suites.reaction_ood.io import detect_format, iter_reactions
+from chemassay.suites.reaction_ood.splits import list_split_definitions
 
 app = typer.Typer()
 
@@ -29,9 +33,6 @@ def info_command(
     fmt: str = FormatOption,
 ) -> None:
     """Summarize a reaction file: rows, documents, years, classes, authors."""
-    from chemassay.suites.reaction_ood.data import reaction_input
-    from chemassay.suites.reaction_ood.io import detect_format, iter_reactions
-
     path, dataset_fmt = reaction_input(path)
     if fmt == "auto":
         fmt = dataset_fmt
@@ -71,8 +72,6 @@ def clean_command(
     chunk_rows: int = typer.Option(100_000, "--chunk-rows", help="Rows read and processed per chunk (memory bound)."),
 ) -> None:
     """Standardize, filter (the paper's six rules) and deduplicate reactions (Section S1.1)."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(report, "cleaning report")
     result = api.clean(str(path), out, fmt=fmt, max_tokens=max_tokens, dedup=dedup, keep_isotopes=keep_isotopes,
                        n_jobs=n_jobs, scheduler=scheduler, chunk_rows=chunk_rows, show_progress=_show_progress())
@@ -90,8 +89,6 @@ def split_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a split already in the folder."),
 ) -> None:
     """Split a cleaned table (Sections S1.2-S1.4); write the parts and a manifest."""
-    from chemassay.suites.reaction_ood import api
-
     split_config = str(config) if config is not None else None
     manifest = api.split(path, out, kind=kind, config=split_config, seed=seed, overwrite=overwrite)
     if not settings.quiet:
@@ -104,8 +101,6 @@ def split_command(
 @app.command("split-defs")
 def split_defs_command() -> None:
     """List the shipped split definitions (the paper's settings, and ones sized for Schneider 50k)."""
-    from chemassay.suites.reaction_ood.splits import list_split_definitions
-
     for name, description in list_split_definitions().items():
         console.print(f"{name:<40} {description}", highlight=False, markup=False, soft_wrap=True)
 
@@ -116,8 +111,6 @@ def verify_command(
     out: Path = typer.Option(None, "--out", "-o", help="Write the verification result JSON here."),
 ) -> None:
     """Prove a split's guarantees (no shared reaction, document, author, year or class leak)."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out, "verification result")
     result = api.verify(directory)
     checks = result.details.checks

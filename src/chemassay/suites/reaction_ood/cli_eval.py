@@ -1,7 +1,7 @@
 """reaction-ood evaluation commands: evaluate, predict, iterate, shift, train, map, plot.
 
 Each command parses its options, calls :mod:`chemassay.suites.reaction_ood.api` and writes
-what it returns; ``train-baseline`` is the old name of ``train`` (hidden, kept for one release).
+what it returns.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     JobsOption,
     OutOption,
     SeedOption,
@@ -22,6 +22,12 @@ from chemassay.clitools import (
 )
 from chemassay.errors import UserInputError
 from chemassay.report.result import read_result
+from chemassay.runtime.progress import progress_task
+from chemassay.suites.reaction_ood import api
+from chemassay.suites.reaction_ood.atom_mapping import map_reactions_to_file
+from chemassay.suites.reaction_ood.details import breakdowns_of
+from chemassay.suites.reaction_ood.plots import plot_accuracy_by_year, plot_split_bars
+from chemassay.suites.reaction_ood.tables import read_table
 
 app = typer.Typer()
 
@@ -79,8 +85,6 @@ def evaluate_command(
 
     Scores a predictions file, or runs --model on the test reactions first.
     """
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out)
     if predictions is None and model is None:
         raise UserInputError("give a predictions file to score, or --model SPEC to run a model first")
@@ -107,8 +111,6 @@ def predict_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Run a live model on test reactions and write its ranked predictions."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out, "predictions table")
     run = api.predict_file(model, test, out, k=k, id_column=id_column, n_jobs=n_jobs, context=_context(base_url))
     if run.failures:
@@ -131,8 +133,6 @@ def iterate_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Two-round evaluation: round-1 top-1 products are fed back as reactants (Grignard analysis)."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out)
     result = api.iterate(model, test, k=k, rounds=rounds, feed=feed, predictions_out=predictions_out,
                          n_jobs=n_jobs, context=_context(base_url))
@@ -157,7 +157,6 @@ def shift_command(
     test: list[str] = typer.Option(..., "--test", help="NAME=FILE of a test set (repeatable)."),
     out: Path = OutOption,
     neighbours: int = typer.Option(5, "--neighbours", "--neighbors", help="Nearest training reactions averaged."),
-    old_k: int = typer.Option(None, "--k", hidden=True, help="Old name of --neighbours."),
     maps: str = typer.Option("auto", "--maps", help="Atom maps for reagent removal: auto, schneider, none or a mapping file."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     plot: Path = typer.Option(None, "--plot", help="Write the histograms (Fig. 6) to this PNG."),
@@ -165,26 +164,12 @@ def shift_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Mean cosine distance of test reactions to their nearest training reactions (two spaces)."""
-    from chemassay.suites.reaction_ood import api
-
     writable_out(out)
     tests = _parse_named(test)
     need_file(train, "training")
-    result = api.shift(train, tests, neighbours=old_k if old_k is not None else neighbours, maps=maps,
-                       device=device, n_jobs=n_jobs, per_item=per_item, plot=plot)
+    result = api.shift(train, tests, neighbours=neighbours, maps=maps, device=device, n_jobs=n_jobs,
+                       per_item=per_item, plot=plot)
     emit(result, out)
-
-
-def _train(train: Path, out: Path, maps: str, n_neighbors: int, radius: int, n_jobs: int) -> None:
-    from chemassay.suites.reaction_ood import api
-
-    writable_out(out, "model file")
-    model = api.train(train, out, maps=maps, n_neighbors=n_neighbors, template_radius=radius, n_jobs=n_jobs)
-    report = model.training_report
-    total = report["n_reactions"] + report["n_without_maps"]
-    info(f"{report['n_with_template']} of {total} training reactions gave a template "
-         f"({report['n_templates']} distinct; {report['n_without_maps']} without atom maps); wrote {out} "
-         f"(use it as --model template-knn:{out})")
 
 
 @app.command("train")
@@ -197,20 +182,13 @@ def train_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Train the template-kNN baseline on the atom-mapped training reactions."""
-    _train(train, out, maps, n_neighbors, radius, n_jobs)
-
-
-@app.command("train-baseline", hidden=True)
-def train_baseline_command(
-    train: Path = typer.Argument(..., help="Training reactions (a split part)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Model file to write (.npz)."),
-    maps: str = typer.Option("auto", "--maps", help="auto, schneider, none or a mapping file (see 'map')."),
-    n_neighbors: int = typer.Option(50, "--n-neighbors", help="Training neighbours whose templates are tried."),
-    radius: int = typer.Option(1, "--template-radius", help="Template radius around changed atoms."),
-    n_jobs: int = JobsOption,
-) -> None:
-    """Old name of 'train' (kept for one release)."""
-    _train(train, out, maps, n_neighbors, radius, n_jobs)
+    writable_out(out, "model file")
+    model = api.train(train, out, maps=maps, n_neighbors=n_neighbors, template_radius=radius, n_jobs=n_jobs)
+    report = model.training_report
+    total = report["n_reactions"] + report["n_without_maps"]
+    info(f"{report['n_with_template']} of {total} training reactions gave a template "
+         f"({report['n_templates']} distinct; {report['n_without_maps']} without atom maps); wrote {out} "
+         f"(use it as --model template-knn:{out})")
 
 
 @app.command("map")
@@ -221,10 +199,6 @@ def map_command(
     threads: int = typer.Option(1, "--threads", help="Torch threads."),
 ) -> None:
     """Atom-map reactions with RXNMapper (resumable; needs the 'mapping' extra)."""
-    from chemassay.runtime.progress import progress_task
-    from chemassay.suites.reaction_ood.atom_mapping import map_reactions_to_file
-    from chemassay.suites.reaction_ood.tables import read_table
-
     writable_out(out, "mapped-reaction table")
     need_file(reactions, "reaction")
     frame = read_table(reactions, what="reaction")
@@ -247,9 +221,6 @@ def plot_command(
     min_n: int = typer.Option(20, "--min-n", help="years: leave out years with fewer test reactions."),
 ) -> None:
     """Draw the paper's figures from evaluation results."""
-    from chemassay.suites.reaction_ood.details import breakdowns_of
-    from chemassay.suites.reaction_ood.plots import plot_accuracy_by_year, plot_split_bars
-
     writable_out(out, "plot")
     loaded = [read_result(need_file(p, "result")) for p in results]
     if labels and len(labels) != len(loaded):

@@ -10,8 +10,8 @@ scikit-learn random forest on either encoding, trained on the training split the
 command supplies (``downstream``), or on the bundled solubility training set (logS) when
 none is given (so ``check_model("rf-fingerprint", "property-predictor")`` works alone):
 
-* ``rf-fingerprint[:trees=200,seed=0]`` (alias ``baseline-fingerprint``);
-* ``rf-char-ngram[:trees=200,seed=0]`` (alias ``baseline-char-ngram``).
+* ``rf-fingerprint[:trees=200,seed=0]``;
+* ``rf-char-ngram[:trees=200,seed=0]``.
 
 ``hf:PATH``, ``openai:MODEL,base_url=...``, ``python:...`` and ``predictions:FILE`` come
 from the general kinds (``chemassay models list``). This module only declares kinds; the
@@ -94,13 +94,13 @@ MODEL_KINDS: list[ModelKind] = [
         name="rf-fingerprint", protocols=("property-predictor",),
         factory="chemassay.suites.robustness.baselines:create_forest",
         description="random forest on Morgan count fingerprints (invariant property model; downstream baseline)",
-        options=FOREST_OPTIONS, suite=SUITE, aliases=("baseline-fingerprint",), example="rf-fingerprint:trees=100",
+        options=FOREST_OPTIONS, suite=SUITE, example="rf-fingerprint:trees=100",
     ),
     ModelKind(
         name="rf-char-ngram", protocols=("property-predictor",),
         factory="chemassay.suites.robustness.baselines:create_forest",
         description="random forest on character n-gram counts (string-based property model; downstream baseline)",
-        options=FOREST_OPTIONS, suite=SUITE, aliases=("baseline-char-ngram",), example="rf-char-ngram:trees=100",
+        options=FOREST_OPTIONS, suite=SUITE, example="rf-char-ngram:trees=100",
     ),
 ]
 """The kinds this suite adds to the registry."""

@@ -2,9 +2,7 @@
 
 Verbs: ``evaluate`` (retrieval from two embedding files, or ``--model`` over a dataset's
 augmentations or over an original/augmented pair of files), ``augment``, ``downstream``,
-``downstream-sets`` and ``train``. Old spellings stay as hidden aliases for one release:
-``retrieve`` and ``run`` (→ ``evaluate``), ``train-lm`` (→ ``train``), ``--encoder``
-(→ ``--model``).
+``downstream-sets``, ``train``, ``train-gnn`` and ``captions``.
 """
 
 from __future__ import annotations
@@ -13,11 +11,12 @@ import csv
 import io
 import json
 import sys
+import time
 from pathlib import Path
 
 import typer
 
-from chemassay.clitools import (
+from chemassay.cli.tools import (
     OutOption,
     SeedOption,
     console,
@@ -30,6 +29,13 @@ from chemassay.errors import UserInputError
 from chemassay.report.result import Result
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.progress import settings
+from chemassay.suites.robustness import api
+from chemassay.suites.robustness.amore import layers_table, markdown_table
+from chemassay.suites.robustness.api import _augmentation_list, _property_file
+from chemassay.suites.robustness.augment import augment_many, check_kind
+from chemassay.suites.robustness.captions import markdown_captions
+from chemassay.suites.robustness.downstream import read_property_csv
+from chemassay.suites.robustness.plots import plot_layers
 
 app = typer.Typer(
     help="AMORE: SMILES augmentations, embedding retrieval and downstream robustness (Ganeeva et al. 2024).",
@@ -97,9 +103,6 @@ def _evaluate_command(
     plot: Path | None, per_row: Path | None, check_identity: bool, drop_mismatched: bool, smiles_column: str | None,
     context: dict, cache: bool, bootstrap: int, out: Path | None,
 ) -> None:
-    from chemassay.suites.robustness import api
-    from chemassay.suites.robustness.amore import layers_table, markdown_table
-
     for path, what in ((out, "result"), (table, "table"), (plot, "plot"), (per_row, "per-row ranks")):
         writable_out(path, what)
     ks = _ks(k)
@@ -136,8 +139,6 @@ def _evaluate_command(
         if per_layer is None:
             info("--plot needs --layers all (and a model with several layers); no plot written")
         else:
-            from chemassay.suites.robustness.plots import plot_layers
-
             plot_layers(per_layer, plot, title=title)
     if per_row is not None:
         if rows is not None:
@@ -154,10 +155,8 @@ def evaluate(
     embeddings: list[Path] = typer.Argument(None, help="ORIG.npy AUG.npy: precomputed embeddings, row i = same molecule.",
                                             show_default=False),
     model: str = typer.Option(None, "--model", "-m", help=ModelHelp),
-    encoder: str = typer.Option(None, "--encoder", "-e", hidden=True, help="Old name of --model."),
     dataset: str = typer.Option("chebi20", "--dataset", "-d",
                                 help="With --model: chebi20 (3,300), isomers (918), or a CSV/TSV with a SMILES column."),
-    original: Path = typer.Option(None, "--original", hidden=True, help="Old name of --dataset for a pair of files."),
     augmented: Path = typer.Option(None, "--augmented",
                                    help="Score this augmented file against --dataset ORIG.csv (row i = same molecule)."),
     augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
@@ -181,58 +180,9 @@ def evaluate(
     chemassay robustness evaluate --model fingerprint --dataset isomers --table t.md
     chemassay robustness evaluate --model hf:DIR --dataset ORIG.csv --augmented AUG.csv
     """
-    if original is not None:
-        dataset = str(original)
-    _evaluate_command(list(embeddings or []), model or encoder, dataset, augmented, augmentations, layers, metric, ties,
+    _evaluate_command(list(embeddings or []), model, dataset, augmented, augmentations, layers, metric, ties,
                       backend, k, seed, n_jobs, table, plot, per_row, check_identity, drop_mismatched, smiles_column,
                       _context(device, batch_size, pooling, part, max_length, base_url), cache, bootstrap, out)
-
-
-@app.command(hidden=True)
-def retrieve(
-    original: Path = typer.Option(None, "--original"),
-    augmented: Path = typer.Option(None, "--augmented"),
-    encoder: str = typer.Option("fingerprint", "--encoder", "-e"),
-    model: str = typer.Option(None, "--model", "-m"),
-    embeddings: tuple[Path, Path] | None = typer.Option(None, "--embeddings"),
-    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
-    k: str = KOption,
-    check_identity: bool = typer.Option(True, "--check-identity/--no-check-identity"),
-    drop_mismatched: bool = typer.Option(False, "--drop-mismatched"),
-    smiles_column: str = typer.Option(None, "--smiles-column"),
-    per_row: Path = typer.Option(None, "--per-row"),
-    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
-    max_length: int = MaxLengthOption, cache: bool = CacheOption, bootstrap: int = BootstrapOption,
-    out: Path = OutOption,
-) -> None:
-    """Old name of 'evaluate' for one pair (--embeddings ORIG AUG, or --original/--augmented)."""
-    if not embeddings and (original is None or augmented is None):
-        raise UserInputError("pass --original and --augmented (or --embeddings ORIG.npy AUG.npy); "
-                             "the new verb is 'chemassay robustness evaluate'")
-    _evaluate_command(list(embeddings or []), None if embeddings else (model or encoder), str(original), augmented,
-                      DEFAULT_AUGMENTATIONS_TEXT, layers, metric, ties, backend, k, 0, 1, None, None, per_row,
-                      check_identity, drop_mismatched, smiles_column,
-                      _context(device, batch_size, pooling, part, max_length, None), cache, bootstrap, out)
-
-
-@app.command(hidden=True)
-def run(
-    dataset: str = typer.Option("chebi20", "--dataset", "-d"),
-    input_file: Path = typer.Option(None, "--input"),
-    encoder: str = typer.Option("fingerprint", "--encoder", "-e"),
-    model: str = typer.Option(None, "--model", "-m"),
-    augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a"),
-    layers: str = LayersOption, metric: str = MetricOption, ties: str = TiesOption, backend: str = BackendOption,
-    k: str = KOption, seed: int = SeedOption, n_jobs: int = JobsOption,
-    table: Path = typer.Option(None, "--table"), plot: Path = typer.Option(None, "--plot"),
-    device: str = DeviceOption, batch_size: int = BatchOption, pooling: str = PoolingOption, part: str = PartOption,
-    max_length: int = MaxLengthOption, cache: bool = CacheOption, bootstrap: int = BootstrapOption,
-    out: Path = OutOption,
-) -> None:
-    """Old name of 'evaluate --model SPEC --dataset D' (every augmentation of a dataset)."""
-    _evaluate_command([], model or encoder, str(input_file) if input_file is not None else dataset, None, augmentations,
-                      layers, metric, ties, backend, k, seed, n_jobs, table, plot, None, True, False, None,
-                      _context(device, batch_size, pooling, part, max_length, None), cache, bootstrap, out)
 
 
 @app.command()
@@ -253,11 +203,6 @@ def augment(
     molecule) have status ``failed`` and a reason. A manifest ``OUT.manifest.json`` records
     the counts, the seed and the sha256 of input and output.
     """
-    import time
-
-    from chemassay.suites.robustness import api
-    from chemassay.suites.robustness.augment import check_kind
-
     writable_out(out, "augmented file")
     manifest_path = out.with_name(out.name + ".manifest.json")
     writable_out(manifest_path, "manifest")
@@ -284,8 +229,8 @@ def downstream(
     target: list[str] = typer.Option(None, "--target", "-t", help="Target column (repeatable; default: every numeric column)."),
     task: str = typer.Option("auto", "--task", help="regression | classification | auto"),
     model: str = typer.Option("rf-fingerprint", "--model", "-m",
-                              help="Property-predictor spec: rf-fingerprint | rf-char-ngram (random forests trained here; "
-                                   "old names baseline-*) | predictions:FILE.csv | python:MODULE:CALLABLE"),
+                              help="Property-predictor spec: rf-fingerprint | rf-char-ngram (random forests trained here) | "
+                                   "predictions:FILE.csv | python:MODULE:CALLABLE"),
     augmentations: str = typer.Option(DEFAULT_AUGMENTATIONS_TEXT, "--augmentations", "-a", help=AugmentationsHelp),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Held-out share when the CSV has no split column."),
     n_estimators: int = typer.Option(200, "--n-estimators", help="Trees of the random-forest models."),
@@ -296,8 +241,6 @@ def downstream(
     out: Path = OutOption,
 ) -> None:
     """Evaluate a property model on the original test set and on each augmentation: metric and drop."""
-    from chemassay.suites.robustness import api
-
     writable_out(out, "result")
     result = api.downstream(model, data, targets=target or None, task=task, augmentations=augmentations,
                             test_fraction=test_fraction, n_estimators=n_estimators, smiles_column=smiles_column,
@@ -328,10 +271,6 @@ def downstream_sets(
     out: Path = typer.Option(..., "--out", "-o", help="CSV of test SMILES to predict (augmentation,row,SMILES,status)."),
 ) -> None:
     """Write the test SMILES of every augmentation, for a prediction file (--model predictions:FILE)."""
-    from chemassay.suites.robustness.api import _augmentation_list, _property_file
-    from chemassay.suites.robustness.augment import augment_many
-    from chemassay.suites.robustness.downstream import read_property_csv
-
     writable_out(out, "SMILES list")
     kinds = _augmentation_list(augmentations)
     path, _ = _property_file(data)
@@ -352,8 +291,6 @@ def downstream_sets(
 def _train_command(data: str, out: Path, family: str, n_train: int, n_valid: int, steps: int, steps_per_epoch: int,
                    batch_size: int, layers: int, hidden: int, heads: int, learning_rate: float, device: str,
                    threads: int | None, max_minutes: float | None, seed: int, result_out: Path | None) -> None:
-    from chemassay.suites.robustness import api
-
     writable_out(result_out, "result")
     result = api.train(out, family=family, data=data, n_train=n_train, n_valid=n_valid, steps=steps,
                        steps_per_epoch=steps_per_epoch, batch_size=batch_size, layers=layers, hidden=hidden,
@@ -427,9 +364,6 @@ def train(
                    learning_rate, device, threads, max_minutes, seed, result_out)
 
 
-app.command("train-lm", hidden=True, help="Old name of 'train'.")(train)
-
-
 @app.command("train-gnn")
 def train_gnn(
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write (loadable as gnn:DIR)."),
@@ -445,8 +379,6 @@ def train_gnn(
     result_out: Path = typer.Option(None, "--result", help="Also write the Result JSON here."),
 ) -> None:
     """Train the graph neural network on a property (AMORE's GNN row); an encoder invariant to every rewrite."""
-    from chemassay.suites.robustness import api
-
     writable_out(result_out, "result")
     result = api.train_gnn(out, data=data, target=target, hidden=hidden, layers=layers, epochs=epochs,
                            steps_per_epoch=steps_per_epoch, batch_size=batch_size, learning_rate=learning_rate,
@@ -468,9 +400,6 @@ def captions(
     bootstrap: int = BootstrapOption, seed: int = SeedOption, out: Path = OutOption,
 ) -> None:
     """Captioning metrics per rewrite (ROUGE, METEOR), their correlation with retrieval, string analysis."""
-    from chemassay.suites.robustness import api
-    from chemassay.suites.robustness.captions import markdown_captions
-
     writable_out(out, "result")
     writable_out(table, "table")
     result = api.captions(predictions, references=references, retrieval=retrieval, meteor=meteor,

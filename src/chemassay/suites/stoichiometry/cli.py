@@ -1,6 +1,6 @@
 """CLI of the ``stoichiometry`` suite (ChemAlgebra): data commands (library, balance, build,
-build-all, build-uspto-t, verify) and model commands (evaluate, predict; ``score`` is the hidden
-old name of evaluate) live in two modules whose commands are merged into one Typer app here.
+build-all, build-uspto-t, verify) and model commands (evaluate, predict) live in two modules
+whose commands are merged into one Typer app here.
 Every command is a thin caller of :mod:`chemassay.suites.stoichiometry.api`."""
 
 from __future__ import annotations

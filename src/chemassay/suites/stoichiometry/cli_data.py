@@ -9,9 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
-from chemassay.clitools import JobsOption, SeedOption, console, emit, info, writable_out
+from chemassay.cli.tools import JobsOption, SeedOption, console, emit, info, writable_out
 from chemassay.report.result import Result
+from chemassay.suites.stoichiometry.api import (
+    balance,
+    build,
+    build_all,
+    build_table2,
+    build_uspto_t,
+    load_library,
+    verify,
+)
 
 app = typer.Typer()
 
@@ -26,10 +36,6 @@ LimitOption = typer.Option(None, "--limit", help="Read only the first N reaction
 @app.command("library")
 def library_command(library: Path = LibraryOption) -> None:
     """List the by-product library used to re-balance reactions (where each may be added)."""
-    from rich.table import Table
-
-    from chemassay.suites.stoichiometry.api import load_library
-
     loaded = load_library(library)
     table = Table(title=f"{loaded.name} ({len(loaded.entries)} entries) - {loaded.path}")
     for column in ("name", "SMILES", "elements", "may be added to"):
@@ -56,8 +62,6 @@ def balance_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Classify every reaction as balanced or not (per element, implicit H and charge counted) and re-balance it with by-products when exactly one minimal explanation exists (USPTO-BAL, paper Table 1)."""
-    from chemassay.suites.stoichiometry.api import balance
-
     writable_out(out)
     result = balance(source, library=library, max_byproducts=max_byproducts, encoding=encoding, splits=split or None,
                      limit=limit, rebalance=not no_rebalance, method=method, n_jobs=n_jobs, details=details,
@@ -96,8 +100,6 @@ def build_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build one ChemAlgebra dataset (src-/tgt- train, valid, test_in, test_out and the _cross splits) with a manifest; every line is checked to balance."""
-    from chemassay.suites.stoichiometry.api import build
-
     _report_build(build(source, out, encoding=encoding, task=task, aug=aug, seed=seed, khat=khat, test_aug=test_aug,
                         library=library, max_byproducts=max_byproducts, limit=limit, n_jobs=n_jobs))
 
@@ -115,8 +117,6 @@ def build_all_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build the eight ChemAlgebra datasets (smiles/formula x t1/t2 x x1/x5), re-balancing once."""
-    from chemassay.suites.stoichiometry.api import build_all
-
     _report_build(build_all(source, out, seed=seed, khat=khat, test_aug=test_aug, library=library,
                             max_byproducts=max_byproducts, limit=limit, n_jobs=n_jobs))
 
@@ -131,8 +131,6 @@ def build_uspto_t_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build USPTO-T1 or USPTO-T2 (paper Section 3): plain SMILES with duplicated molecules, for standard reaction predictors."""
-    from chemassay.suites.stoichiometry.api import build_uspto_t
-
     result = build_uspto_t(source, out, kind=kind, seed=seed, limit=limit, n_jobs=n_jobs)
     console.print(f"wrote USPTO-{kind.upper()} ({result.metrics['line_pairs']} reactions) to {out} in "
                   f"{result.elapsed_s:.1f} s", highlight=False)
@@ -151,8 +149,6 @@ def build_table2_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Build ChemAlgebra Table 2's four test sets for standard reaction predictors: as read, re-balanced (USPTO-BAL), USPTO-T1 and USPTO-T2, plain SMILES with a manifest each."""
-    from chemassay.suites.stoichiometry.api import build_table2
-
     _report_build(build_table2(source, out, seed=seed, splits=split or ("test",), library=library,
                                max_byproducts=max_byproducts, limit=limit, n_jobs=n_jobs))
 
@@ -164,8 +160,6 @@ def verify_command(
     n_jobs: int = JobsOption,
 ) -> None:
     """Check a dataset folder: files, line counts and sha256 against its manifest, and that every ChemAlgebra reaction balances. Exit 1 on any problem."""
-    from chemassay.suites.stoichiometry.api import verify
-
     writable_out(out)
     result = verify(folder, n_jobs=n_jobs)
     emit(result, out)

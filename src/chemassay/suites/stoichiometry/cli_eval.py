@@ -1,4 +1,4 @@
-"""stoichiometry model commands: evaluate (hidden alias ``score``) and predict.
+"""stoichiometry model commands: evaluate and predict.
 
 Thin callers of :mod:`chemassay.suites.stoichiometry.api`: they parse options, call it and
 write its result.
@@ -10,8 +10,10 @@ from pathlib import Path
 
 import typer
 
-from chemassay.clitools import emit, finish_requests, info, need_file, writable_out
+from chemassay.cli.tools import emit, finish_requests, info, need_file, writable_out
 from chemassay.errors import UserInputError
+from chemassay.runtime.files import atomic_write_text
+from chemassay.suites.stoichiometry.api import evaluate, run_predictions
 
 app = typer.Typer()
 
@@ -50,8 +52,6 @@ def evaluate_command(
     base_url: str = BaseUrlOption,
 ) -> None:
     """Score predicted bags with ChemAlgebra's metrics: EM, JAC, F1, mol_JAC, mol_F1, ACC, ALO, VAL, and BAL/DEF/EXC/DE with --src. Targets in a built folder record its dataset and setting (variant, split)."""
-    from chemassay.suites.stoichiometry.api import evaluate
-
     writable_out(out)
     writable_out(predictions_out, "predictions file")
     if model is not None:
@@ -79,23 +79,6 @@ def evaluate_command(
 
 
 app.command("evaluate")(evaluate_command)
-# the pre-contract name, kept for one release
-app.command("score", hidden=True)(evaluate_command)
-
-
-def _legacy_spec(baseline: str, train: Path | None, train_split: str, oracle: Path | None) -> str:
-    """The model spec the deprecated ``--baseline NAME --train DIR ...`` options stand for."""
-    from chemassay.models.spec import ModelSpec
-
-    if train is None and oracle is None:
-        raise UserInputError("--baseline needs --train DIR (memorised training pairs) or --oracle TGT; "
-                             f"better: --model {baseline}:TRAIN_DIR")
-    options = {}
-    if train_split != "auto":
-        options["split"] = train_split
-    if oracle is not None:
-        options["oracle"] = str(oracle)
-    return ModelSpec(baseline, str(train) if train is not None else "", options).text
 
 
 @app.command("predict")
@@ -107,24 +90,10 @@ def predict_command(
     encoding: str = EncodingOption,
     report: Path = typer.Option(None, "--report", help="Write a JSON result with the run's counts here."),
     base_url: str = BaseUrlOption,
-    baseline: str = typer.Option(None, "--baseline", hidden=True, help="Deprecated: --model NAME:TRAIN_DIR."),
-    train: Path = typer.Option(None, "--train", hidden=True, help="Deprecated: the TRAIN_DIR of --model."),
-    train_split: str = typer.Option("auto", "--train-split", hidden=True, help="Deprecated: split= of --model."),
-    oracle: Path = typer.Option(None, "--oracle", hidden=True, help="Deprecated: oracle= of --model."),
 ) -> None:
     """Predict product bags with a model: the baselines algebraic / copy-coefficient, a chat model, your own."""
-    from chemassay.runtime.files import atomic_write_text
-    from chemassay.suites.stoichiometry.api import run_predictions
-
     writable_out(out, "predictions file")
     writable_out(report, "report")
-    if baseline is not None:
-        if model is not None:
-            raise UserInputError("give --model SPEC (--baseline is its deprecated spelling), not both")
-        model = _legacy_spec(baseline, train, train_split, oracle)
-    elif train is not None or oracle is not None or train_split != "auto":
-        raise UserInputError("--train/--train-split/--oracle belong to --baseline; with --model write them in the "
-                             "spec: --model algebraic:TRAIN_DIR,split=train_cross,oracle=TGT")
     if model is None:
         raise UserInputError("predict needs --model SPEC (e.g. algebraic:TRAIN_DIR; see 'chemassay models list')")
     need_file(src, "source")

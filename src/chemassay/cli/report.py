@@ -1,18 +1,29 @@
-"""The shared report commands: ``reference``, ``results``, ``compare`` and ``report``.
-
-``chemassay.cli`` mounts these; heavy imports happen inside the commands.
-"""
+"""The shared report commands: ``metrics`` (the metric cards), ``reference`` (the papers'
+published rows), ``results`` (the results store), ``compare`` and ``report`` (the scorecard);
+:mod:`chemassay.cli.root` mounts them."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from rich.table import Table
 
-from chemassay.clitools import console, info
+from chemassay.cli.tools import console, info, writable_out
 from chemassay.errors import UserInputError
+from chemassay.report.cards import all_cards
+from chemassay.report.compare import compare
+from chemassay.report.load import load_result, load_results
+from chemassay.report.published import format_value, reference_results
+from chemassay.report.scorecard import build_report
+from chemassay.report.store import Filters, ResultStore, default_path, parse_since
+from chemassay.runtime.files import atomic_write_text
+from chemassay.suites import get_suite
 
+metrics_app = typer.Typer(help="The metric cards: what every metric key means.", no_args_is_help=True)
 reference_app = typer.Typer(help="The papers' published results, shipped as reference rows.", no_args_is_help=True)
 results_app = typer.Typer(help="The local results store: every evaluation's result.", no_args_is_help=True)
 
@@ -20,9 +31,33 @@ results_app = typer.Typer(help="The local results store: every evaluation's resu
 def _suite_option(suite: str | None) -> str | None:
     if suite is None:
         return None
-    from chemassay.suites import get_suite
-
     return get_suite(suite).name
+
+
+# --- metrics -----------------------------------------------------------------------------------
+@metrics_app.command("list")
+def metrics_list(
+    suite: str = typer.Option(None, "--suite", help="Only this suite's metrics."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Every metric key a result can carry: meaning, better direction, range, the paper's name."""
+    try:
+        cards = all_cards(suite)
+    except KeyError as exc:
+        raise UserInputError(str(exc.args[0])) from None
+    if as_json:
+        print(json.dumps([card.as_dict() for card in cards], indent=2))
+        return
+    table = Table(show_header=True)
+    for column in ("suite", "key", "better", "range", "paper", "interval", "description"):
+        table.add_column(column, overflow="fold")
+    for card in cards:
+        low, high = card.range
+        span = f"[{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}]"
+        paper = " ".join(x for x in (card.paper_name, f"({card.paper_table})" if card.paper_table else None) if x)
+        cells = (card.suite, card.key, card.direction, span, paper or "-", card.interval, card.description)
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
 
 
 # --- reference ---------------------------------------------------------------------------------
@@ -39,8 +74,6 @@ def reference_list(
 
     Each record names the paper's table, the model, the setting and the data the paper measured on.
     """
-    from chemassay.report.published import format_value, reference_results
-
     records = reference_results(_suite_option(suite), runs=runs)
     if table:
         wanted = table.lower().removeprefix("table").strip()
@@ -50,9 +83,6 @@ def reference_list(
     if as_json:
         print(json.dumps([r.as_dict() for r in records], indent=2, ensure_ascii=False))
         return
-    from rich.markup import escape
-    from rich.table import Table
-
     title = "published results" + (" and chemassay's reference runs" if runs else "")
     grid = Table(show_header=True, title=f"{title} ({len(records)} records; values in chemassay's units)")
     for column in ("suite", "paper · table", "model", "setting", "paper's data", "metrics"):
@@ -69,8 +99,6 @@ def reference_list(
 # --- results -----------------------------------------------------------------------------------
 def _filters(suite: str | None, task: str | None, model: str | None, dataset: str | None, since: str | None,
              ids: list[int] | None = None, all_runs: bool = False):
-    from chemassay.report.store import Filters, parse_since
-
     return Filters(suite=_suite_option(suite), task=task, model=model, dataset=dataset,
                    since=parse_since(since) if since else None, ids=ids or (), all_runs=all_runs)
 
@@ -87,9 +115,6 @@ def _print_runs(runs, as_json: bool) -> None:
         print(json.dumps([run.as_dict() for run in runs], indent=2))
         return
     if len(runs) <= 100:
-        from rich.markup import escape
-        from rich.table import Table
-
         grid = Table(show_header=True)
         for column in ("id", "recorded", "suite", "task", "model", "dataset", "n", "metrics"):
             grid.add_column(column, overflow="fold")
@@ -100,8 +125,6 @@ def _print_runs(runs, as_json: bool) -> None:
         console.print(grid)
         return
     # many rows: plain aligned lines (a rich table of 100,000 rows takes far too long)
-    import sys
-
     lines = [f"{'id':>8}  {'recorded':<19}  {'suite':<13}  {'task':<12}  {'model':<28}  {'dataset':<28}  {'n':>7}  metrics"]
     for run in runs:
         lines.append(f"{run.id:>8}  {run.when:<19}  {run.suite:<13}  {run.task[:12]:<12}  {(run.model or '-')[:28]:<28}  "
@@ -118,8 +141,6 @@ def results_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List stored results, newest first (one row per evaluation: its latest run)."""
-    from chemassay.report.store import ResultStore, default_path
-
     if not default_path().exists():
         info(f"no results stored yet ({default_path()}); evaluating commands record their results there")
         if as_json:
@@ -140,8 +161,6 @@ def results_show(
     as_json: bool = typer.Option(False, "--json", help="Print the whole result JSON."),
 ) -> None:
     """Show one stored result."""
-    from chemassay.report.store import ResultStore
-
     with ResultStore(create=False) as store:
         result = store.get(run_id)
         run = store.list(_filters(None, None, None, None, None, ids=[run_id]))[0]
@@ -162,9 +181,6 @@ def results_compare(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Paired comparison of two stored results (as 'chemassay compare')."""
-    from chemassay.report.compare import compare
-    from chemassay.report.store import ResultStore
-
     with ResultStore(create=False) as store:
         a, b = store.get(run_a), store.get(run_b)
     object.__setattr__(a, "_source", f"run {run_a}")
@@ -180,9 +196,6 @@ def results_export(
     all_runs: bool = typer.Option(False, "--all-runs", help="Also superseded runs."),
 ) -> None:
     """Write stored results back out as result files (readable by 'report' and 'compare')."""
-    from chemassay.report.store import ResultStore
-    from chemassay.runtime.files import atomic_write_text
-
     with ResultStore(create=False) as store:
         pairs = store.results(_filters(suite, task, model, dataset, since, all_runs=all_runs))
     if out.suffix == ".jsonl":
@@ -202,8 +215,6 @@ def results_rm(
     since: str = SinceFilter,
 ) -> None:
     """Remove runs, by id or by filter (every matching run, superseded ones included)."""
-    from chemassay.report.store import ResultStore
-
     if not run_ids and not any((suite, task, model, dataset, since)):
         raise UserInputError("results rm needs run ids or a filter (--suite, --task, --model, --dataset, --since)")
     with ResultStore(create=False) as store:
@@ -214,8 +225,6 @@ def results_rm(
 @results_app.command("check")
 def results_check() -> None:
     """Check the store: SQLite's integrity check and every stored result against its checksum."""
-    from chemassay.report.store import ResultStore
-
     with ResultStore(create=False) as store:
         problems = store.check()
         count = store.count()
@@ -229,16 +238,12 @@ def results_check() -> None:
 @results_app.command("path")
 def results_path() -> None:
     """Print where the results store is ($CHEMASSAY_STORE or $CHEMASSAY_HOME/results.sqlite)."""
-    from chemassay.report.store import default_path
-
     console.print(str(default_path()), highlight=False, markup=False)
 
 
 # --- compare -----------------------------------------------------------------------------------
 def _show_comparison(comparison, as_json: bool, out: Path | None) -> None:
     if out is not None:
-        from chemassay.runtime.files import atomic_write_text
-
         atomic_write_text(out, json.dumps(comparison.as_dict(), indent=2) + "\n")
     if as_json:
         print(json.dumps(comparison.as_dict(), indent=2))
@@ -260,9 +265,6 @@ def compare_command(
 
     Refuses results of different suites, tasks, datasets or items.
     """
-    from chemassay.report.compare import compare
-    from chemassay.report.load import load_result
-
     comparison = compare(load_result(result_a), load_result(result_b), resamples=resamples, seed=seed, level=level,
                          metrics=metric or None)
     _show_comparison(comparison, as_json, out)
@@ -272,8 +274,6 @@ def compare_command(
 def parse_store_filter(text: str):
     """``--from-store``: ``all`` or ``key=value`` pairs (suite, task, model, dataset, since, id)
     separated by commas, e.g. ``suite=stoichiometry,since=7d``."""
-    from chemassay.report.store import Filters, parse_since
-
     filters = Filters()
     text = text.strip()
     if text in ("", "all", "*"):
@@ -317,17 +317,11 @@ def report_command(
 
     Per suite: leaderboards with intervals, plots and failure galleries; index.html works offline from a file.
     """
-    from chemassay.clitools import writable_out
-    from chemassay.report.load import load_results
-    from chemassay.report.scorecard import build_report
-
     if not results and from_store is None:
         raise UserInputError("report needs result files (or folders) or --from-store FILTER")
     writable_out(out / "index.html", "report")
     loaded = load_results(results) if results else []
     if from_store is not None:
-        from chemassay.report.store import ResultStore
-
         with ResultStore(create=False) as store:
             for run, result in store.results(parse_store_filter(from_store)):
                 object.__setattr__(result, "_source", run.source or f"store run {run.id}")

@@ -1,21 +1,39 @@
-"""Helpers shared by every suite's CLI: printing results, consistent option types, and the
-terminal side of the library's messages and progress (:func:`install_terminal_output`).
+"""Helpers shared by every CLI module (``chemassay.cli`` and each suite's ``cli*.py``):
+printing results, consistent option types, and the terminal side of the library's messages
+and progress (:func:`install_terminal_output`).
 
-This module and the CLI modules are the only ones that import typer or rich.
+The ``chemassay.cli`` package and the suites' CLI modules are the only code that imports
+typer or rich.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from chemassay.report.result import RequestSummary, Result
+from chemassay.report.store import store_result
 from chemassay.runtime.files import need_file, writable_out  # noqa: F401  (re-exported for the CLI modules)
-from chemassay.runtime.progress import settings
+from chemassay.runtime.progress import (
+    LineRenderer,
+    current_renderer,
+    logger,
+    set_renderer,
+    settings,
+)
 
 
 def _console(stderr: bool = False) -> Console:
@@ -55,8 +73,6 @@ _hide_flag_types()
 def emit(result: Result, out: str | os.PathLike | None) -> None:
     """Write ``result`` to ``out`` (atomically), record it in the results store (unless
     ``--no-store`` / ``CHEMASSAY_NO_STORE=1``) and print its short summary to stdout."""
-    from chemassay.report.store import store_result
-
     if out is not None:
         result.write(out)
     store_result(result, out)
@@ -86,16 +102,6 @@ class _ConsoleHandler(logging.Handler):
 
 def _rich_renderer(description: str, total: int | None):
     """A live rich progress bar (stderr is a terminal)."""
-    import contextlib
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     @contextlib.contextmanager
     def bar():
@@ -111,8 +117,6 @@ def _rich_renderer(description: str, total: int | None):
 def install_terminal_output() -> None:
     """Show the library's messages on stderr and its progress as a live bar (stderr is a
     terminal) or as a line every few seconds (a log, a pipe, CI)."""
-    from chemassay.runtime.progress import LineRenderer, current_renderer, logger, set_renderer
-
     if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
         _saved.append((logger.level, logger.propagate, current_renderer()))
         logger.addHandler(_ConsoleHandler())
@@ -128,8 +132,6 @@ _saved: list[tuple] = []
 def remove_terminal_output() -> None:
     """Undo :func:`install_terminal_output` (``main`` does at its end, so a program that
     calls it in-process gets its logging and progress back as they were)."""
-    from chemassay.runtime.progress import logger, set_renderer
-
     for handler in [h for h in logger.handlers if isinstance(h, _ConsoleHandler)]:
         logger.removeHandler(handler)
     if _saved:
