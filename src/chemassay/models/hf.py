@@ -26,7 +26,8 @@ ENCODER_OPTIONS = {
     "part": "auto, encoder or decoder (encoder-decoder models)", "max_length": "tokens per string (longer ones are cut and counted)",
 }
 TEXT_OPTIONS = {
-    "device": "cpu, cuda, cuda:N or auto", "max_new_tokens": "answer length limit (default 512)",
+    "device": "cpu, cuda, cuda:N or auto",
+    "max_new_tokens": "answer length limit (default: the protocol's answer budget, else 512)",
     "temperature": "0 = greedy (default), else seeded sampling", "top_p": "nucleus sampling",
     "prompting": "chat or raw (see the module doc)", "encoding": "bag notation for the stoichiometry prompt",
     "batch": "molecules asked for per generation prompt (default 50)",
@@ -89,7 +90,7 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
 
     check_options(spec, set(TEXT_OPTIONS))
     generator = HFTextGenerator(
-        location, device=device, max_new_tokens=option_int(spec, "max_new_tokens", 512, minimum=1),
+        location, device=device, max_new_tokens=option_int(spec, "max_new_tokens", found.max_tokens or 512, minimum=1),
         temperature=option_float(spec, "temperature", 0.0), top_p=option_float(spec, "top_p", 1.0),
         seed=option_int(spec, "seed", int(context.get("seed", 0))),
     )

@@ -59,17 +59,19 @@ class TextBackend:
 class BackendAsker(TextAsker):
     """A :class:`TextBackend` as the protocols' :class:`~chemassay.contract.TextAsker`."""
 
-    def __init__(self, backend: TextBackend, *, prompting: str, settings: Mapping[str, Any]) -> None:
+    def __init__(self, backend: TextBackend, *, prompting: str, settings: Mapping[str, Any],
+                 budget: Mapping[str, Any] | None = None) -> None:
         self.backend = backend
         self.prompting = prompting
         self.settings = dict(settings)
+        self.budget = dict(budget or {})
 
     def ask(self, requests: Sequence[Request], parse: Callable[[str], Any] | None = None) -> list[Any]:
         """The answers (or the exception that ended each request), each passed through
         ``parse`` as it arrives on a backend that reports answers one by one, so the parsing
         overlaps the wait for the others."""
         prompts = [request.prompt for request in requests]
-        params = [dict(request.params) for request in requests]
+        params = [{**self.budget, **request.params} for request in requests]
         parsed: dict[int, Any] = {}
 
         def on_answer(index: int, outcome: str | Exception) -> None:
@@ -109,25 +111,28 @@ class TextModel(ProtocolModel):
 
 
 def text_model(backend: TextBackend, protocol: str | Protocol, *, name: str, prompting: str = "chat",
-               encoding: str = "smiles", batch: int = 50, temperature: float | None = None) -> Any:
+               encoding: str = "smiles", batch: int = 50, temperature: float | None = None,
+               budget: Mapping[str, Any] | None = None) -> Any:
     """A model of ``protocol`` whose answers come from ``backend``.
 
     ``prompting`` is ``chat`` (the protocol's instructions) or ``raw`` (the input itself is the
     prompt, for models trained on bare SMILES: the protocol decides, e.g. ranked answers from
     beam search, samples from an empty prompt). ``encoding``, ``batch`` and ``temperature``
-    are settings the protocols may read.
+    are settings the protocols may read. ``budget`` holds request fields sent with every
+    request (the protocol's ``max_tokens`` and ``stop`` where the spec sets none).
     """
     if prompting not in {"chat", "raw"}:
         raise UserInputError(f"prompting must be chat or raw, got {prompting!r}")
     found = get_protocol(protocol)
     batch = max(1, int(batch))
     asker = BackendAsker(backend, prompting=prompting,
-                         settings={"encoding": encoding, "batch": batch, "temperature": temperature})
+                         settings={"encoding": encoding, "batch": batch, "temperature": temperature}, budget=budget)
 
     def answer(items: Sequence[Any], options: Mapping[str, Any]):
         return found.answer_text(asker, items, options)
 
-    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch}
+    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch,
+                **({"budget": dict(budget)} if budget else {})}
     return protocol_model(found, answer, name=name, describe=describe, base=TextModel, backend=backend,
                           prompting=prompting, encoding=encoding, batch=batch, temperature=temperature)
 
@@ -206,7 +211,7 @@ OPENAI_OPTIONS = {
                 "(else --base-url or $OPENAI_BASE_URL)",
     "api_key_env": "name of the environment variable holding the API key (default OPENAI_API_KEY)",
     "temperature": "sampling temperature (default 0; generation default 1)",
-    "max_tokens": "answer length limit", "top_p": "nucleus sampling", "seed": "request seed",
+    "max_tokens": "answer length limit (default: the protocol's answer budget, e.g. 256 tokens for a bag)", "top_p": "nucleus sampling", "seed": "request seed",
     "concurrency": "requests in flight (default 4)",
     "timeout": f"seconds per attempt: connect and the whole reply (default {DEFAULT_TIMEOUT:g})",
     "retries": "retries of transient errors (default 5)", "cache": "reuse stored answers (default true)",
@@ -279,4 +284,16 @@ def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     temperature = option_float(spec, "temperature", None)
     encoding = spec.options.get("encoding", context.get("encoding") or "smiles")
     return text_model(backend, found, name=f"openai:{spec.arg}", encoding=encoding,
-                      batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature)
+                      batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature,
+                      budget=answer_budget(spec, found))
+
+
+def answer_budget(spec: ModelSpec, protocol: Protocol) -> dict[str, Any]:
+    """The answer budget sent with every request: the protocol's ``max_tokens`` unless the
+    spec sets its own (``max_tokens=N``), and its stop sequences unless the spec sets ``stop``."""
+    budget: dict[str, Any] = {}
+    if "max_tokens" not in spec.options and protocol.max_tokens:
+        budget["max_tokens"] = protocol.max_tokens
+    if protocol.stop:
+        budget["stop"] = list(protocol.stop)
+    return budget
