@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> None:
     clock = Clock()
     with tempfile.TemporaryDirectory(prefix="chemassay-ngram-") as folder:
         samples = Path(folder) / "ngram_samples.txt"
-        result = api.evaluate(model="ngram", n=N_SAMPLES, seed=SEED, samples_out=samples, test="moses",
+        result = api.evaluate(model="ngram", n=N_SAMPLES, seed=SEED, out=samples, reference="moses",
                               scaffold_test="moses", train="moses", n_jobs=args.n_jobs)
         digest = hashlib.sha256(samples.read_bytes()).hexdigest()
     intervals = {key: [value.low, value.high] for key, value in (result.intervals or {}).items()

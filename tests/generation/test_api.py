@@ -36,13 +36,13 @@ def gen_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def from_file(gen_file):
     with expect_message("unique@1000"):
-        return generation.evaluate(gen_file, test=TEST_STATS, scaffold_test=SCAFFOLD_STATS, train=TRAIN)
+        return generation.evaluate(gen_file, reference=TEST_STATS, scaffold_test=SCAFFOLD_STATS, train=TRAIN)
 
 
 def test_list_file_and_cli_give_the_same_numbers(from_file, gen_file, cli, tmp_path):
     smiles = gen_file.read_text().split()[1:]
     with expect_message("Can't compute unique@"):
-        from_list = generation.evaluate(smiles, test=TEST_STATS, scaffold_test=SCAFFOLD_STATS, train=TRAIN)
+        from_list = generation.evaluate(smiles, reference=TEST_STATS, scaffold_test=SCAFFOLD_STATS, train=TRAIN)
     assert from_list.metrics == from_file.metrics
     assert from_list.intervals == from_file.intervals
     out = tmp_path / "r.json"
@@ -92,7 +92,7 @@ def test_one_reader_rule_for_evaluate_and_filter(tmp_path):
     table = tmp_path / "gen.csv"
     table.write_text("id,SMILES\n1,CCO\n2,\n3,c1ccccc1O\n4,C1CC\n")
     with expect_message("Can't compute unique@"):
-        scored = generation.evaluate(table, test=TEST_STATS, scaffold_test=None, train=None, bootstrap=0)
+        scored = generation.evaluate(table, reference=TEST_STATS, scaffold_test=None, train=None, bootstrap=0)
     filtered = generation.filter(table)
     assert scored.details.counts.input == filtered.n == 4
     assert [(item.line, item.reason) for item in scored.skipped] == [
@@ -109,9 +109,9 @@ def test_bad_calls_are_clear_errors(tmp_path):
     with pytest.raises(UserInputError, match="not both"):
         generation.evaluate(["CCO"], model="ngram")
     with pytest.raises(UserInputError, match="the list is empty"):
-        generation.evaluate([], test=TEST_STATS)
+        generation.evaluate([], reference=TEST_STATS)
     with pytest.raises(UserInputError, match="no such reference SMILES file"):
-        generation.evaluate(["CCO"], test=tmp_path / "missing.txt")
+        generation.evaluate(["CCO"], reference=tmp_path / "missing.txt")
     with pytest.raises(UserInputError, match="--n must be"):
         generation.sample("ngram", 0)
     with pytest.raises(UserInputError, match="hmm needs an argument, hmm:DIR"):
@@ -119,6 +119,55 @@ def test_bad_calls_are_clear_errors(tmp_path):
     with pytest.raises(UserInputError, match="cpu or cuda"):
         generation.evaluate(["CCO"], device="tpu")
 
+
+
+def test_common_options_by_name_or_as_one_object(gen_file):
+    from chemassay.contract import Options
+
+    sets = {"reference": TEST_STATS, "scaffold_test": None, "train": None}
+    with expect_message("Can't compute unique@"):
+        by_name = generation.evaluate(gen_file, **sets, bootstrap=20, seed=2, limit=12)
+        as_object = generation.evaluate(gen_file, **sets, options=Options(bootstrap=20, seed=2, limit=12))
+        from_list = generation.evaluate(gen_file.read_text().split()[1:13], **sets, bootstrap=20, seed=2)
+    assert by_name.metrics == as_object.metrics == from_list.metrics and by_name.intervals == as_object.intervals
+    assert by_name.details.counts.input == 12 and by_name.config["limit"] == 12 and by_name.config["bootstrap"] == 20
+    assert "limit" not in from_list.config
+    with pytest.raises(TypeError):  # the old names are gone, not aliases
+        generation.evaluate(["CCO"], test=TEST_STATS)
+    with pytest.raises(UserInputError, match="limit must be"):
+        generation.evaluate(["CCO"], **sets, limit=0)
+
+
+class Drawing:
+    """A generator object that records its calls; slots 1 and 3 are failed requests."""
+
+    def __init__(self, answer=("CCO", "", "c1ccccc1O", "", "C1CC", "CCN")):
+        self.answer, self.calls, self.failures = list(answer), [], {}
+
+    def sample(self, n, seed=0):
+        self.calls.append((n, seed))
+        self.failures = {i: "request failed: HTTP 500" for i in (1, 3) if i < n}
+        return (self.answer * n)[:n]
+
+
+def test_a_model_is_sampled_through_the_run_pipeline():
+    from chemassay.contract import Options
+
+    model = Drawing()
+    sets = {"reference": TEST_STATS, "scaffold_test": None, "train": None}
+    with expect_message("Can't compute unique@"):
+        result = generation.evaluate(model=model, n=30, limit=5, seed=4, options=Options(seed=1, bootstrap=0), **sets)
+    assert model.calls == [(5, 4)]  # the first limit slots, with the keyword's seed over the object's
+    assert result.config["n"] == 5 and result.config["seed"] == 4 and result.details.counts.input == 5
+    assert result.model.kind == "python" and result.model.spec.endswith(":Drawing")  # named by the run
+    # each failed request once, with its reason (the run's failures are not listed a second time)
+    assert [(item.index, item.reason) for item in result.skipped] == [
+        (1, "request failed: HTTP 500"), (3, "request failed: HTTP 500"), (4, "invalid SMILES: SMILES syntax error"),
+    ]
+    assert any("requests to the model failed" in warning for warning in result.details.warnings)
+    assert generation.sample(model, 3, 7) == ["CCO", "", "c1ccccc1O"] and model.calls[-1] == (3, 7)
+    with pytest.raises(UserInputError, match="expected a list of 2 strings"):
+        generation.sample(Drawing(answer=(1, 2)), 2)
 
 def test_filter_and_split_results(tmp_path):
     molecules = (DATA / "moses_train_2000.txt").read_text().split()[1:201] + ["C[N+](C)(C)C", "CCO"]
@@ -137,7 +186,7 @@ def test_filter_and_split_results(tmp_path):
 
 def test_intervals_can_be_turned_off(gen_file):
     with expect_message("Can't compute unique@"):
-        result = generation.evaluate(gen_file, test=TEST_STATS, scaffold_test=None, train=None, bootstrap=0)
+        result = generation.evaluate(gen_file, reference=TEST_STATS, scaffold_test=None, train=None, bootstrap=0)
     assert result.intervals == {} and "Novelty" not in result.metrics and "SNN/TestSF" not in result.metrics
     assert not math.isnan(result.metrics["FCD/Test"])
 
@@ -145,7 +194,7 @@ def test_intervals_can_be_turned_off(gen_file):
 def test_compute_metrics_is_evaluate_without_the_result():
     smiles = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "CCO", "xyz"]
     with expect_message("Can't compute unique@"):
-        plain = generation.compute_metrics(smiles, test=TEST_STATS, scaffold_test=None, train=["CCO"])
+        plain = generation.compute_metrics(smiles, reference=TEST_STATS, scaffold_test=None, train=["CCO"])
     with expect_message("Can't compute unique@"):
-        full = generation.evaluate(smiles, test=TEST_STATS, scaffold_test=None, train=["CCO"], bootstrap=0)
+        full = generation.evaluate(smiles, reference=TEST_STATS, scaffold_test=None, train=["CCO"], bootstrap=0)
     assert plain == full.metrics and plain["valid"] == 0.8 and plain["Novelty"] == pytest.approx(2 / 3)

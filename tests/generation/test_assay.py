@@ -31,7 +31,7 @@ def ngram_file(tmp_path_factory) -> Path:
 
 def test_evaluate_details_survive_a_round_trip(small_reference, tmp_path):
     samples = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "C1CC", "CCO"]
-    result = generation.evaluate(samples, test=TEST_STATS, scaffold_test=None, train=TRAIN, bootstrap=50,
+    result = generation.evaluate(samples, reference=TEST_STATS, scaffold_test=None, train=TRAIN, bootstrap=50,
                                  plot=tmp_path / "p.png")
     details = result.details
     assert isinstance(details, EvaluateDetails)
@@ -74,7 +74,7 @@ def test_a_result_on_the_moses_test_set_is_named_moses_and_meets_the_papers_rows
     from chemassay.report.scorecard import build_scorecard
 
     samples = TRAIN.read_text().splitlines()[1:200]
-    result = generation.evaluate(samples, test="moses", scaffold_test=None, train=None, bootstrap=0,
+    result = generation.evaluate(samples, reference="moses", scaffold_test=None, train=None, bootstrap=0,
                                  plot=tmp_path / "p.png")
     assert result.dataset.name == "moses" and result.setting == {"samples": "199"}
     card = build_scorecard([result], resamples=0)
@@ -95,7 +95,7 @@ def test_shipped_reference_runs_say_they_were_measured_on_moses():
 def test_charts_report_a_missing_picture(tmp_path):
     from chemassay.suites.generation.report import generation_charts
 
-    result = generation.evaluate(["CCO", "c1ccccc1O"], test=TEST_STATS, scaffold_test=None, train=None, bootstrap=0,
+    result = generation.evaluate(["CCO", "c1ccccc1O"], reference=TEST_STATS, scaffold_test=None, train=None, bootstrap=0,
                                  plot=tmp_path / "gone.png")
     (tmp_path / "gone.png").unlink()
     (figure,) = generation_charts([result])
@@ -125,7 +125,7 @@ def small_references(monkeypatch):
     tested in the slow test below): the plumbing is the same, the work a fraction."""
     from chemassay.suites.generation import assay as generation_assay
 
-    monkeypatch.setattr(generation_assay, "REFERENCES", {"test": str(TEST_STATS), "scaffold_test": None,
+    monkeypatch.setattr(generation_assay, "REFERENCES", {"reference": str(TEST_STATS), "scaffold_test": None,
                                                          "train": str(TRAIN)})
 
 

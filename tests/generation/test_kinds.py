@@ -164,8 +164,8 @@ def test_evaluate_samples_a_model_first(cli, tmp_path, ngram_file, small_referen
     reference = tmp_path / "ref.txt"
     reference.write_text("\n".join(small_reference) + "\n")
     samples = tmp_path / "drawn.txt"
-    result = generation.evaluate(model=f"ngram:{ngram_file}", n=40, seed=0, test=small_reference,
-                                 scaffold_test=None, train=DATA / "moses_train_2000.txt", samples_out=samples,
+    result = generation.evaluate(model=f"ngram:{ngram_file}", n=40, seed=0, reference=small_reference,
+                                 scaffold_test=None, train=DATA / "moses_train_2000.txt", out=samples,
                                  bootstrap=100)
     assert result.task == "evaluate" and result.model.kind == "ngram"
     assert result.model.checksum == sha256_file(ngram_file)

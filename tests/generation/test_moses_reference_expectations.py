@@ -21,7 +21,8 @@ SA_TODAY = 0.6280362203189407
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_the_moses_metric_test_expectations_hold(n_jobs):
-    result = generation.evaluate(GEN, test=TEST, scaffold_test=None, train=None, k=3, bootstrap=0, n_jobs=n_jobs)
+    result = generation.evaluate(GEN, reference=TEST, scaffold_test=None, train=None, unique_at=3, bootstrap=0,
+                                 n_jobs=n_jobs)
     wrong = {key: (result.metrics[key], value) for key, value in EXPECTED.items()
              if not np.allclose(result.metrics[key], value)}
     assert not wrong, wrong
@@ -30,8 +31,8 @@ def test_the_moses_metric_test_expectations_hold(n_jobs):
 
 
 def test_valid_and_unique_at_k_as_moses_counts_them():
-    result = generation.evaluate(["CCNC", "CCC", "INVALID", "CCC"], test=TEST, scaffold_test=None, train=None,
-                                 k=[2, 3], bootstrap=0)
+    result = generation.evaluate(["CCNC", "CCC", "INVALID", "CCC"], reference=TEST, scaffold_test=None, train=None,
+                                 unique_at=[2, 3], bootstrap=0)
     assert np.allclose(result.metrics["valid"], 3 / 4)
     assert result.metrics["unique@2"] == 1.0 and np.allclose(result.metrics["unique@3"], 2 / 3)
     assert not [w for w in result.details.warnings if w.startswith("Can't compute unique@")]  # 3 valid, k <= 3
@@ -43,15 +44,15 @@ def test_too_few_molecules_for_unique_at_k_is_said_once_and_not_as_a_python_warn
 
     with warnings.catch_warnings(record=True) as raised, caplog.at_level(logging.WARNING, logger="chemassay"):
         warnings.simplefilter("always")
-        result = generation.evaluate(GEN, test=TEST, scaffold_test=None, train=None, bootstrap=0)
+        result = generation.evaluate(GEN, reference=TEST, scaffold_test=None, train=None, bootstrap=0)
     assert not [w for w in raised if "unique@" in str(w.message)]
     logged = [r.getMessage() for r in caplog.records if "unique@" in r.getMessage()]
     assert len(logged) == 2 and logged[0].startswith("Can't compute unique@1000: only 4 valid molecules")
     assert result.details.warnings[:2] == logged
 
 
-def test_k_is_checked():
+def test_unique_at_is_checked():
     from chemassay.errors import UserInputError
 
-    with pytest.raises(UserInputError, match="k must be a positive whole number"):
-        generation.evaluate(["CCO"], test=TEST, scaffold_test=None, train=None, k=0, bootstrap=0)
+    with pytest.raises(UserInputError, match="unique_at must be a positive whole number"):
+        generation.evaluate(["CCO"], reference=TEST, scaffold_test=None, train=None, unique_at=0, bootstrap=0)

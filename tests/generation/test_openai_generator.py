@@ -19,7 +19,7 @@ def test_chat_model_is_evaluated_as_a_generator(openai_server, isolated_home, sm
     import chemassay.generation as generation
 
     spec = f"openai:chemist,base_url={openai_server.base_url},batch=8"
-    result = generation.evaluate(model=spec, n=20, seed=0, test=small_reference, scaffold_test=None,
+    result = generation.evaluate(model=spec, n=20, seed=0, reference=small_reference, scaffold_test=None,
                                  train=small_reference[:20], bootstrap=100)
     assert result.model.kind == "openai" and result.model.spec == spec
     assert result.model.parameters["model"] == "chemist"
@@ -52,12 +52,12 @@ def test_prose_and_failed_requests_are_counted_as_invalid_samples(openai_server,
 
     spec = f"openai:chemist,base_url={openai_server.base_url},batch=5,retries=0"
     openai_server.responder = lambda body: "Sorry, I cannot help with that."
-    result = generation.evaluate(model=spec, n=5, test=small_reference, scaffold_test=None, train=None, bootstrap=0)
+    result = generation.evaluate(model=spec, n=5, reference=small_reference, scaffold_test=None, train=None, bootstrap=0)
     # Every answer line is a sample, valid or not (as MOSES counts them): all five are invalid.
     assert result.metrics["valid"] == 0.0 and len(result.skipped) == 5
     assert all(item.reason.startswith("invalid SMILES") for item in result.skipped)
     openai_server.refuse_chat = True
-    result = generation.evaluate(model=spec, n=5, seed=1, test=small_reference, scaffold_test=None, train=None,
+    result = generation.evaluate(model=spec, n=5, seed=1, reference=small_reference, scaffold_test=None, train=None,
                                  bootstrap=0)
     # the samples a failed request should have given are invalid, listed with the request's reason
     assert result.metrics["valid"] == 0.0 and len(result.skipped) == 5

@@ -75,6 +75,22 @@ def test_make_result_fills_timing_inputs_and_model_identity(tmp_path):
     assert result.inputs[0].sha256 == input_ref(data).sha256 and result.inputs[1].sha256 is None
 
 
+
+def test_make_result_lists_each_failed_item_of_the_run_once():
+    """A failed item the suite lists itself (by line, or by ``index`` where lines do not apply)
+    with the run's reason is not listed again; the others are added from the run."""
+    from chemassay.contract import Run
+    from chemassay.report.result import make_result
+
+    done = Run(protocol="generator", items=[0, 1, 2, 3], outputs=["CCO", "", "", ""],
+               failures={1: "request failed: HTTP 404", 2: "request failed: HTTP 404", 3: "timeout"})
+    listed = [SkippedItem(item="", index=1, reason="request failed: HTTP 404"),
+              SkippedItem(line=3, item="", reason="request failed: HTTP 404")]
+    result = make_result("generation", "evaluate", metrics={}, n=1, run=done, skipped=listed)
+    assert [(entry.line, entry.index, entry.reason) for entry in result.skipped] == [
+        (None, 1, "request failed: HTTP 404"), (3, None, "request failed: HTTP 404"), (4, None, "timeout"),
+    ]
+
 def test_reading_a_non_result_is_a_user_error(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text('{"hello": 1}')

@@ -350,13 +350,16 @@ def make_result(
 
     ``run`` is the :class:`~chemassay.contract.Run` of the model (the run pipeline's): the
     model's identity and the request counts come from it unless given, and every item it
-    failed is added to ``skipped`` with its line (position + 1), the item and the reason.
+    failed is added to ``skipped`` with its line (position + 1), the item and the reason,
+    unless ``skipped`` lists it already with that reason (by that line, or by its ``index``).
     """
     if run is not None:
         model = run.model if model is None else model
         if run.requests is not None:
             fields.setdefault("requests", run.requests)
-        listed = {(entry.line, entry.reason) for entry in fields.get("skipped") or []}
+        given = fields.get("skipped") or []
+        listed = {(entry.line, entry.reason) for entry in given}
+        listed |= {(entry.index + 1, entry.reason) for entry in given if entry.index is not None}
         extra = [SkippedItem(line=index + 1, item=str(run.items[index])[:200], reason=reason)
                  for index, reason in run.failures.items() if (index + 1, reason) not in listed]
         if extra:

@@ -11,10 +11,11 @@
 * :func:`filter` — the MOSES dataset filters; :func:`split` — a MOSES-style scaffold split;
 * :func:`load_dataset` — the MOSES splits through the dataset registry.
 
-Reference sets (``test``, ``scaffold_test``) and the training set (``train``, for Novelty)
-are ``"moses"`` (the default: the MOSES authors' published statistics, the MOSES training
-split), ``"moses:PART"``, a path to a SMILES file, or a list of SMILES; ``scaffold_test=None``
-and ``train=None`` leave out the ``/TestSF`` metrics and ``Novelty``.
+Reference sets (``reference``, the test set, and ``scaffold_test``) and the training set
+(``train``, for Novelty) are ``"moses"`` (the default: the MOSES authors' published
+statistics, the MOSES training split), ``"moses:PART"``, a path to a SMILES file, or a list
+of SMILES; ``scaffold_test=None`` and ``train=None`` leave out the ``/TestSF`` metrics and
+``Novelty``.
 """
 
 from __future__ import annotations
@@ -22,12 +23,21 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract import Options, Run
 from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, Result, SkippedItem, input_ref, make_result
+from chemassay.report.result import (
+    DatasetRef,
+    InputRef,
+    Result,
+    SkippedItem,
+    input_ref,
+    make_result,
+)
 from chemassay.suites.generation.details import (
     Counts,
     EvaluateDetails,
@@ -88,26 +98,53 @@ def _write_lines(path: str | os.PathLike, lines: Sequence[str]) -> None:
     atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 
-def _generator(model: Any, n_jobs: int, show_progress: bool | None, context: Mapping[str, Any] | None = None) -> Any:
-    from chemassay.models import resolve_model
-
-    return resolve_model(model, "generator", {**dict(context or {}), "n_jobs": n_jobs, "show_progress": show_progress})
-
-
-def _asked_spec(model: Any) -> str | None:
-    """The spec text a caller gave (``None`` for a generator object): a result names the
-    model by it, so the same spec finds the same result again (``chemassay assay`` resumes)."""
-    from chemassay.models.spec import ModelSpec, parse_spec
-
-    return parse_spec(model).text if isinstance(model, (str, ModelSpec)) else None
+def _check_limit(limit: Any) -> int | None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise UserInputError(f"limit must be a whole number of at least 1, got {limit!r}")
+    return limit
 
 
-def _draw(generator: Any, n: int, seed: int) -> list[str]:
-    samples = generator.sample(n, seed)
-    if not isinstance(samples, list) or len(samples) != n or not all(isinstance(s, str) for s in samples):
-        got = f"{len(samples)} items" if isinstance(samples, list) else type(samples).__name__
-        raise UserInputError(f"the generator returned {got} for sample({n}, {seed}); expected a list of {n} strings")
-    return samples
+def _draw(model: Any, n: int, seed: int, *, context: Mapping[str, Any], cache: bool = False) -> Run:
+    """``n`` samples of ``model`` (a spec or a generator object) with ``seed``, through the run
+    pipeline (items: the sample slots ``0..n-1``); every sample must be a string."""
+    from chemassay.models import run
+    from chemassay.suites.generation.protocol import GENERATOR
+
+    done = run(model, GENERATOR, range(n), {"seed": seed}, context=context, cache=cache)
+    if not all(isinstance(sample, str) for sample in done.outputs):
+        got = ", ".join(sorted({type(s).__name__ for s in done.outputs if not isinstance(s, str)}))
+        raise UserInputError(f"the generator returned {got} items for sample({n}, {seed}); expected a list of {n} strings")
+    return done
+
+
+def _model_context(options: Options) -> dict[str, Any]:
+    """What a model kind reads when a spec is loaded: the caller's context, workers, progress."""
+    return {**dict(options.context), "n_jobs": options.n_jobs, "show_progress": options.progress}
+
+
+def _write_samples(out: str | os.PathLike, done: Run, seed: int) -> None:
+    """The drawn samples, one per line, beside ``OUT.manifest.json`` (model, ``n``, seed, sha256)."""
+    from chemassay.report.result import current_versions
+    from chemassay.runtime.files import atomic_write_text, sha256_file
+
+    target = Path(out)
+    samples = done.outputs
+    _write_lines(target, samples)
+    requests = done.requests
+    manifest = {
+        "kind": "chemassay generation samples",
+        "model": done.model.model_dump(),
+        "n": len(samples),
+        "seed": seed,
+        "n_empty": sum(1 for s in samples if not s),
+        "failed_samples": len(done.failures),
+        "failed_requests": requests.failed if requests is not None else None,
+        "requests": requests.model_dump() if requests is not None else None,
+        "files": {target.name: {"rows": len(samples), "sha256": sha256_file(target)}},
+        "sample_seconds": round(done.elapsed_s, 3),
+        "versions": current_versions(),
+    }
+    atomic_write_text(target.with_name(target.name + ".manifest.json"), json.dumps(manifest, indent=2) + "\n")
 
 
 def sample(
@@ -124,46 +161,20 @@ def sample(
 
     ``model`` is a spec (``ngram``, ``ngram:PATH``, ``combinatorial:PATH,join=moses``,
     ``openai:NAME,base_url=URL``, ``python:module:factory``...) or an object with
-    ``sample(n, seed)``. With ``out`` the samples are written there, one per line, beside
-    ``OUT.manifest.json`` (the model, ``n``, ``seed``, the file's sha256). ``n_jobs`` worker
-    processes sample the combinatorial baseline. ``context`` gives the model factory settings
-    such as ``base_url``.
+    ``sample(n, seed)``; it is run through :func:`chemassay.models.run`. With ``out`` the
+    samples are written there, one per line, beside ``OUT.manifest.json`` (the model, ``n``,
+    ``seed``, the file's sha256, the failed requests). ``n_jobs`` worker processes sample the
+    combinatorial baseline. ``context`` gives the model factory settings such as ``base_url``.
     """
-    from chemassay.models import model_ref
     from chemassay.runtime.files import ensure_writable
 
     n = _check_n(n)
     if out is not None:
         ensure_writable(out, "samples file")
-    generator = _generator(model, n_jobs, show_progress, context)
-    started = time.perf_counter()
-    samples = _draw(generator, n, seed)
-    seconds = time.perf_counter() - started
+    done = _draw(model, n, seed, context={**dict(context or {}), "n_jobs": n_jobs, "show_progress": show_progress})
     if out is not None:
-        from chemassay.report.result import current_versions
-        from chemassay.runtime.files import atomic_write_text, sha256_file
-
-        target = Path(out)
-        _write_lines(target, samples)
-        from chemassay.models.request_stats import request_summary
-
-        failures = getattr(generator, "failures", None) or {}
-        requests = request_summary(generator)
-        manifest = {
-            "kind": "chemassay generation samples",
-            "model": model_ref(generator, _asked_spec(model)).model_dump(),
-            "n": n,
-            "seed": seed,
-            "n_empty": sum(1 for s in samples if not s),
-            "failed_samples": len(failures),
-            "failed_requests": requests.failed if requests is not None else None,
-            "requests": requests.model_dump() if requests is not None else None,
-            "files": {target.name: {"rows": len(samples), "sha256": sha256_file(target)}},
-            "sample_seconds": round(seconds, 3),
-            "versions": current_versions(),
-        }
-        atomic_write_text(target.with_name(target.name + ".manifest.json"), json.dumps(manifest, indent=2) + "\n")
-    return samples
+        _write_samples(out, done, seed)
+    return done.outputs
 
 
 def train(
@@ -207,63 +218,275 @@ def train(
     return train_spec(model, train, limit=limit, n_jobs=n_jobs, show_progress=show_progress)
 
 
-def _unique_k(k: int | Sequence[int] | None) -> tuple[int, ...]:
+def _unique_k(unique_at: int | Sequence[int] | None) -> tuple[int, ...]:
     """The ``unique@k`` values to compute (``k`` as MOSES's ``get_all_metrics`` takes it)."""
     from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K
 
-    if k is None:
+    if unique_at is None:
         return tuple(DEFAULT_UNIQUE_K)
-    values = [k] if isinstance(k, int) else list(k)
+    values = [unique_at] if isinstance(unique_at, int) else list(unique_at)
     if not values or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in values):
-        raise UserInputError(f"k must be a positive whole number or a list of them (unique@k), got {k!r}")
+        raise UserInputError(f"unique_at must be a positive whole number or a list of them (unique@k), got {unique_at!r}")
     return tuple(dict.fromkeys(values))
+
+
+@dataclass
+class _Generated:
+    """The generated SMILES to score, and what the result says about where they came from."""
+
+    smiles: Any
+    """A list of strings, or the chunks of a file streamed (:class:`.stream.SmilesChunk`)."""
+    model: Any = None
+    """The identity of given samples (``None`` for drawn ones: the run names the model)."""
+    inputs: list[InputRef] = field(default_factory=list)
+    input_sha256: str | None = None
+    failures: dict[int, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _References:
+    """The test and scaffold-test statistics, and the seconds their loading took."""
+
+    test: Any
+    scaffold_test: Any
+    seconds: float
+
+
+def _check_call(samples: Any, model: Any, n: Any, *, device: str, scheduler: str | None,
+                plot: str | os.PathLike | None, out: str | os.PathLike | None, limit: Any) -> None:
+    """The arguments that are wrong whatever the data: one clear error before any work."""
+    from chemassay.runtime.files import ensure_writable
+
+    _check_device(device)
+    _check_limit(limit)
+    if scheduler is not None and scheduler != "dask-local" and "://" not in scheduler:
+        raise UserInputError(f"--scheduler {scheduler}: give a Dask address (tcp://host:8786) or dask-local")
+    if (samples is None) == (model is None):
+        raise UserInputError("give the generated SMILES (a list or a file) or model=SPEC, not both and not neither")
+    if model is not None:
+        _check_n(n)
+    for target, what in ((plot, "plot"), (out, "samples file")):
+        if target is not None:
+            ensure_writable(target, what)
+
+
+def _load_references(reference: ReferenceInput, scaffold_test: ReferenceInput, train: ReferenceInput,
+                     options: Options, *, device: str, batch_size: int) -> _References:
+    """The statistics the samples are compared with (the training set, for Novelty, is only
+    checked here: the scoring indexes it, keyed by its name in a resumable run's manifest)."""
+    from chemassay.runtime.files import need_file
+    from chemassay.suites.generation.reference import resolve_reference
+
+    for spec in (reference, scaffold_test, train):
+        if spec is not None and _is_path(spec) and not str(spec).endswith(".npz"):
+            need_file(spec, "reference SMILES")
+    started = time.perf_counter()
+    settings = {"n_jobs": options.n_jobs, "device": device, "batch_size": batch_size,
+                "show_progress": options.progress}
+    test = resolve_reference(reference, moses_set="test", **settings)
+    scaffold = None if scaffold_test is None else resolve_reference(scaffold_test, moses_set="test_scaffolds",
+                                                                    **settings)
+    return _References(test, scaffold, time.perf_counter() - started)
+
+
+def _drawn(done: Run, options: Options) -> _Generated:
+    """The samples a model gave, written to ``options.out`` if given; a failed request's
+    samples are empty strings (invalid), listed in ``skipped`` with the request's reason."""
+    warnings = []
+    if done.failures:
+        first = next(iter(done.failures.values()))
+        warnings.append(
+            f"{len(done.failures)} samples were not drawn because requests to the model failed (first: {first}); "
+            "they are empty strings, counted invalid and listed in skipped with the reason"
+        )
+    inputs = []
+    if options.out is not None:
+        _write_lines(options.out, done.outputs)
+        inputs.append(input_ref(options.out))
+    return _Generated(done.outputs, inputs=inputs, failures=dict(done.failures), warnings=warnings,
+                      config={"n": done.n, "seed": options.seed})
+
+
+def _first_rows(chunks: Iterator[Any], limit: int | None) -> Iterator[Any]:
+    """The chunks of a streamed file up to ``limit`` strings (all of them for ``None``)."""
+    from chemassay.suites.generation.stream import SmilesChunk
+
+    left = limit
+    for chunk in chunks:
+        if left is not None:
+            if left <= 0:
+                return
+            if len(chunk.smiles) > left:
+                chunk = SmilesChunk(chunk.smiles[:left], None if chunk.lines is None else chunk.lines[:left])
+            left -= len(chunk.smiles)
+        yield chunk
+
+
+def _given(samples: SmilesInput, *, chunk_rows: int | None, limit: int | None) -> _Generated:
+    """Given samples, scored as they are: a file is streamed in chunks, a list kept whole."""
+    from chemassay.models import in_memory_ref, predictions_ref
+
+    if isinstance(samples, (str, os.PathLike)):
+        from chemassay.suites.generation.stream import CHUNK_ROWS, iter_smiles_file
+
+        chunks = _first_rows(iter_smiles_file(samples, chunk_rows=chunk_rows or CHUNK_ROWS), limit)
+        first_chunk = next(chunks, None)
+        if first_chunk is None:
+            raise UserInputError(f"{samples}: no SMILES in the file; give one SMILES per line or a CSV with a SMILES column")
+        source = input_ref(samples)
+        return _Generated(_prepend(first_chunk, chunks), model=predictions_ref(samples, name=Path(samples).name),
+                          inputs=[source], input_sha256=source.sha256)
+    if isinstance(samples, (bytes, bytearray)) or not isinstance(samples, Sequence):
+        raise UserInputError(f"samples must be a list of SMILES strings or a file path, not {type(samples).__name__}")
+    smiles = [s if isinstance(s, str) else str(s) for s in samples][:limit]
+    if not smiles:
+        raise UserInputError("no SMILES to evaluate: the list is empty")
+    return _Generated(smiles, model=in_memory_ref(smiles, name="in-memory samples"))
+
+
+def _skipped(evaluation: Any, failures: Mapping[int, str]) -> list[SkippedItem]:
+    """Invalid strings (a failed request's samples with the request's reason) and molecules
+    that parse but cannot be processed, each with its line and reason."""
+    return [
+        SkippedItem(line=bad.line, item=bad.smiles, reason=failures.get(bad.index) or f"invalid SMILES: {bad.reason}",
+                    index=bad.index)
+        for bad in evaluation.invalid
+    ] + [
+        SkippedItem(line=bad.line, item=bad.smiles, reason=bad.reason, index=bad.index)
+        for bad in evaluation.dropped
+    ]
+
+
+def _reference_inputs(*specs: ReferenceInput) -> list[InputRef]:
+    """The reference and training files given as paths (hashed into ``inputs``)."""
+    return [input_ref(spec) for spec in specs if spec is not None and _is_path(spec)]
+
+
+def _dataset(reference: ReferenceInput, evaluation: Any) -> DatasetRef:
+    """``moses`` when the reference is the MOSES test set, else the reference set's name."""
+    test_stats = evaluation.references["Test"]
+    return DatasetRef(name=MOSES if _is_moses_test(reference) else test_stats.name, sha256=test_stats.sha256)
+
+
+def _config(generated: _Generated, sets: Mapping[str, ReferenceInput], evaluation: Any, options: Options,
+            engine: Mapping[str, Any], unique_k: Sequence[int]) -> dict[str, Any]:
+    """The result's ``config``: the draw (with a model), the sets, how the metrics were computed."""
+    from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX
+    from chemassay.suites.generation.stream import CHUNK_ROWS
+
+    config = dict(generated.config)
+    config.update({
+        "test": _describe_set(sets["test"]), "scaffold_test": _describe_set(sets["scaffold_test"]),
+        "train": _describe_set(sets["train"]), "n_jobs": options.n_jobs, "device": engine["device"],
+        "batch_size": engine["batch_size"], "unique_k": list(unique_k),
+        "fingerprint": "Morgan radius 2, 1024 bits", "bootstrap": options.bootstrap,
+        "scheduler": engine["scheduler"], "chunk_rows": engine["chunk_rows"] or CHUNK_ROWS,
+        "intdiv": "estimate" if "IntDiv" in evaluation.estimates else "exact",
+        "intdiv_exact_max": INTDIV_EXACT_MAX if engine["intdiv_exact_max"] is None else engine["intdiv_exact_max"],
+    })
+    if engine["work_dir"] is not None:
+        config["work_dir"] = str(engine["work_dir"])
+    if options.limit is not None:
+        config["limit"] = options.limit
+    return config
+
+
+def _details(evaluation: Any, warnings: list[str], plot: str | os.PathLike | None) -> EvaluateDetails:
+    """The typed details; with ``plot`` the property-distribution PNG is drawn there."""
+    png = None
+    if plot is not None:
+        from chemassay.suites.generation.metrics import PROPERTY_NAMES
+        from chemassay.suites.generation.plots import plot_property_distributions
+
+        test_stats = evaluation.references["Test"]
+        png = plot_property_distributions(
+            evaluation.properties, test_stats.properties, plot,
+            distances={name: evaluation.metrics.get(name, float("nan")) for name in PROPERTY_NAMES},
+            reference_label=test_stats.name,
+        )
+    return EvaluateDetails(
+        counts=Counts(input=evaluation.n_input, valid=evaluation.n_valid, invalid=len(evaluation.invalid),
+                      unique_valid=evaluation.n_unique_valid),
+        warnings=warnings + evaluation.warnings,
+        references={label: stats.describe() for label, stats in evaluation.references.items()},
+        timings_s=evaluation.timings,
+        estimates=evaluation.estimates or None,
+        chunks=evaluation.chunks,
+        resumed_chunks=evaluation.resumed_chunks,
+        plot=str(png) if png is not None else None,
+    )
+
+
+def _attach_intervals(result: Result, evaluation: Any, options: Options) -> Result:
+    """Bootstrap intervals of the per-molecule metrics; an estimated IntDiv's own interval."""
+    from chemassay.report.intervals import attach_intervals
+    from chemassay.report.result import Interval
+
+    attach_intervals(result, resamples=options.bootstrap, seed=options.seed)
+    if evaluation.estimates:
+        estimate = evaluation.estimates["IntDiv"]
+        for key in ("IntDiv", "IntDiv2"):
+            result.intervals[key] = Interval(low=estimate[key]["low"], high=estimate[key]["high"], level=0.95,
+                                             method="sampled molecules (estimate)", resamples=estimate["rows"],
+                                             seed=estimate["seed"])
+    return result
 
 
 def evaluate(
     samples: SmilesInput | None = None,
     *,
     model: Any = None,
-    n: int = DEFAULT_N,
-    seed: int = 0,
-    test: ReferenceInput = "moses",
+    reference: ReferenceInput = "moses",
     scaffold_test: ReferenceInput = "moses",
     train: ReferenceInput = "moses",
-    bootstrap: int = 1000,
-    n_jobs: int = 1,
+    n: int = DEFAULT_N,
+    unique_at: int | Sequence[int] | None = None,
     device: str = "cpu",
     batch_size: int = 512,
     plot: str | os.PathLike | None = None,
-    samples_out: str | os.PathLike | None = None,
-    show_progress: bool | None = None,
     scheduler: str | None = None,
     n_threads: int | None = None,
     work_dir: str | os.PathLike | None = None,
     chunk_rows: int | None = None,
     intdiv_exact_max: int | None = None,
+    seed: int | None = None,
+    bootstrap: int | None = None,
+    limit: int | None = None,
+    n_jobs: int | None = None,
+    cache: bool | None = None,
+    progress: bool | None = None,
+    out: str | os.PathLike | None = None,
     context: Mapping[str, Any] | None = None,
-    k: int | Sequence[int] | None = None,
+    options: Options | None = None,
 ) -> Result:
     """Every MOSES metric of generated molecules, as ``moses.get_all_metrics`` computes them.
 
     Give ``samples`` (a list of SMILES or a SMILES file: one per line, or a CSV with a
-    ``SMILES`` column) or ``model`` (a spec or a generator object: ``n`` samples are drawn
-    with ``seed`` first, and written to ``samples_out`` if given; ``context`` gives the model
-    factory settings such as ``base_url``). ``test``/``scaffold_test``
-    are compared against (the published MOSES statistics by default) and ``train`` gives
-    Novelty (the MOSES training split by default); each also takes ``"moses:PART"``, a file or
-    a list, and ``None`` leaves its metrics out. Invalid strings are counted (``valid``) and
-    listed in ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty``
-    get 95 % bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none).
-    ``k`` chooses the ``unique@k`` metrics as ``get_all_metrics(gen, k=...)`` does (an int or
-    a list; default 1,000 and 10,000). When fewer valid molecules than ``k`` are given, MOSES
-    divides by the number available: the value is then ``unique@N`` of all ``N``, and a warning
-    (in ``details.warnings`` and once through the ``chemassay`` logger) says so.
-    ``plot`` writes the property-distribution PNG there. The result names the dataset
-    ``moses`` when the test set is MOSES's, with the setting ``{"samples": N}`` (the MOSES
-    protocol draws 30,000; its published tables state no other setting), and
-    carries typed details (:class:`~chemassay.suites.generation.details.EvaluateDetails`):
-    ``counts``, ``warnings``, ``references``, ``timings_s``, ``estimates``, ``chunks``,
-    ``resumed_chunks`` and ``plot``.
+    ``SMILES`` column), scored as they are, or ``model`` (a spec or a generator object: ``n``
+    samples are drawn with ``seed`` first through :func:`chemassay.models.run`, and written to
+    ``out`` if given; ``context`` gives the model factory settings such as ``base_url``).
+    ``reference`` (the test set) and ``scaffold_test`` are compared against (the published
+    MOSES statistics by default) and ``train`` gives Novelty (the MOSES training split by
+    default); each also takes ``"moses:PART"``, a file or a list, and ``None`` leaves the
+    scaffold-test or Novelty metrics out. Invalid strings are counted (``valid``) and listed in
+    ``skipped`` with their reason; ``valid``, ``Filters``, ``SNN`` and ``Novelty`` get 95 %
+    bootstrap intervals (``bootstrap`` resamples seeded with ``seed``; 0: none). ``limit``
+    scores only the first ``limit`` samples (given, or drawn: the first ``limit`` of ``n``).
+    ``unique_at`` chooses the ``unique@k`` metrics as ``get_all_metrics(gen, k=...)`` does (an
+    int or a list; default 1,000 and 10,000; the CLI's ``--k``). When fewer valid molecules
+    than ``k`` are given, MOSES divides by the number available: the value is then ``unique@N``
+    of all ``N``, and a warning (in ``details.warnings`` and once through the ``chemassay``
+    logger) says so. ``plot`` writes the property-distribution PNG there; ``progress`` reports
+    progress to the installed renderer. The common options (``seed``, ``bootstrap``, ``limit``,
+    ``n_jobs``, ``cache``, ``progress``, ``out``, ``context``) can also come as one
+    ``options=`` :class:`~chemassay.contract.Options` (keyword arguments given win). The result
+    names the dataset ``moses`` when the test set is MOSES's, with the setting
+    ``{"samples": N}`` (the MOSES protocol draws 30,000; its published tables state no other
+    setting), and carries typed details
+    (:class:`~chemassay.suites.generation.details.EvaluateDetails`): ``counts``, ``warnings``,
+    ``references``, ``timings_s``, ``estimates``, ``chunks``, ``resumed_chunks`` and ``plot``.
 
     Scale: a file is streamed in chunks of ``chunk_rows`` strings (50,000), so memory stays
     bounded at a million molecules; with ``work_dir`` each finished chunk is kept there and
@@ -278,7 +501,7 @@ def evaluate(
     >>> reference = ["CCOc1ccccc1", "CC(=O)Nc1ccc(O)cc1", "c1ccc2ccccc2c1", "OC(=O)c1ccccc1O",
     ...              "CC(C)Cc1ccc(cc1)C(C)C(=O)O", "CN1CCC[C@H]1c1cccnc1"]
     >>> result = generation.evaluate(["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "C1CC"],
-    ...                              test=reference, scaffold_test=None, train=reference, bootstrap=200)
+    ...                              reference=reference, scaffold_test=None, train=reference, bootstrap=200)
     >>> result.metrics["valid"], round(result.metrics["Novelty"], 4), result.n
     (0.75, 0.6667, 3)
     >>> result.skipped[0].item, result.skipped[0].reason
@@ -286,149 +509,50 @@ def evaluate(
     >>> sorted(result.intervals)
     ['Filters', 'Novelty', 'SNN/Test', 'valid']
     """
-    from chemassay.models import in_memory_ref, model_ref, predictions_ref
-    from chemassay.report.intervals import attach_intervals
-    from chemassay.runtime.files import ensure_writable
     from chemassay.suites.generation.metrics import evaluate_samples
-    from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX
-    from chemassay.suites.generation.stream import CHUNK_ROWS
 
+    options = Options.merged(options, seed=seed, bootstrap=bootstrap, limit=limit, n_jobs=n_jobs, cache=cache,
+                             progress=progress, out=out, context=context)
     started = time.perf_counter()
-    _check_device(device)
-    if scheduler is not None and scheduler != "dask-local" and "://" not in scheduler:
-        raise UserInputError(f"--scheduler {scheduler}: give a Dask address (tcp://host:8786) or dask-local")
-    if (samples is None) == (model is None):
-        raise UserInputError("give the generated SMILES (a list or a file) or model=SPEC, not both and not neither")
-    for target, what in ((plot, "plot"), (samples_out, "samples file")):
-        if target is not None:
-            ensure_writable(target, what)
-    inputs = []
-    input_sha256: str | None = None
-    warnings_out: list[str] = []
-    config: dict[str, Any] = {}
-    failures: dict[int, str] = {}
-    requests = None
+    _check_call(samples, model, n, device=device, scheduler=scheduler, plot=plot, out=options.out,
+                limit=options.limit)
+    unique_k = _unique_k(unique_at)
+    engine = {"device": device, "batch_size": batch_size, "scheduler": scheduler, "n_threads": n_threads,
+              "work_dir": work_dir, "chunk_rows": chunk_rows, "intdiv_exact_max": intdiv_exact_max}
+    sets = {"test": reference, "scaffold_test": scaffold_test, "train": train}
+    references = _load_references(reference, scaffold_test, train, options, device=device, batch_size=batch_size)
+    done = None
     if model is not None:
-        n = _check_n(n)
-        generator = _generator(model, n_jobs, show_progress, context)
-        smiles = _draw(generator, n, seed)
-        model_field = model_ref(generator, _asked_spec(model))
-        config.update({"n": n, "seed": seed})
-        from chemassay.models.request_stats import request_summary
-
-        failures = {int(i): str(r) for i, r in (getattr(generator, "failures", None) or {}).items()}
-        requests = request_summary(generator)
-        if failures:
-            first = next(iter(failures.values()))
-            warnings_out.append(
-                f"{len(failures)} samples were not drawn because requests to the model failed (first: {first}); "
-                "they are empty strings, counted invalid and listed in skipped with the reason"
-            )
-        if samples_out is not None:
-            _write_lines(samples_out, smiles)
-            inputs.append(input_ref(samples_out))
-    elif isinstance(samples, (str, os.PathLike)):
-        from chemassay.suites.generation.stream import CHUNK_ROWS, iter_smiles_file
-
-        chunk_iter = iter_smiles_file(samples, chunk_rows=chunk_rows or CHUNK_ROWS)
-        first_chunk = next(chunk_iter, None)
-        if first_chunk is None:
-            raise UserInputError(f"{samples}: no SMILES in the file; give one SMILES per line or a CSV with a SMILES column")
-        smiles = _prepend(first_chunk, chunk_iter)
-        model_field = predictions_ref(samples, name=Path(samples).name)
-        inputs.append(input_ref(samples))
-        input_sha256 = inputs[-1].sha256
+        done = _draw(model, min(n, options.limit or n), options.seed, context=_model_context(options),
+                     cache=options.cache)
+        generated = _drawn(done, options)
     else:
-        if isinstance(samples, (bytes, bytearray)) or not isinstance(samples, Sequence):
-            raise UserInputError(f"samples must be a list of SMILES strings or a file path, not {type(samples).__name__}")
-        smiles = [s if isinstance(s, str) else str(s) for s in samples]
-        if not smiles:
-            raise UserInputError("no SMILES to evaluate: the list is empty")
-        model_field = in_memory_ref(smiles, name="in-memory samples")
-    for spec in (test, scaffold_test, train):
-        if spec is not None and _is_path(spec) and not str(spec).endswith(".npz"):
-            from chemassay.runtime.files import need_file
-
-            need_file(spec, "reference SMILES")
-
-    unique_k = _unique_k(k)
+        generated = _given(samples, chunk_rows=chunk_rows, limit=options.limit)
     evaluation = evaluate_samples(
-        smiles, test=test, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs, device=device,
-        batch_size=batch_size, show_progress=show_progress, scheduler=scheduler, n_threads=n_threads,
-        work_dir=work_dir, chunk_rows=chunk_rows, input_sha256=input_sha256, intdiv_exact_max=intdiv_exact_max,
-        seed=seed, unique_k=unique_k,
+        generated.smiles, test=references.test, scaffold_test=references.scaffold_test, train=train,
+        n_jobs=options.n_jobs, show_progress=options.progress, input_sha256=generated.input_sha256,
+        seed=options.seed, unique_k=unique_k, **engine,
     )
-    skipped = [
-        SkippedItem(line=bad.line, item=bad.smiles, reason=failures.get(bad.index) or f"invalid SMILES: {bad.reason}",
-                    index=bad.index)
-        for bad in evaluation.invalid
-    ] + [
-        SkippedItem(line=bad.line, item=bad.smiles, reason=bad.reason, index=bad.index)
-        for bad in evaluation.dropped
-    ]
-    for spec in (test, scaffold_test, train):
-        if spec is not None and _is_path(spec):
-            inputs.append(input_ref(spec))
-    test_stats = evaluation.references["Test"]
-    dataset = DatasetRef(name=MOSES if _is_moses_test(test) else test_stats.name, sha256=test_stats.sha256)
-    config.update({
-        "test": _describe_set(test), "scaffold_test": _describe_set(scaffold_test), "train": _describe_set(train),
-        "n_jobs": n_jobs, "device": device, "batch_size": batch_size, "unique_k": list(unique_k),
-        "fingerprint": "Morgan radius 2, 1024 bits", "bootstrap": bootstrap,
-        "scheduler": scheduler, "chunk_rows": chunk_rows or CHUNK_ROWS,
-        "intdiv": "estimate" if "IntDiv" in evaluation.estimates else "exact",
-        "intdiv_exact_max": INTDIV_EXACT_MAX if intdiv_exact_max is None else intdiv_exact_max,
-    })
-    if work_dir is not None:
-        config["work_dir"] = str(work_dir)
-    png = None
-    if plot is not None:
-        from chemassay.suites.generation.metrics import PROPERTY_NAMES
-        from chemassay.suites.generation.plots import plot_property_distributions
-
-        png = plot_property_distributions(
-            evaluation.properties, test_stats.properties, plot,
-            distances={name: evaluation.metrics.get(name, float("nan")) for name in PROPERTY_NAMES},
-            reference_label=test_stats.name,
-        )
-    details = EvaluateDetails(
-        counts=Counts(input=evaluation.n_input, valid=evaluation.n_valid, invalid=len(evaluation.invalid),
-                      unique_valid=evaluation.n_unique_valid),
-        warnings=warnings_out + evaluation.warnings,
-        references={label: stats.describe() for label, stats in evaluation.references.items()},
-        timings_s=evaluation.timings,
-        estimates=evaluation.estimates or None,
-        chunks=evaluation.chunks,
-        resumed_chunks=evaluation.resumed_chunks,
-        plot=str(png) if png is not None else None,
-    )
+    evaluation.timings["references"] += references.seconds
+    dataset = _dataset(reference, evaluation)
     result = make_result(
         SUITE, "evaluate",
-        model=model_field,
+        run=done,
+        model=generated.model,
         metrics=evaluation.metrics,
         n=evaluation.n_valid - len(evaluation.dropped),
         item_ids=[str(i) for i in range(evaluation.n_input)],
         item_scores=evaluation.item_scores,
-        skipped=skipped,
+        skipped=_skipped(evaluation, generated.failures),
         dataset=dataset,
         # the MOSES protocol draws 30,000 samples per model; the setting says how many these are
-        setting={"samples": str(evaluation.n_input)} if dataset is not None and dataset.name == "moses" else {},
-        inputs=inputs,
-        config=config,
+        setting={"samples": str(evaluation.n_input)} if dataset.name == MOSES else {},
+        inputs=generated.inputs + _reference_inputs(reference, scaffold_test, train),
+        config=_config(generated, sets, evaluation, options, engine, unique_k),
         started=started,
-        details=details,
-        requests=requests,
+        details=_details(evaluation, generated.warnings, plot),
     )
-    attach_intervals(result, resamples=bootstrap, seed=seed)
-    if evaluation.estimates:
-        from chemassay.report.result import Interval
-
-        estimate = evaluation.estimates["IntDiv"]
-        for key in ("IntDiv", "IntDiv2"):
-            result.intervals[key] = Interval(low=estimate[key]["low"], high=estimate[key]["high"], level=0.95,
-                                             method="sampled molecules (estimate)", resamples=estimate["rows"],
-                                             seed=estimate["seed"])
-    return result
+    return _attach_intervals(result, evaluation, options)
 
 
 def _is_moses_test(spec: Any) -> bool:
@@ -446,7 +570,7 @@ def _prepend(first: Any, rest: Any) -> Any:
 def compute_metrics(
     samples: Sequence[str],
     *,
-    test: ReferenceInput = "moses",
+    reference: ReferenceInput = "moses",
     scaffold_test: ReferenceInput = "moses",
     train: ReferenceInput = "moses",
     n_jobs: int = 1,
@@ -454,11 +578,12 @@ def compute_metrics(
     batch_size: int = 512,
 ) -> dict[str, float]:
     """The MOSES metrics of ``samples`` as a plain dict, keyed and valued like MOSES's
-    ``get_all_metrics`` (same defaults as :func:`evaluate`, no intervals or details)."""
+    ``get_all_metrics`` (same defaults as :func:`evaluate`, no intervals or details;
+    ``reference`` is ``get_all_metrics``'s ``test``)."""
     from chemassay.suites.generation.metrics import compute_metrics as moses_metrics
 
     _check_device(device)
-    return moses_metrics(list(samples), test=test, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs,
+    return moses_metrics(list(samples), test=reference, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs,
                          device=device, batch_size=batch_size)
 
 

@@ -38,7 +38,7 @@ QUICK_SAMPLES = 1_000
 DEFAULT_BATCH = 50
 """Molecules a text generator asks for per request when its spec sets no ``batch=`` (the
 default of :class:`chemassay.models.text_model.TextModel`)."""
-REFERENCES = {"test": "moses", "scaffold_test": "moses", "train": "moses"}
+REFERENCES = {"reference": "moses", "scaffold_test": "moses", "train": "moses"}
 """The sets the samples are scored against: the MOSES protocol (published statistics of the
 test and scaffold-test sets, Novelty against the full train split)."""
 QUICK_NOTE = (
@@ -74,8 +74,8 @@ def run_moses(ctx: AssayContext, *, n: int) -> Result:
     from chemassay.suites.generation.api import evaluate
 
     result = evaluate(model=ctx.spec, n=n, seed=ctx.seed, **REFERENCES, n_jobs=ctx.n_jobs,
-                      samples_out=samples_path(ctx), plot=ctx.out_dir / f"{TASK_KEY}.properties.png",
-                      context=ctx.model_context, show_progress=False)
+                      out=samples_path(ctx), plot=ctx.out_dir / f"{TASK_KEY}.properties.png",
+                      context=ctx.model_context, progress=False)
     return result.model_copy(update={"quick": ctx.quick})
 
 

@@ -150,17 +150,17 @@ def evaluate_command(
         raise UserInputError("give a file of generated SMILES, or --model SPEC to sample one first")
     if gen is not None:
         need_file(gen, "SMILES")
-    test_spec = _reference_option(test, "test", allow_none=False)
+    reference_spec = _reference_option(test, "test", allow_none=False)
     scaffold_spec = _reference_option(scaffold_test, "scaffold-test", allow_none=True)
     train_spec = _reference_option(train, "train", allow_none=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # each warning is printed below and kept in the result
         result = api.evaluate(
-            gen, model=model, n=n, seed=seed, test=test_spec, scaffold_test=scaffold_spec, train=train_spec,
+            gen, model=model, n=n, seed=seed, reference=reference_spec, scaffold_test=scaffold_spec, train=train_spec,
             bootstrap=bootstrap, n_jobs=n_jobs, device=device, batch_size=batch_size,
-            plot=properties_plot_path(out) if out is not None and plot else None, samples_out=samples,
-            show_progress=_show_progress(), scheduler=scheduler, n_threads=threads, work_dir=work_dir,
-            chunk_rows=chunk_rows, intdiv_exact_max=intdiv_exact_max, k=_k_values(unique_k),
+            plot=properties_plot_path(out) if out is not None and plot else None, out=samples,
+            progress=not settings.quiet, scheduler=scheduler, n_threads=threads, work_dir=work_dir,
+            chunk_rows=chunk_rows, intdiv_exact_max=intdiv_exact_max, unique_at=_k_values(unique_k),
         )
     for warning in result.details.warnings:
         if not warning.startswith("Can't compute unique@"):  # those are printed once as they happen
