@@ -25,9 +25,11 @@ from typing import Any
 from chemassay.contract import Protocol, Request, TextAsker
 from chemassay.errors import UserInputError
 from chemassay.models.adapters import ProtocolModel, protocol_model
+from chemassay.models.openai_batch import DEFAULT_POLL_INTERVAL, BatchChatClient, batch_state_dir
 from chemassay.models.openai_chat import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT
 from chemassay.models.protocols import get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_bool, option_float, option_int
+from chemassay.runtime.progress import warn
 
 SYSTEM_PROMPT = "You are an expert organic chemist. Answer exactly in the format asked for, without explanations."
 """The system prompt chat models get unless the spec (``system=none``) or the suite says otherwise."""
@@ -222,6 +224,10 @@ OPENAI_OPTIONS = {
     "encoding": "bag notation of the stoichiometry prompt: smiles or formula",
     "system": "system prompt: default or none (a suite may choose the default, e.g. mechanism sends the paper's prompt alone)",
     "backoff": "seconds before the first retry, doubled each time (default 1)",
+    "batch_api": "send the chat requests through the server's Batch API (POST /v1/batches): answered within "
+                 "24 h, at about half the price on providers that offer one; a rerun resumes the batch "
+                 "(default false)",
+    "batch_poll": "with batch_api: seconds between two looks at a running batch (default 30)",
 }
 
 
@@ -277,15 +283,29 @@ def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     client = openai_client(spec, context)
     concurrency = option_int(spec, "concurrency", int(context.get("concurrency", 4)), minimum=1)
     if "text" not in found.answered_by:
+        if option_bool(spec, "batch_api", False):
+            warn(f"--model {spec.text}: batch_api sends chat requests only; the {found.name} protocol is answered "
+                 "by the embeddings endpoint, asked directly")
         return embeddings_model(client, found, batch_size=option_int(spec, "batch", 64, minimum=1),
                                 concurrency=concurrency)
     system = spec.options.get("system", context.get("system", "default"))
+    if option_bool(spec, "batch_api", bool(context.get("batch_api", False))):
+        client = batch_client(spec, client, context)
     backend = OpenAIBackend(client, concurrency=concurrency, system_prompt=None if system == "none" else SYSTEM_PROMPT)
     temperature = option_float(spec, "temperature", None)
     encoding = spec.options.get("encoding", context.get("encoding") or "smiles")
     return text_model(backend, found, name=f"openai:{spec.arg}", encoding=encoding,
                       batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature,
                       budget=answer_budget(spec, found))
+
+
+def batch_client(spec: ModelSpec, client: Any, context: Mapping[str, Any]) -> Any:
+    """``client`` behind the server's Batch API (:mod:`chemassay.models.openai_batch`): the
+    resume state goes under the run's output folder (``context["out_dir"]``) when it has one."""
+    poll = option_float(spec, "batch_poll", float(context.get("batch_poll", DEFAULT_POLL_INTERVAL)))
+    if poll < 0:
+        raise UserInputError(f"--model {spec.text}: batch_poll must be 0 or more seconds")
+    return BatchChatClient(client, poll_interval=poll, state_dir=batch_state_dir(context.get("out_dir")))
 
 
 def answer_budget(spec: ModelSpec, protocol: Protocol) -> dict[str, Any]:

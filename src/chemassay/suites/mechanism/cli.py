@@ -25,6 +25,7 @@ from chemassay.cli.tools import (
     err_console,
     finish_requests,
     info,
+    model_context,
     writable_out,
 )
 from chemassay.errors import UserInputError
@@ -71,8 +72,8 @@ NoCacheOption = typer.Option(False, "--no-cache", help="Do not read or write the
 BootstrapOption = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95 % intervals (0: none).")
 
 
-def _context(base_url: str | None) -> dict:
-    return {"base_url": base_url} if base_url else {}
+def _context(base_url: str | None, out: Path | None = None) -> dict:
+    return model_context(base_url, out)
 
 
 def _print_warnings(result) -> None:
@@ -175,7 +176,8 @@ def evaluate(
                "bootstrap": bootstrap, "seed": seed, "weights": weights, "domain_pool": domain_pool}
     if model is not None:
         options.update(model=model, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-                       predictions_out=predictions_out, overwrite=overwrite, context=_context(base_url))
+                       predictions_out=predictions_out, overwrite=overwrite,
+                       context=_context(base_url, predictions_out or out))
     _evaluate(predictions, gold, out, plots=plots, **options)
 
 
@@ -196,7 +198,7 @@ def predict(
     writable_out(out, "predictions file")
     with progress_task(f"asking {model}", _total(reactions, limit)) as advance:
         run = predict_api(model, reactions, out=out, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family,
-                          limit=limit, overwrite=overwrite, context=_context(base_url), progress=advance, info=info)
+                          limit=limit, overwrite=overwrite, context=_context(base_url, out), progress=advance, info=info)
     if not settings.quiet:
         for error in run.errors[:5]:
             console.print(f"  {error['item']}: {error['reason']}", highlight=False, markup=False)
