@@ -71,7 +71,7 @@ def test_numbers_unchanged_from_the_previous_release(tmp_path):
     assert (strict["S_total"], strict["S_partial"], strict["L"]) == (
         pytest.approx(0.06275510204081633, abs=1e-15), pytest.approx(0.07408163265306122, abs=1e-15),
         pytest.approx(0.19239795918367347, abs=1e-15))
-    on_templates = mechanism.evaluate(rows, gold="template", bootstrap=0)
+    on_templates = mechanism.evaluate(rows, reference="template", bootstrap=0)
     missing = [item for item in on_templates.skipped if item.reason.startswith("no prediction:")]
     assert on_templates.n == 166 and len(on_templates.skipped) - len(missing) == 39  # rows and records left out
     assert len(missing) == on_templates.metrics["n_missing"] == 8  # scored as empty mechanisms

@@ -104,20 +104,18 @@ def _finish_run(run: dict, requests, out: Path | None) -> None:
         raise typer.Exit(1)
 
 
-def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = None, label: str | None = None,
-              **options) -> None:
-    """Score (after predicting with ``options['model']`` when given), write, warn; exit 1
-    when a model request failed for good."""
+def _evaluate(predictions, gold: str, result_path: Path | None, *, plots: Path | None = None,
+              label: str | None = None, **options) -> None:
+    """Score (after predicting with ``options['model']`` when given, its answers kept in
+    ``options['out']``), write the result to ``result_path``, warn; exit 1 when a model
+    request failed for good."""
     from chemassay.suites.mechanism.api import evaluate as evaluate_api
 
-    writable_out(out)
+    writable_out(result_path)
     _check_plots(plots)
-    model = options.get("model")
-    if options.get("predictions_out") is not None:
-        writable_out(options["predictions_out"], "predictions file")
-    total = _total(gold, options.get("limit")) if model is not None else 0
-    with progress_task(f"asking {model}", total, disable=None if model is not None else True) as advance:
-        result = evaluate_api(predictions, gold, progress=advance, info=info, **options)
+    if options.get("out") is not None:
+        writable_out(options["out"], "predictions file")
+    result = evaluate_api(predictions, gold, progress=True, info=info, **options)
     run = result.config.get("run")
     if run is not None:
         from chemassay.suites.mechanism.scoring import UNPARSED
@@ -125,12 +123,12 @@ def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = 
         failed = [item for item in result.skipped if item.reason.startswith((UNPARSED, "request failed"))]
         for failure in failed[:5]:
             info(f"  {failure.item}: {failure.reason}")
-    emit(result, out)
+    emit(result, result_path)
     _print_warnings(result)
     if plots is not None:
         _plots(result, plots, label or (Path(predictions).stem if predictions is not None else "model"))
     if run is not None:
-        _finish_run(run, result.requests, options.get("predictions_out"))
+        _finish_run(run, result.requests, options.get("out"))
 
 
 @app.command()
@@ -169,11 +167,11 @@ def evaluate(
         raise UserInputError("give a predictions file, or --model SPEC to predict and score")
     if model is None and (predictions_out is not None or limit is not None):
         raise UserInputError("--predictions-out and --limit go with --model")
-    options = {"tau": tau, "round_to": round_to, "strict": strict, "use_cache": not no_cache,
+    options = {"tau": tau, "round_to": round_to, "strict": strict, "molecule_cache": not no_cache,
                "bootstrap": bootstrap, "seed": seed, "weights": weights, "domain_pool": domain_pool}
     if model is not None:
-        options.update(model=model, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-                       predictions_out=predictions_out, overwrite=overwrite, context=_context(base_url))
+        options.update(model=model, prompt=prompt, shots=k, pool=pool, allow_same_family=allow_same_family,
+                       limit=limit, out=predictions_out, overwrite=overwrite, context=_context(base_url))
     _evaluate(predictions, gold, out, plots=plots, **options)
 
 
@@ -189,7 +187,7 @@ def score(
     no_cache: bool = NoCacheOption,
 ) -> None:
     """Old spelling of 'evaluate PRED --gold GOLD' (kept for one release)."""
-    _evaluate(pred, gold, out, plots=plots, tau=tau, round_to=round_to, strict=strict, use_cache=not no_cache)
+    _evaluate(pred, gold, out, plots=plots, tau=tau, round_to=round_to, strict=strict, molecule_cache=not no_cache)
 
 
 def _predict(model: str, reactions: str, out: Path, *, score_out: Path | None = None, **options) -> None:
@@ -198,7 +196,7 @@ def _predict(model: str, reactions: str, out: Path, *, score_out: Path | None = 
     from chemassay.suites.mechanism.api import predict as predict_api
 
     if score_out is not None:
-        _evaluate(None, reactions, score_out, model=model, predictions_out=out, **options)
+        _evaluate(None, reactions, score_out, model=model, out=out, **options)
         return
     writable_out(out, "predictions file")
     with progress_task(f"asking {model}", _total(reactions, options.get("limit"))) as advance:
@@ -224,8 +222,8 @@ def predict(
     base_url: str = BaseUrlOption,
 ) -> None:
     """Ask --model SPEC for the mechanism of every reaction and write its answers (exit 1 if a request failed)."""
-    _predict(model, reactions, out, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-             overwrite=overwrite, context=_context(base_url))
+    _predict(model, reactions, out, prompt=prompt, shots=k, pool=pool, allow_same_family=allow_same_family,
+             limit=limit, overwrite=overwrite, context=_context(base_url))
 
 
 @app.command("run", hidden=True)
@@ -261,7 +259,7 @@ def run(
                                  temperature=temperature, max_tokens=max_tokens, seed=seed or None)
     elif spec.kind == "hf":
         spec = spec.with_options(device=device, temperature=temperature, max_new_tokens=max_tokens)
-    _predict(spec.text, gold, out, score_out=score_out, prompt=prompt, k=k, pool=pool,
+    _predict(spec.text, gold, out, score_out=score_out, prompt=prompt, shots=k, pool=pool,
              allow_same_family=allow_same_family, limit=limit, overwrite=overwrite, context=_context(base_url))
 
 
