@@ -156,6 +156,31 @@ def test_python_object_as_predictor(gold_reactions):
     assert result.n == 3 and result.metrics["n_scored"] == 3 and result.model.kind == "python"
 
 
+def test_common_options_by_keyword_or_as_one_object(tmp_path, isolated_home):
+    from chemassay.contract import Options
+
+    by_keywords = mechanism.evaluate(model="gold-oracle", limit=3, bootstrap=50, seed=2, out=tmp_path / "a.jsonl")
+    by_object = mechanism.evaluate(model="gold-oracle", options=Options(limit=3, bootstrap=50, seed=2,
+                                                                        out=tmp_path / "b.jsonl"))
+    assert by_object.n == 3 and by_object.metrics == by_keywords.metrics
+    assert by_object.intervals == by_keywords.intervals and by_object.model == by_keywords.model
+    assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "a.jsonl").read_text()
+    with pytest.raises(TypeError):
+        mechanism.evaluate(model="gold-oracle", gold="gold")  # the old name is gone
+
+    calls = []
+
+    class Echo:
+        def predict_mechanisms(self, records):
+            calls.append(len(records))
+            return [[{"subtype": "acid_base_proton_transfer", "intermediate_smiles": r["products"]}] for r in records]
+
+    # a model that is not streamed runs through the run pipeline: its response cache answers again
+    first = mechanism.evaluate(model=Echo(), limit=4, bootstrap=0, cache=True)
+    again = mechanism.evaluate(model=Echo(), limit=4, bootstrap=0, cache=True)
+    assert again.metrics == first.metrics and calls == [4]
+
+
 def test_registry_loader_and_names():
     gold = chemassay.load_dataset("gold")
     assert len(gold) == 196 and gold[0].reaction_id == "NR-001"

@@ -147,6 +147,33 @@ def test_a_python_model_object_and_its_failed_items(dataset):
     assert [(s.line, s.reason) for s in run.result.skipped] == [(2, "request failed: HTTP 503")]
 
 
+def test_common_options_by_keyword_or_as_one_object(tmp_path, isolated_home):
+    from chemassay.contract import Options
+
+    calls = []
+
+    class Sabatier:
+        def predict_bags(self, sources):
+            calls.append(list(sources))
+            return ["{1}C.{2}O"] * len(sources)
+
+    sources, reference = ["{1}O=C=O.{4}[H][H]", "{1}O=C=O.{2}[H][H]"], ["{1}C.{2}O"] * 2
+    by_keywords = stoichiometry.evaluate(model=Sabatier(), sources=sources, reference=reference, seed=3, bootstrap=50,
+                                         out=tmp_path / "bags.txt")
+    assert (tmp_path / "bags.txt").read_text() == "{1}C.{2}O\n{1}C.{2}O\n"
+    by_object = stoichiometry.evaluate(model=Sabatier(), sources=sources, reference=reference,
+                                       options=Options(seed=3, bootstrap=50, cache=True))
+    assert by_object.metrics == by_keywords.metrics and by_object.intervals == by_keywords.intervals
+    # the response cache of the run pipeline: the same run again asks the model nothing
+    again = stoichiometry.evaluate(model=Sabatier(), sources=sources, reference=reference,
+                                   options=Options(seed=3, bootstrap=50), cache=True)
+    assert again.metrics == by_keywords.metrics and len(calls) == 2
+    with pytest.raises(TypeError):
+        stoichiometry.evaluate(["{1}C"], targets=["{1}C"])  # the old name is gone
+    with pytest.raises(UserInputError, match="out= keeps a model's"):
+        stoichiometry.evaluate(["{1}C"], ["{1}C"], out=tmp_path / "x.txt")
+
+
 SOURCES = ["{1}O=C=O.{4}[H][H]", "{2}CCO.{2}CC(=O)O", "{1}CC(=O)Cl.{1}CN"]
 TARGETS = ["{1}C.{2}O", "{2}CCOC(C)=O.{2}O", "{1}CNC(C)=O.{1}Cl"]
 
