@@ -44,8 +44,8 @@ def run_one_shot(ctx: AssayContext, *, limit: int | None) -> Result:
     one-shot prompt, resuming from the answers already on disk, and score them with oMeS."""
     from chemassay.suites.mechanism.api import evaluate
 
-    result = evaluate(model=ctx.spec, gold="gold", prompt="default", limit=limit,
-                      predictions_out=predictions_path(ctx), context=ctx.model_context, seed=ctx.seed)
+    result = evaluate(model=ctx.spec, reference="gold", prompt="default", limit=limit,
+                      out=predictions_path(ctx), context=ctx.model_context, seed=ctx.seed)
     return result.model_copy(update={"quick": ctx.quick})
 
 

@@ -186,8 +186,8 @@ def _run(name: str, split: str, protocol: str, key: str) -> Callable[[AssayConte
         predictions = Path(ctx.out_dir) / ("predictions-quick" if ctx.quick else "predictions") / f"{key}.txt"
         predictions.parent.mkdir(parents=True, exist_ok=True)
         result = evaluate(model=ctx.spec, protocol=protocol, sources=folder / f"src-{split}.txt",
-                          targets=folder / f"tgt-{split}.txt", limit=QUICK_ITEMS if ctx.quick else None,
-                          seed=ctx.seed, context=context, predictions_out=predictions)
+                          reference=folder / f"tgt-{split}.txt", limit=QUICK_ITEMS if ctx.quick else None,
+                          seed=ctx.seed, context=context, out=predictions)
         return result.model_copy(update={"quick": ctx.quick})
 
     return run

@@ -73,7 +73,7 @@ def evaluate_command(
         raise UserInputError("--protocol says what --model is asked; a predictions file needs none")
     result = evaluate(predictions, targets, src, model=model, protocol=protocol, encoding=encoding, compat=compat,
                       rows=rows, bootstrap=bootstrap, seed=seed, limit=limit, context=_context(base_url, out),
-                      predictions_out=predictions_out)
+                      out=predictions_out)
     emit(result, out)
     finish_requests(result.requests)
 

@@ -98,6 +98,19 @@ class BagPredictorProtocol(Protocol):
 
 BAG_PREDICTOR = BagPredictorProtocol()
 
+
+class LineByLineBagPredictor(BagPredictorProtocol):
+    """The bag predictor asked for every input line at its place, identical lines included: for
+    a model that reads another file line-aligned with its inputs (the baselines' ``oracle=``
+    target file) or counts per input line (the baselines' unknown reactions). Such a model says
+    so with ``line_aligned = True``; other models are asked each distinct input once."""
+
+    def key(self, item: Any) -> str | None:
+        return None
+
+
+LINE_BY_LINE = LineByLineBagPredictor()
+
 PROTOCOLS = (BAG_PREDICTOR,)
 """The protocols this suite defines (it also asks the reaction-ood suite's reaction predictor,
 by name, for ChemAlgebra's Table 2)."""
