@@ -210,17 +210,20 @@ def product_side(text: str) -> str | None:
     return parts[-1].strip() if len(parts) > 1 else None
 
 
+_ROLE = re.compile(r"(?<!-)>")  # ``->`` is a dative bond inside a SMILES
+
+
 def reaction_products(token: str) -> str | None:
     """The products of a reaction SMILES (``A.B>C>D`` or ``A.B>>D``), if they parse."""
-    if token.count(">") != 2 or " " in token.strip():
+    fields = _ROLE.split(token.strip())
+    if len(fields) != 3 or " " in token.strip() or not fields[2]:
         return None
-    products = token.strip().rsplit(">", 1)[1]
-    return as_smiles(products) if products else None
+    return as_smiles(fields[2])
 
 
 def read_smiles(token: str) -> str | None:
     """A SMILES from one token: the token itself, or a reaction SMILES's products."""
-    return reaction_products(token) if ">" in token else as_smiles(token)
+    return reaction_products(token) if _ROLE.search(token) else as_smiles(token)
 
 
 # -------------------------------------------------------------------------------- JSON
