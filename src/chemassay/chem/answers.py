@@ -282,8 +282,19 @@ def json_texts(value: Any, keys: Sequence[str] = ANSWER_KEYS) -> list[str]:
 _ANNOTATION = tuple("(-–—:,=")
 
 
+MAX_PROSE_WORDS = 200
+"""Words of a prose line tried as SMILES, from its end (a line of thousands of SMILES-like
+words that are not SMILES would otherwise cost a parse each)."""
+
+
+def smiles_words(words: Iterable[str]) -> list[str]:
+    """The words that look like SMILES (a short purely alphabetic word, ``I``, ``No``, ``CO``,
+    is far more likely English), the last :data:`MAX_PROSE_WORDS` of them, last first."""
+    return [w for w in reversed(list(words)) if _looks_like_smiles_word(w)][:MAX_PROSE_WORDS]
+
+
 def _last_smiles(words: Iterable[str]) -> str | None:
-    return next((s for s in (read_smiles(w) for w in reversed(list(words)) if _looks_like_smiles_word(w)) if s), None)
+    return next((s for s in (read_smiles(w) for w in smiles_words(words)) if s), None)
 
 
 def read_line(line: AnswerLine) -> tuple[str | None, bool]:

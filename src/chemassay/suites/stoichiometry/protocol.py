@@ -34,6 +34,7 @@ from chemassay.chem.answers import (
     clean_word,
     json_answer,
     product_side,
+    smiles_words,
 )
 from chemassay.chem.bags import BagParseError, canonical_species, parse_bag
 from chemassay.chem.formula import FormulaError
@@ -197,8 +198,7 @@ def _read_lines(lines: list[AnswerLine], encoding: str) -> tuple[str | None, str
         words = [clean_word(word) for word in line.text.split()]
         if len(words) == 1 or line.marked:
             plain = _plain_bag(words[0], encoding) or plain
-        mentioned = next((w for w in reversed(words) if (len(w) >= 4 or (len(w) >= 2 and not w.isalpha()))
-                          and _plain_bag(w, encoding)), None)
+        mentioned = next((w for w in smiles_words(words) if _plain_bag(w, encoding)), None)
         prose = mentioned or prose
     bag = notation or equation or plain or prose
     return (bag, None) if bag else (None, why)
