@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from chemassay.chem import parse_bag
 from chemassay.contract import Unreadable
-from chemassay.suites.stoichiometry.protocol import BAG_PREDICTOR, equation_bag, parse_bag_answer, read_bag_answer
+from chemassay.suites.stoichiometry.protocol import (
+    BAG_PREDICTOR,
+    equation_bag,
+    parse_bag_answer,
+    read_bag_answer,
+)
 from support.fuzz_strategies import FUZZ, adversarial_text
 
 SMILES_STYLES = {

@@ -370,10 +370,10 @@ def ranked_smiles(text: str, k: int, *, strict: bool = False) -> list[str]:
     with a SMILES or carries a bullet, a number or a label) in order, else the SMILES
     mentioned in prose, the last line first (an answer in prose ends with its conclusion).
     """
-    if k < 1:
-        return []
     if strict:
         return _ranked_smiles_strict(text, k)
+    if k < 1:
+        return []
     value = json_answer(text)
     if value is not None:
         found = _distinct((line_smiles(line) for item in json_texts(value) for line in answer_lines(item)), k)

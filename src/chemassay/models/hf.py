@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
 from chemassay.models.protocols import conforms, get_protocol
+from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
 from chemassay.models.text_model import TextBackend, extract_option, text_model
 
 ENCODER_OPTIONS = {

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.chem.answers import smiles_lines
-from chemassay.contract import Check, Protocol, Request, TextAsker, TextOutcome, answer_excerpt, strict_extraction
+from chemassay.contract import (
+    Check,
+    Protocol,
+    Request,
+    TextAsker,
+    TextOutcome,
+    answer_excerpt,
+    strict_extraction,
+)
 from chemassay.errors import UserInputError
 from chemassay.models.check import str_list_problem
 

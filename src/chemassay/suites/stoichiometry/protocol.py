@@ -39,7 +39,14 @@ from chemassay.chem.answers import (
 from chemassay.chem.bags import BagParseError, canonical_species, parse_bag
 from chemassay.chem.formula import FormulaError
 from chemassay.chem.molecules import InvalidSmiles
-from chemassay.contract import Check, Protocol, Request, Unreadable, answer_excerpt, strict_extraction
+from chemassay.contract import (
+    Check,
+    Protocol,
+    Request,
+    Unreadable,
+    answer_excerpt,
+    strict_extraction,
+)
 from chemassay.data.readers import pick_column, read_records
 from chemassay.models.check import str_list_problem
 
