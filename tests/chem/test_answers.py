@@ -86,6 +86,7 @@ def test_json_answers_are_found_in_prose_and_fences_only_when_they_hold_text():
     assert json_answer('Sure: {"product": "CCO"} done') == {"product": "CCO"}
     assert json_answer("[C@H](O)C and [1]") is None
     assert json_answer("[[[[[[[[" * 500) is None
+    assert json_answer("[" * 900 + '"CCO"' + "]" * 900) is None  # nested past any answer
 
 
 def test_generation_lines_as_llms_write_them():

@@ -244,14 +244,25 @@ def json_answer(text: str) -> Any | None:
     return None
 
 
+MAX_JSON_DEPTH = 8
+"""Deepest JSON answer read (an answer nests two or three levels; deeper is not an answer)."""
+
+
 def _holds_text(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, dict):
-        return any(_holds_text(item) for item in value.values()) or any(_holds_text(key) for key in value)
-    if isinstance(value, list):
-        return any(_holds_text(item) for item in value)
-    return False
+    """Whether a JSON value, nested at most :data:`MAX_JSON_DEPTH` deep, holds some text."""
+    found = False
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        if isinstance(item, str):
+            found = found or bool(item.strip())
+        elif isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in [*item.keys(), *item.values()])
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return found
 
 
 def answer_field(value: Any, keys: Sequence[str] = ANSWER_KEYS) -> Any:
