@@ -6,7 +6,10 @@ into a model of any protocol that text can answer: the protocol (each suite's
 (:meth:`~chemassay.contract.Protocol.answer_text`); this module only asks. A request that fails
 for good gives the protocol's missing output and is recorded in ``failures`` (index →
 ``request failed: REASON``) so that suites count it as a failed item rather than lose it; an
-answer that does not parse is the model's answer (the suite scores it as invalid). A model on
+answer the protocol reads nothing from is recorded in ``unreadable`` (index → why) and counted
+in ``request_stats``; an answer that reads as an invalid molecule is the model's answer (the
+suite scores it as invalid). ``extract`` says how answers are read: ``lenient`` (as a chemist
+reads them) or ``strict`` (the papers' reading). A model on
 an endpoint exposes the client's :class:`~chemassay.models.request_stats.RequestStats` as
 ``request_stats``.
 
@@ -22,7 +25,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chemassay.contract import Protocol, Request, TextAsker
+from chemassay.contract import EXTRACT_MODES, Protocol, Request, TextAsker
 from chemassay.errors import UserInputError
 from chemassay.models.adapters import ProtocolModel, protocol_model
 from chemassay.models.openai_batch import DEFAULT_POLL_INTERVAL, BatchChatClient, batch_state_dir
@@ -114,29 +117,33 @@ class TextModel(ProtocolModel):
 
 def text_model(backend: TextBackend, protocol: str | Protocol, *, name: str, prompting: str = "chat",
                encoding: str = "smiles", batch: int = 50, temperature: float | None = None,
-               budget: Mapping[str, Any] | None = None) -> Any:
+               budget: Mapping[str, Any] | None = None, extract: str = "lenient") -> Any:
     """A model of ``protocol`` whose answers come from ``backend``.
 
     ``prompting`` is ``chat`` (the protocol's instructions) or ``raw`` (the input itself is the
     prompt, for models trained on bare SMILES: the protocol decides, e.g. ranked answers from
-    beam search, samples from an empty prompt). ``encoding``, ``batch`` and ``temperature``
-    are settings the protocols may read. ``budget`` holds request fields sent with every
+    beam search, samples from an empty prompt). ``encoding``, ``batch``, ``temperature`` and
+    ``extract`` (``lenient``: answers read as a chemist reads them, Markdown, JSON, reaction
+    SMILES and equations included; ``strict``: the papers' reading of bare lines) are settings
+    the protocols may read. ``budget`` holds request fields sent with every
     request (the protocol's ``max_tokens`` and ``stop`` where the spec sets none).
     """
     if prompting not in {"chat", "raw"}:
         raise UserInputError(f"prompting must be chat or raw, got {prompting!r}")
+    if extract not in EXTRACT_MODES:
+        raise UserInputError(f"extract must be {' or '.join(EXTRACT_MODES)}, got {extract!r}")
     found = get_protocol(protocol)
     batch = max(1, int(batch))
-    asker = BackendAsker(backend, prompting=prompting,
-                         settings={"encoding": encoding, "batch": batch, "temperature": temperature}, budget=budget)
+    asker = BackendAsker(backend, prompting=prompting, budget=budget,
+                         settings={"encoding": encoding, "batch": batch, "temperature": temperature, "extract": extract})
 
     def answer(items: Sequence[Any], options: Mapping[str, Any]):
         return found.answer_text(asker, items, options)
 
-    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch,
+    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch, "extract": extract,
                 **({"budget": dict(budget)} if budget else {})}
     return protocol_model(found, answer, name=name, describe=describe, base=TextModel, backend=backend,
-                          prompting=prompting, encoding=encoding, batch=batch, temperature=temperature)
+                          prompting=prompting, encoding=encoding, batch=batch, temperature=temperature, extract=extract)
 
 
 class OpenAIBackend(TextBackend):
@@ -222,6 +229,8 @@ OPENAI_OPTIONS = {
     "max_answer_bytes": f"largest answer taken, in UTF-8 bytes (default {DEFAULT_MAX_ANSWER_BYTES})",
     "batch": "molecules asked for per generation request (default 50); texts per embeddings request (64)",
     "encoding": "bag notation of the stoichiometry prompt: smiles or formula",
+    "extract": "how answers are read: lenient (default: Markdown, JSON, reaction SMILES, equations, as a chemist "
+               "reads them) or strict (the papers' exact reading of bare lines)",
     "system": "system prompt: default or none (a suite may choose the default, e.g. mechanism sends the paper's prompt alone)",
     "backoff": "seconds before the first retry, doubled each time (default 1)",
     "batch_api": "send the chat requests through the server's Batch API (POST /v1/batches): answered within "
@@ -296,7 +305,16 @@ def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     encoding = spec.options.get("encoding", context.get("encoding") or "smiles")
     return text_model(backend, found, name=f"openai:{spec.arg}", encoding=encoding,
                       batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature,
-                      budget=answer_budget(spec, found))
+                      budget=answer_budget(spec, found), extract=extract_option(spec, context))
+
+
+def extract_option(spec: ModelSpec, context: Mapping[str, Any]) -> str:
+    """The ``extract`` setting of a text model's spec (else the context's, else ``lenient``),
+    checked: a value other than ``lenient`` or ``strict`` is a clear error."""
+    value = str(spec.options.get("extract") or context.get("extract") or "lenient")
+    if value not in EXTRACT_MODES:
+        raise UserInputError(f"--model {spec.text}: extract must be {' or '.join(EXTRACT_MODES)}, got {value!r}")
+    return value
 
 
 def batch_client(spec: ModelSpec, client: Any, context: Mapping[str, Any]) -> Any:
