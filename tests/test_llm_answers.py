@@ -88,13 +88,13 @@ def test_the_run_pipeline_counts_unreadable_answers_into_the_result(server):
 def test_bag_answers_in_every_style_are_scored_and_the_unreadable_one_counted(server):
     sources, targets = list(BAGS), [bag for bag, _ in BAGS.values()]
     result = stoichiometry.evaluate(model=f"openai:chemist,base_url={server.base_url}", sources=sources,
-                                    targets=targets, encoding="formula", bootstrap=0)
+                                    reference=targets, encoding="formula", bootstrap=0)
     assert result.item_scores["EM"] == [1.0, 1.0, 1.0, 1.0, 0.0]
     assert [row.prediction for row in result.details.rows][:4] == ["{2}H2O", "{1}CO2.{2}H2O", "{1}CO2", "{2}NH3"]
     assert result.requests.unreadable == 1 and result.requests.failed == 0
 
     strict = stoichiometry.evaluate(model=f"openai:chemist,base_url={server.base_url},extract=strict",
-                                    sources=sources, targets=targets, encoding="formula", bootstrap=0)
+                                    sources=sources, reference=targets, encoding="formula", bootstrap=0)
     assert strict.item_scores["EM"] == [0.0, 0.0, 0.0, 0.0, 0.0]  # '2', '{1}CO2.{2}H2O**.', 'C', ...
 
 
