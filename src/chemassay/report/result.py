@@ -338,6 +338,7 @@ def make_result(
     started: float | None = None,
     details: ResultDetails | None = None,
     run: Any = None,
+    list_failures: bool = True,
     **fields: Any,
 ) -> Result:
     """The one way a suite builds its :class:`Result`: timing, input hashes and model identity
@@ -351,11 +352,14 @@ def make_result(
     ``run`` is the :class:`~chemassay.contract.Run` of the model (the run pipeline's): the
     model's identity and the request counts come from it unless given, and every item it
     failed is added to ``skipped`` with its line (position + 1), the item and the reason.
+    ``list_failures=False`` leaves the failed items to the suite, which lists them in its own
+    terms (a test file's lines and ids; the pairs of rewrites a failed embedding leaves out).
     """
     if run is not None:
         model = run.model if model is None else model
         if run.requests is not None:
             fields.setdefault("requests", run.requests)
+    if run is not None and list_failures:
         listed = {(entry.line, entry.reason) for entry in fields.get("skipped") or []}
         extra = [SkippedItem(line=index + 1, item=str(run.items[index])[:200], reason=reason)
                  for index, reason in run.failures.items() if (index + 1, reason) not in listed]
