@@ -93,7 +93,7 @@ class EncoderProtocol(Protocol):
             matrices = [_as_layer(layer) for layer in returned]
             if any(m.ndim != 2 or m.shape[0] != count for m in matrices):
                 raise ValueError(f"encode(layers='all'): every layer must be ({count}, d)")
-            return [list(row) for row in zip(*(_rows(m) for m in matrices), strict=True)] if count else []
+            return [list(row) for row in zip(*(_rows(m) for m in matrices), strict=True)]
         matrix = _as_layer(returned)
         if matrix.ndim != 2 or matrix.shape[0] != count:
             raise ValueError(f"encode() returned shape {matrix.shape} for {count} SMILES; expected ({count}, d)")
