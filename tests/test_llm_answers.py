@@ -58,14 +58,14 @@ def server(openai_server, isolated_home):
 def test_reaction_answers_in_every_style_are_scored_and_the_unreadable_one_counted(server):
     spec = f"openai:chemist,base_url={server.base_url}"
     truth = list(REACTIONS)
-    result = reaction_ood.evaluate(truth=truth, model=spec, k=1, bootstrap=0)
+    result = reaction_ood.evaluate(reference=truth, model=spec, k=1, bootstrap=0)
     scores = dict(zip(truth, result.item_scores["top1_accuracy"], strict=True))
     assert {reaction for reaction, score in scores.items() if score == 1.0} == set(truth) - {UNREADABLE}
     assert result.metrics["top1_accuracy"] == pytest.approx(7 / 8)
     assert result.requests.unreadable == 1 and result.requests.failed == 0
     assert "8 answered: 8 new, 0 from cache, 0 failed, 1 unreadable" in result.requests.line()
 
-    strict = reaction_ood.evaluate(truth=truth, model=spec + ",extract=strict", k=1, bootstrap=0)
+    strict = reaction_ood.evaluate(reference=truth, model=spec + ",extract=strict", k=1, bootstrap=0)
     strict_scores = dict(zip(truth, strict.item_scores["top1_accuracy"], strict=True))
     assert {reaction for reaction, score in strict_scores.items() if score == 1.0} == READ_STRICTLY
     assert strict.requests.unreadable == len(truth) - len(READ_STRICTLY)

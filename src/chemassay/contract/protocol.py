@@ -165,7 +165,7 @@ class Protocol:
         """The items and options of a call of :attr:`method` (the inverse of :meth:`call`)."""
         if not args:
             raise TypeError(f"{self.method}() needs its items as the first argument")
-        return list(args[0]), {**dict(zip(self.option_names(), args[1:])), **dict(kwargs)}
+        return list(args[0]), {**dict(zip(self.option_names(), args[1:], strict=False)), **dict(kwargs)}
 
     def option_names(self) -> tuple[str, ...]:
         """The method's positional options after the items, in order (``("k",)``)."""

@@ -346,6 +346,7 @@ def make_result(
     started: float | None = None,
     details: ResultDetails | None = None,
     run: Any = None,
+    list_failures: bool = True,
     **fields: Any,
 ) -> Result:
     """The one way a suite builds its :class:`Result`: timing, input hashes and model identity
@@ -361,7 +362,9 @@ def make_result(
     failed is added to ``skipped`` with its line (position + 1), the item and the reason
     (unless ``skipped`` lists it already with that reason, by that line or by its ``index``),
     and its unreadable answers are counted in ``requests.unreadable`` (a summary is made for a
-    model without an endpoint that gave some).
+    model without an endpoint that gave some). ``list_failures=False`` leaves the failed items
+    to the suite, which lists them in its own terms (a test file's lines and ids; the pairs of
+    rewrites a failed embedding leaves out).
     """
     if run is not None:
         model = run.model if model is None else model
@@ -373,6 +376,7 @@ def make_result(
             requests = RequestSummary.model_validate(requests)
         if requests is not None or unreadable:
             fields["requests"] = (requests or RequestSummary()).model_copy(update={"unreadable": unreadable})
+    if run is not None and list_failures:
         given = fields.get("skipped") or []
         listed = {(entry.line, entry.reason) for entry in given}
         listed |= {(entry.index + 1, entry.reason) for entry in given if entry.index is not None}

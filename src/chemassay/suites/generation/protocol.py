@@ -66,7 +66,7 @@ class GeneratorProtocol(Protocol):
         return model.sample(len(items), int(options.get("seed", 0)))
 
     def items_of_call(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        values = dict(zip(("n", "seed"), args)) | dict(kwargs)
+        values = dict(zip(("n", "seed"), args, strict=False)) | dict(kwargs)
         if "n" not in values:
             raise TypeError("sample() needs n, the number of molecules")
         return list(range(_count(values["n"]))), {"seed": int(values.get("seed", 0))}

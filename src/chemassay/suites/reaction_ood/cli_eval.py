@@ -93,7 +93,7 @@ def evaluate_command(
         raise UserInputError("give a predictions file or --model, not both")
     result = api.evaluate(
         str(predictions) if predictions is not None else None, truth, model=model, k=k, match=match,
-        id_column=id_column, n_best=n_best, group_by=group_by or (), label=label, per_item=per_item, n_jobs=n_jobs,
+        id_column=id_column, n_best=n_best, group_by=group_by or (), label=label, out=per_item, n_jobs=n_jobs,
         context=_context(base_url, out), bootstrap=bootstrap, seed=seed,
     )
     _warn_about(result)
@@ -135,7 +135,7 @@ def iterate_command(
 ) -> None:
     """Two-round evaluation: round-1 top-1 products are fed back as reactants (Grignard analysis)."""
     writable_out(out)
-    result = api.iterate(model, test, k=k, rounds=rounds, feed=feed, predictions_out=predictions_out,
+    result = api.iterate(model, test, k=k, rounds=rounds, feed=feed, out=predictions_out,
                          n_jobs=n_jobs, context=_context(base_url, out))
     _warn_about(result)
     emit(result, out)

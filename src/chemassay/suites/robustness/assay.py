@@ -50,7 +50,7 @@ EMBEDDINGS_BATCH = 64
 def _amore_run(name: str, ctx: AssayContext) -> Result:
     from chemassay.suites.robustness import api
 
-    result = api.evaluate(model=ctx.spec, dataset=AMORE_SETS[name][0], augmentations=PAPER_AUGMENTATIONS,
+    result = api.evaluate(model=ctx.spec, reference=AMORE_SETS[name][0], augmentations=PAPER_AUGMENTATIONS,
                           n_jobs=ctx.n_jobs, seed=ctx.seed, context=dict(ctx.model_context),
                           limit=QUICK_ITEMS if ctx.quick else None)
     return result.model_copy(update={"quick": ctx.quick})
@@ -67,12 +67,13 @@ def _downstream_run(ctx: AssayContext) -> Result:
 
 def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: bool = True) -> int:
     """HTTP requests an ``/v1/embeddings`` client sends for these encode calls, in order: each
-    call sends the texts no earlier call sent (the response cache answers those, when on) in
-    chunks of ``batch``."""
+    call asks for its distinct texts once (the run pipeline merges identical items) and sends
+    those no earlier call sent (the response cache answers those, when on) in chunks of
+    ``batch``."""
     sent: set[str] = set()
     requests = 0
     for texts in calls:
-        todo = [text for text in texts if not (cache and text in sent)]
+        todo = [text for text in dict.fromkeys(texts) if not (cache and text in sent)]
         requests += math.ceil(len(todo) / batch)
         sent.update(texts)
     return requests
