@@ -133,3 +133,19 @@ def test_the_protocol_check_catches_a_shared_layer_that_names_a_protocol(tmp_pat
     monkeypatch.setattr(sys.modules[__name__], "SRC", fake)
     with pytest.raises(AssertionError, match="bag-predictor"):
         test_no_shared_layer_names_a_protocol()
+
+
+@pytest.mark.parametrize(("cli_name", "module"), SUITES)
+def test_evaluate_reads_as_reference_run_score_result(cli_name, module):
+    """Each suite's evaluate is short (at most 60 lines besides its docstring) and takes the
+    common options under one name each."""
+    api = importlib.import_module(f"chemassay.suites.{module}.api")
+    source = inspect.getsource(api.evaluate)
+    function = ast.parse(source).body[0]
+    body = function.body[1:] if ast.get_docstring(function) else function.body
+    lines = body[-1].end_lineno - body[0].lineno + 1
+    assert lines <= 60, f"chemassay.{module}.evaluate has a body of {lines} lines"
+    parameters = set(inspect.signature(api.evaluate).parameters)
+    assert {"model", "reference", "seed", "bootstrap", "n_jobs", "cache", "context", "options"} <= parameters
+    assert not parameters & {"targets", "truth", "gold", "test", "dataset_name", "predictions_out", "samples_out",
+                             "per_item", "use_cache", "show_progress"}
