@@ -1,4 +1,5 @@
-"""The five papers' published results, shipped as data (one JSON file per paper here).
+"""The papers' published results, shipped as data (one JSON file per paper, in the package of
+the suite that reproduces it: ``chemassay/suites/<suite>/published.json``).
 
 Every table of model results in the papers is transcribed as printed (``cells`` keep the
 printed text: ``0.076 ± 0.0322``, ``<1e-2``, ``94.6 (+4.2)``), with the paper's table id, the
@@ -266,7 +267,7 @@ def _read_records(_suites: tuple[Suite, ...]) -> tuple[PublishedRecord, ...]:
             columns = table["columns"]
             for row in table["rows"]:
                 if len(row["cells"]) != len(columns):
-                    raise ValueError(f"published/{paper.key}: {table['table']} row {row['model']!r} has "
+                    raise ValueError(f"published table {paper.key}: {table['table']} row {row['model']!r} has "
                                      f"{len(row['cells'])} cells for {len(columns)} columns")
                 row_setting = {**table_setting, **row.get("setting", {})}
                 groups: dict[str, tuple[dict[str, Any], dict[str, PublishedValue], list[PublishedValue]]] = {}
