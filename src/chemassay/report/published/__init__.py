@@ -1,4 +1,5 @@
-"""The five papers' published results, shipped as data (one JSON file per paper here).
+"""The papers' published results, shipped as data (one JSON file per paper, in the package of
+the suite that reproduces it: ``chemassay/suites/<suite>/published.json``).
 
 Every table of model results in the papers is transcribed as printed (``cells`` keep the
 printed text: ``0.076 ± 0.0322``, ``<1e-2``, ``94.6 (+4.2)``), with the paper's table id, the
@@ -27,11 +28,11 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from typing import Any
 
 from chemassay.report.published.keys import Mapped, to_chemassay_units
+from chemassay.suites import PerSuites, Suite, all_suites, find_suite, suite_names
 
 FORMAT = 1
 
@@ -201,36 +202,40 @@ def _paper(doc: dict[str, Any]) -> Paper:
 
 def _bindings() -> list[tuple[str, PaperBinding]]:
     """``(suite name, binding)`` of every registered suite that binds a paper, in suite order."""
-    from chemassay.suites import all_suites, on_register
+    return _bindings_of(tuple(all_suites()))
 
-    on_register(clear_cache)
+
+def _bindings_of(suites: tuple[Suite, ...]) -> list[tuple[str, PaperBinding]]:
     found = []
-    for suite in all_suites():
+    for suite in suites:
         binding = suite.load("published")
         if binding is not None:
             found.append((suite.name, binding))
     return found
 
 
-@cache
-def _documents() -> tuple[tuple[dict[str, Any], PaperBinding], ...]:
+def _read_documents(suites: tuple[Suite, ...]) -> tuple[tuple[dict[str, Any], PaperBinding], ...]:
     docs = []
-    for suite, binding in _bindings():
+    for suite, binding in _bindings_of(suites):
         package, name = binding.resource
+        where = f"{package}:{name}"
         doc = json.loads(resources.files(package).joinpath(name).read_text(encoding="utf-8"))
         if doc.get("format") != FORMAT:
-            raise ValueError(f"published/{name}: format {doc.get('format')!r}, expected {FORMAT}")
+            raise ValueError(f"published table {where}: format {doc.get('format')!r}, expected {FORMAT}")
         if doc["paper"]["key"] != binding.paper or doc["paper"]["suite"] != suite:
-            raise ValueError(f"published/{name}: paper {doc['paper']['key']!r} of suite {doc['paper']['suite']!r}, "
-                             f"but suite {suite} binds paper {binding.paper!r}")
+            raise ValueError(f"published table {where}: paper {doc['paper']['key']!r} of suite "
+                             f"{doc['paper']['suite']!r}, but suite {suite} binds paper {binding.paper!r}")
         docs.append((doc, binding))
     return tuple(docs)
 
 
-def clear_cache(_suite: Any = None) -> None:
-    """Forget the loaded tables (a suite was registered or removed)."""
-    _documents.cache_clear()
-    _records.cache_clear()
+_DOCUMENTS = PerSuites(_read_documents)
+"""The papers' JSON, read from the registered suites' bindings; kept until a suite comes or goes
+(a report looks up the published rows of every result)."""
+
+
+def _documents() -> tuple[tuple[dict[str, Any], PaperBinding], ...]:
+    return _DOCUMENTS.get()
 
 
 def _cell(raw: str | dict[str, Any]) -> tuple[str, float | None, float | None, str | None, float | None, float | None, str | None]:
@@ -248,10 +253,13 @@ def _scale(number: float | None, unit: str, key: str | None, binding: PaperBindi
     return to_chemassay_units(number, unit, key, binding.percent_keys) if number is not None else None
 
 
-@cache
 def _records() -> tuple[PublishedRecord, ...]:
+    return _RECORDS.get()
+
+
+def _read_records(_suites: tuple[Suite, ...]) -> tuple[PublishedRecord, ...]:
     records: list[PublishedRecord] = []
-    for doc, binding in _documents():
+    for doc, binding in _DOCUMENTS.get():
         paper = _paper(doc)
         for table in doc["tables"]:
             table_setting = dict(table.get("setting", {}))
@@ -259,7 +267,7 @@ def _records() -> tuple[PublishedRecord, ...]:
             columns = table["columns"]
             for row in table["rows"]:
                 if len(row["cells"]) != len(columns):
-                    raise ValueError(f"published/{paper.key}: {table['table']} row {row['model']!r} has "
+                    raise ValueError(f"published table {paper.key}: {table['table']} row {row['model']!r} has "
                                      f"{len(row['cells'])} cells for {len(columns)} columns")
                 row_setting = {**table_setting, **row.get("setting", {})}
                 groups: dict[str, tuple[dict[str, Any], dict[str, PublishedValue], list[PublishedValue]]] = {}
@@ -296,11 +304,12 @@ def _records() -> tuple[PublishedRecord, ...]:
     return tuple(records)
 
 
+_RECORDS = PerSuites(_read_records)
+
+
 def _check_suite(suite: str | None) -> str | None:
     if suite is None:
         return None
-    from chemassay.suites import find_suite, suite_names
-
     found = find_suite(suite)
     if found is None:
         raise KeyError(f"unknown suite {suite!r}; suites: {', '.join(suite_names())}")

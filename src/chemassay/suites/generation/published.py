@@ -28,5 +28,5 @@ def reference_runs() -> list:
     return reference_records()
 
 
-PUBLISHED = PaperBinding(paper="moses", resource=("chemassay.report.published", "moses.json"),
+PUBLISHED = PaperBinding(paper="moses", resource=("chemassay.suites.generation", "published.json"),
                          metric_key=metric_key, reference_runs=reference_runs)

@@ -10,6 +10,9 @@ from chemassay.data.registry import (
     UrlSource,
 )
 
+PACKAGE = "chemassay.suites.mechanism"
+"""The package whose ``data/bundled/`` folder holds the files this suite ships."""
+
 DATASETS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="omebench",
@@ -28,7 +31,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
             DataFile("LICENSE", "a4958d6da4e5312d3e8672a80c97fe7277adbd09b35dde1ef23e9b25eff3957a", 1064),
         ),
         sources=(
-            BundledSource("omebench"),
+            BundledSource("data/bundled/omebench", PACKAGE),
             UrlSource(
                 "https://raw.githubusercontent.com/skylarkie/oMeBench/4ecae92edef07c0b05429104012fc104e531eadf/data/"
             ),

@@ -23,5 +23,5 @@ def metric_key(metric: str, setting: dict[str, Any]) -> Mapped | None:
     return Mapped(OMEBENCH_LEVEL_KEY.format(level=level, key=key), ("level",))
 
 
-PUBLISHED = PaperBinding(paper="omebench", resource=("chemassay.report.published", "omebench.json"),
+PUBLISHED = PaperBinding(paper="omebench", resource=("chemassay.suites.mechanism", "published.json"),
                          metric_key=metric_key)

@@ -11,6 +11,9 @@ from chemassay.data.registry import (
     UrlSource,
 )
 
+PACKAGE = "chemassay.suites.reaction_ood"
+"""The package whose ``data/bundled/`` folder holds the files this suite ships."""
+
 DATASETS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="schneider-50k",
@@ -30,7 +33,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
             DataFile("rxnclass2id.json", "95d5dca95d46fccfc1715032e9a16646553812447d5e8270de246968af5070bc", 645),
             DataFile("rxnclass2name.json", "370b0b2ffe362917d46dae33a11b39391d6913291df5e96ccdd5270553d93047", 2824),
         ),
-        sources=(BundledSource("schneider50k"),),
+        sources=(BundledSource("data/bundled/schneider50k", PACKAGE),),
         suites=("reaction-ood", "stoichiometry"),
         aliases=("schneider50k", "schneider"),
         loader="chemassay.suites.reaction_ood.data:load_reactions",
@@ -50,7 +53,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
             DataFile("dataSetA.csv", "1cde03493cb9045ebe7dbc962fdd5bbaab31671d730dc1d6f06b2c5ee52509b8", 303418),
         ),
         sources=(
-            BundledSource("retrosim_dataseta"),
+            BundledSource("data/bundled/retrosim_dataseta", PACKAGE),
             UrlSource(
                 "https://raw.githubusercontent.com/connorcoley/retrosim/0a272f0b5de833c448f41491e81e4dc00b4d85b0/retrosim/data/from_schneider/"
             ),

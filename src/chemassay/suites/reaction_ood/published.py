@@ -18,5 +18,5 @@ def metric_key(metric: str, setting: dict[str, Any]) -> Mapped | None:
     return Mapped(REACTION_OOD_TOPK.format(k=int(match.group(1)))) if match else None
 
 
-PUBLISHED = PaperBinding(paper="bradshaw", resource=("chemassay.report.published", "bradshaw.json"),
+PUBLISHED = PaperBinding(paper="bradshaw", resource=("chemassay.suites.reaction_ood", "published.json"),
                          metric_key=metric_key)

@@ -10,6 +10,9 @@ from chemassay.data.registry import (
     DatasetSpec,
 )
 
+PACKAGE = "chemassay.suites.robustness"
+"""The package whose ``data/bundled/`` folder holds the files this suite ships."""
+
 DATASETS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="amore-chebi20",
@@ -31,7 +34,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
         files=(
             DataFile("chebi20_original.tsv", "bc207a3318800dbce4a4948257c5b9276fd155dca426df45f8d607f70bdc4da3"),
         ),
-        sources=(BundledSource("amore"),),
+        sources=(BundledSource("data/bundled/amore", PACKAGE),),
         suites=("robustness",),
         aliases=("chebi20", "chebi-20"),
         loader="chemassay.suites.robustness.data:load_amore",
@@ -51,7 +54,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
         files=(
             DataFile("qm9_isomers_original.tsv", "75404500604ad2c6f1b0e272762139d5ccac8110b939c3b7c6b694b9c127a24d"),
         ),
-        sources=(BundledSource("amore"),),
+        sources=(BundledSource("data/bundled/amore", PACKAGE),),
         suites=("robustness",),
         aliases=("isomers", "qm9-isomers"),
         loader="chemassay.suites.robustness.data:load_amore",
@@ -79,7 +82,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
                 "solubility_huuskonen.csv", "9416619d7be6270b5ad63b8dbc585abf7e844f93bcb9c224cf314484c14baea3", 78242
             ),
         ),
-        sources=(BundledSource("solubility"),),
+        sources=(BundledSource("data/bundled/solubility", PACKAGE),),
         suites=("robustness",),
         aliases=("solubility",),
         loader="chemassay.suites.robustness.data:load_solubility",

@@ -35,5 +35,5 @@ def metric_key(metric: str, setting: dict[str, Any]) -> Mapped | None:
     return None
 
 
-PUBLISHED = PaperBinding(paper="amore", resource=("chemassay.report.published", "amore.json"),
+PUBLISHED = PaperBinding(paper="amore", resource=("chemassay.suites.robustness", "published.json"),
                          metric_key=metric_key)

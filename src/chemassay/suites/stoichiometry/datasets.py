@@ -16,6 +16,9 @@ from chemassay.data.registry import (
     UrlSource,
 )
 
+PACKAGE = "chemassay.suites.stoichiometry"
+"""The package whose ``data/bundled/`` folder holds the files this suite ships."""
+
 DATASETS: tuple[DatasetSpec, ...] = (
     DatasetSpec(
         name="uspto-15k",
@@ -34,7 +37,7 @@ DATASETS: tuple[DatasetSpec, ...] = (
             DataFile("valid.txt.gz", "831879643a978afe0903c2467035b635ebfe7388f9b5b3c0165f268a09b42615", 122169),
             DataFile("test.txt.gz", "147c7b7974abb426384657b8ca6ca340d33dade33eeec6d6d7c51685c3f51944", 247752),
         ),
-        sources=(BundledSource("uspto15k"),),
+        sources=(BundledSource("data/bundled/uspto15k", PACKAGE),),
         suites=("stoichiometry", "reaction-ood"),
         aliases=("uspto15k",),
         loader="chemassay.suites.stoichiometry.data:load_uspto",

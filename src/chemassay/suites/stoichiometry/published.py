@@ -26,5 +26,5 @@ def metric_key(metric: str, setting: dict[str, Any]) -> Mapped | None:
 PERCENT_KEYS = frozenset({"balanced_pct", "rebalanced_pct", "usable_pct"})
 """Keys stored in percent (everything else the paper prints in percent is a fraction here)."""
 
-PUBLISHED = PaperBinding(paper="chemalgebra", resource=("chemassay.report.published", "chemalgebra.json"),
+PUBLISHED = PaperBinding(paper="chemalgebra", resource=("chemassay.suites.stoichiometry", "published.json"),
                          metric_key=metric_key, percent_keys=PERCENT_KEYS)
