@@ -124,6 +124,7 @@ def predict(
     context: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     info: Callable[[str], None] | None = None,
+    ids: Sequence[str] | None = None,
 ) -> PredictionRun:
     """Ask a mechanism predictor for the mechanism of every reaction (the paper's prompts).
 
@@ -131,7 +132,8 @@ def predict(
     ``nearest-neighbour:pool=template``, ``gold-oracle``...) or an object with
     ``predict_mechanisms(records)``. ``prompt`` is ``default`` (the paper's one-shot prompt),
     ``cot`` or ``kshot`` (``k`` exemplars from ``pool`` by DRFP similarity, never of the
-    query's family unless ``allow_same_family``). ``limit`` keeps the first N reactions.
+    query's family unless ``allow_same_family``). ``limit`` keeps the first N reactions,
+    ``ids`` only the reactions of those ids (a seeded subset: ``chemassay assay --limit``).
     With ``out`` the answers go to a JSON Lines file as they arrive and a second call
     resumes it (only unanswered reactions are asked; ``overwrite`` starts again).
     ``context`` gives the model factory settings such as ``base_url``. Returns the rows
@@ -146,6 +148,9 @@ def predict(
 
         target = ensure_writable(out, "predictions file")
     chosen = load_reactions(reactions)[:limit]
+    if ids is not None:
+        wanted = {str(i) for i in ids}
+        chosen = [reaction for reaction in chosen if reaction.reaction_id in wanted]
     settings = dict(context or {})
     # The gold-oracle repeats the reactions asked about (by name when they have one).
     settings.setdefault("gold", str(reactions) if isinstance(reactions, (str, os.PathLike)) else chosen)
@@ -289,6 +294,7 @@ def evaluate(
     use_cache: bool = True,
     progress: Callable[[int], None] | None = None,
     info: Callable[[str], None] | None = None,
+    ids: Sequence[str] | None = None,
 ) -> Result:
     """Score mechanisms against oMeBench gold with oMeS; the ``chemassay mechanism evaluate`` result.
 
@@ -296,8 +302,9 @@ def evaluate(
     ``"mechanism": [steps]``, or the published pipeline's ``"output"``), a dict
     ``reaction_id → raw answer text or step list``, or a list of such rows. Or give
     ``model=`` (a spec or a mechanism predictor): it is run first with :func:`predict`'s
-    options (``prompt``, ``k``, ``pool``, ``allow_same_family``, ``limit``; its answers go to
-    ``predictions_out`` when given, resumable) and its answers are scored. ``gold`` is a
+    options (``prompt``, ``k``, ``pool``, ``allow_same_family``, ``limit``, ``ids``; its answers go to
+    ``predictions_out`` when given, resumable) and its answers are scored. With ``ids`` only the
+    gold reactions of those ids are scored (a seeded subset: ``chemassay assay --limit``). ``gold`` is a
     dataset name (``gold``, ``template``) or a file. Every gold reaction is scored (a
     limited model run: those asked); one without prediction counts as an empty mechanism
     and is named in ``result.details.warnings`` and ``result.skipped``. ``tau`` is the Tanimoto threshold of partial
@@ -356,8 +363,9 @@ def evaluate(
     extra: dict[str, Any] = {}
     if model is not None:
         run = predict(model, gold, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-                      out=predictions_out, overwrite=overwrite, context=context, progress=progress, info=info)
-        reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in run.rows] if limit else None)
+                      out=predictions_out, overwrite=overwrite, context=context, progress=progress, info=info, ids=ids)
+        reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in run.rows] if limit or ids is not None
+                                        else None)
         attributed = predictions_from_items(run.rows, (r.reaction_id for r in reactions))
         from chemassay.models.identity import model_ref
         from chemassay.models.spec import ModelSpec, parse_spec
@@ -374,7 +382,7 @@ def evaluate(
             extra["pool"] = pool if isinstance(pool, (str, os.PathLike)) else "given"
             extra["allow_same_family"] = allow_same_family
     else:
-        reactions, gold_set = load_gold(gold_path)
+        reactions, gold_set = load_gold(gold_path, [str(i) for i in ids] if ids is not None else None)
         known = [r.reaction_id for r in reactions]
         prompt_style = None
         if isinstance(predictions, (str, os.PathLike)):

@@ -345,7 +345,8 @@ def evaluate(
         resolved = _resolve(model, n_jobs, context)
         max_k = k or DEFAULT_MODEL_K
         ranked, failures = _run_model(resolved, queries, max_k)
-        parsed = Predictions(ranked, None, "model")
+        # the test table's own ids name the items (stable across subsets and reorderings), else positions
+        parsed = Predictions(ranked, _own_ids(test.frame, id_column), "model")
         source = "the model's predictions"
         ref = _model_ref(resolved)
         default_label = ref.name
@@ -412,6 +413,19 @@ def evaluate(
                                 per_item=str(per_item) if per_item is not None else None),
     )
     return attach_intervals(result, resamples=bootstrap, seed=seed)
+
+
+def _own_ids(frame: pd.DataFrame, id_column: str | None) -> list[str] | None:
+    """The test table's id column (``id_column``, else the first of ``id``, ``reaction_id``,
+    ``source_row``) as text, when it names every row once; else ``None`` (rows by position)."""
+    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES
+
+    columns = [str(c) for c in frame.columns]
+    key = id_column if id_column in columns else next((c for c in ID_CANDIDATES if c in columns), None)
+    if key is None:
+        return None
+    ids = frame[key].astype(str).tolist()
+    return ids if len(set(ids)) == len(ids) else None
 
 
 def _evaluation_skipped(evaluation: Any, failures: Mapping[int, str], first_line: int, *,

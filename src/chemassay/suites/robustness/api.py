@@ -260,6 +260,7 @@ def evaluate(
     bootstrap: int = 1000,
     seed: int = 0,
     limit: int | None = None,
+    molecules: Sequence[str] | None = None,
 ) -> Result:
     """AMORE retrieval: can each molecule be found again from a rewritten SMILES of itself?
 
@@ -283,7 +284,8 @@ def evaluate(
     ``result.details`` (:class:`~.details.EvaluateDetails`); a run over ``chebi20`` or
     ``isomers`` records ``setting={"dataset": ...}`` in the paper's words. ``limit`` scores
     only the dataset's first ``limit`` molecules (a smoke test: retrieval among fewer
-    candidates is easier).
+    candidates is easier), ``molecules`` only the molecules of those ids (a seeded subset:
+    ``chemassay assay --limit``; retrieval among them, likewise easier).
 
     >>> import numpy as np
     >>> import chemassay.robustness as robustness
@@ -307,6 +309,8 @@ def evaluate(
         raise UserInputError("give both embedding sets (original and augmented), or neither and a model")
     if limit is not None and (limit < 1 or original_embeddings is not None or augmented is not None):
         raise UserInputError("limit must be 1 or more, and applies to a dataset's augmentations only")
+    if molecules is not None and (original_embeddings is not None or augmented is not None):
+        raise UserInputError("molecules applies to a dataset's augmentations only")
     if original_embeddings is not None:
         if model is not None:
             raise UserInputError("give embeddings or a model, not both")
@@ -333,7 +337,7 @@ def evaluate(
         result = _evaluate_augmentations(encoder, ref, dataset, _augmentation_list(augmentations), layers=layers,
                                          ks=ks, metric=metric, ties=ties, backend=backend, smiles_column=smiles_column,
                                          n_jobs=n_jobs, cache=cache, config=config, started=started,
-                                         bootstrap=bootstrap, seed=seed, limit=limit)
+                                         bootstrap=bootstrap, seed=seed, limit=limit, molecules=molecules)
     from chemassay.models.request_stats import request_summary
 
     result.requests = request_summary(encoder)  # an embeddings endpoint: counts and tokens
@@ -449,7 +453,7 @@ def _evaluate_pair(encoder, ref, originals, augmented, *, layers, ks, metric, ti
 
 
 def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric, ties, backend, smiles_column, n_jobs,
-                            cache, config, started, bootstrap, seed, limit) -> Result:
+                            cache, config, started, bootstrap, seed, limit, molecules=None) -> Result:
     from chemassay.suites.robustness.amore import run_amore
 
     table, malformed, kind = molecule_table(dataset, smiles_column=smiles_column)
@@ -457,6 +461,9 @@ def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric,
         # The first rows only (a smoke test): retrieval among fewer candidates is easier, so such
         # a result says so in its config and is never ranked against the full benchmark.
         table = table.subset([i < limit for i in range(len(table))])
+    if molecules is not None:
+        wanted = {str(i) for i in molecules}
+        table = table.subset([i in wanted for i in table.ids])
     if not len(table):
         raise UserInputError(f"{table.path or table.name}: no molecules to score")
     outcome = run_amore(table, encoder, augmentations=kinds, layers=layers, metric=metric, ties=ties,
@@ -486,7 +493,8 @@ def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric,
         inputs=[table.path] if kind == "file" else [], item_ids=list(table.ids), item_scores=outcome.item_scores,
         skipped=skipped, dataset=reference, setting=amore_setting(reference.name),
         config={**config, "input": "dataset", "augmentations": list(kinds), "seed": seed,
-                **({"limit": limit} if limit is not None else {})},
+                **({"limit": limit} if limit is not None else {}),
+                **({"molecules": len(table)} if molecules is not None else {})},
         details=details,
     )
     return _finish(result, bootstrap, seed)
@@ -584,6 +592,7 @@ def downstream(
     bootstrap: int = 1000,
     seed: int = 0,
     limit: int | None = None,
+    lines: Sequence[int] | None = None,
 ) -> Result:
     """Score a property model on a test set and on every augmentation of it: the metric per
     augmentation and its drop against the original (``rmse``/``rmse_drop`` for regression,
@@ -598,7 +607,8 @@ def downstream(
     floating-point rounding has a drop of exactly 0. The per-test-set table and the class
     labels are in ``result.details`` (:class:`~.details.DownstreamDetails`); the bundled set
     records ``setting={"task": "solubility"}``. ``limit`` scores only the first ``limit`` test
-    molecules (a smoke test; the model still trains on the whole training split).
+    molecules (a smoke test; the model still trains on the whole training split), ``lines``
+    only the test molecules of those file lines (a seeded subset: ``chemassay assay --limit``).
 
     >>> from chemassay.robustness import downstream
     >>> result = downstream("rf-fingerprint", targets=["logS"], augmentations=["kekulize"], n_estimators=10)
@@ -628,6 +638,14 @@ def downstream(
         # Fewer test molecules only (a smoke test): the model above was trained on the full split.
         prepared = replace(prepared, test_smiles=prepared.test_smiles[:limit], test_targets=prepared.test_targets[:limit],
                            test_lines=prepared.test_lines[:limit])
+    if lines is not None:
+        wanted = {int(line) for line in lines}
+        keep = [i for i, line in enumerate(prepared.test_lines) if line in wanted]
+        if not keep:
+            raise UserInputError(f"{path}: none of the chosen lines is a test molecule")
+        prepared = replace(prepared, test_smiles=[prepared.test_smiles[i] for i in keep],
+                           test_targets=prepared.test_targets[keep],
+                           test_lines=[prepared.test_lines[i] for i in keep])
     report = evaluate_downstream(prepared, predictor, kinds, seed=seed, n_jobs=n_jobs)
     skipped = _skipped_items(report.skipped)
     skipped += [SkippedItem(line=line, reason=f"malformed row: {reason}") for line, reason in prepared.malformed]
@@ -644,7 +662,8 @@ def downstream(
                 "split": prepared.split_source, "n_train": len(prepared.train_smiles),
                 "n_test": len(prepared.test_smiles), "seed": seed,
                 "n_estimators": ref.parameters.get("n_estimators") if is_forest else None,
-                **({"limit": limit} if limit is not None else {})},
+                **({"limit": limit} if limit is not None else {}),
+                **({"lines": len(prepared.test_lines)} if lines is not None else {})},
         details=DownstreamDetails(table=report.table, classes=prepared.classes),
     )
     return _finish(result, bootstrap, seed)

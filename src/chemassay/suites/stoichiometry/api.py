@@ -132,13 +132,13 @@ class ReactionPredictorBags:
 
 def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
                     context: Mapping[str, Any] | None = None, protocol: str = "bag-predictor",
-                    limit: int | None = None) -> PredictionRun:
+                    limit: int | None = None, lines: Sequence[int] | None = None) -> PredictionRun:
     """Run a bag predictor (or a reaction predictor) over input bags and count what happened.
 
     ``model`` is a spec string (``algebraic:DIR``, ``copy-coefficient:DIR,split=train``,
     ``openai:NAME,base_url=URL``, ``python:module:factory``...) or a model object;
     ``sources`` a list of input bags or a file of them (only its first ``limit`` lines with
-    ``limit``). With ``protocol="bag-predictor"`` (default) the model's ``predict_bags(sources)``
+    ``limit``, only the 1-based ``lines`` with ``lines``). With ``protocol="bag-predictor"`` (default) the model's ``predict_bags(sources)``
     answers; with ``"reaction-predictor"`` its ``predict(reactants, k=1)`` does and its top-1
     product SMILES is the bag (:class:`ReactionPredictorBags`, ChemAlgebra Table 2). The model
     gets ``context`` plus the input file's path (``source``, which the baselines' ``split=auto``
@@ -155,6 +155,9 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     source_lines, source_name, source_path = _lines(sources, "source")
     if limit is not None:
         source_lines = source_lines[:_check_limit(limit)]
+    numbers = _check_lines(lines, len(source_lines), source_name) if lines is not None else None
+    if numbers is not None:
+        source_lines = [source_lines[n - 1] for n in numbers]
     settings = dict(context or {})
     if source_path is not None:
         settings.setdefault("source", str(source_path))
@@ -181,14 +184,26 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     result = make_result(
         "stoichiometry", "predict", metrics=metrics, n=len(bags), model=ref, started=started,
         inputs=[source_path] if source_path is not None else [],
-        skipped=[SkippedItem(line=i + 1, item=source_lines[i][:200], reason=failures.get(i, "empty prediction"))
-                 for i in failed],
+        skipped=[SkippedItem(line=numbers[i] if numbers is not None else i + 1, item=source_lines[i][:200],
+                             reason=failures.get(i, "empty prediction")) for i in failed],
         config={"encoding": getattr(predictor, "encoding", notation), "source": source_name,
                 "train_split": getattr(predictor, "split_used", None), "protocol": protocol,
-                **({"limit": limit} if limit is not None else {})},
+                **({"limit": limit} if limit is not None else {}),
+                **({"lines": len(numbers)} if numbers is not None else {})},
         requests=request_summary(predictor),
     )
     return PredictionRun(bags, failures, ref, result, predictor)
+
+
+def _check_lines(lines: Sequence[int], count: int, name: str) -> list[int]:
+    """``lines`` (1-based line numbers of a file of ``count`` lines) sorted, each once."""
+    numbers = sorted({int(n) for n in lines})
+    if not numbers:
+        raise UserInputError(f"{name}: no lines chosen to score")
+    if numbers[0] < 1 or numbers[-1] > count:
+        raise UserInputError(f"{name}: has {count} lines; line {numbers[0] if numbers[0] < 1 else numbers[-1]} "
+                             "cannot be chosen")
+    return numbers
 
 
 def _check_limit(limit: int) -> int:
@@ -226,6 +241,7 @@ def evaluate(
     limit: int | None = None,
     context: Mapping[str, Any] | None = None,
     predictions_out: str | os.PathLike | None = None,
+    lines: Sequence[int] | None = None,
 ) -> Result:
     """Score predicted product bags against true bags with ChemAlgebra's metrics.
 
@@ -242,7 +258,8 @@ def evaluate(
     bootstrap interval (``bootstrap`` resamples, 0 for none). ``encoding`` is ``smiles`` or
     ``formula`` (default: the manifest next to the target file, else smiles);
     ``compat="reference"`` scores as the authors' notebook; ``limit`` scores only the first
-    lines. A target that does not parse is skipped with its line and reason; inputs with nothing
+    lines, ``lines`` only those 1-based lines (a seeded subset: ``chemassay assay --limit``; the
+    item ids stay the files' line numbers). A target that does not parse is skipped with its line and reason; inputs with nothing
     to score raise :class:`~chemassay.errors.UserInputError`.
 
     When the target file sits in a folder written by ``build`` (or ``build-all``,
@@ -295,9 +312,18 @@ def evaluate(
         raise UserInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     target_lines, target_name, target_path = _lines(targets, "target")
     source_lines, source_name, source_path = _lines(sources, "source") if sources is not None else (None, "", None)
+    if limit is not None and lines is not None:
+        raise UserInputError("evaluate: give limit (the first lines) or lines (chosen lines), not both")
     if limit is not None:
         target_lines = target_lines[:_check_limit(limit)]
         source_lines = source_lines[:limit] if source_lines is not None else None
+    numbers = _check_lines(lines, len(target_lines), target_name) if lines is not None else None
+    if numbers is not None:
+        if source_lines is not None and len(source_lines) != len(target_lines):
+            raise UserInputError(f"{source_name} has {len(source_lines)} lines but {target_name} has "
+                                 f"{len(target_lines)}: files must be line-aligned")
+        target_lines = [target_lines[n - 1] for n in numbers]
+        source_lines = [source_lines[n - 1] for n in numbers] if source_lines is not None else None
     notation = encoding_for(target_path, encoding)
     dataset, setting = built_setting(target_path)
     reasons: dict[int, str] = {}
@@ -307,7 +333,8 @@ def evaluate(
             raise UserInputError("evaluate with a model needs sources: the input bags the model predicts from")
         _writable(predictions_out, "predictions file")
         run = run_predictions(model, source_path if source_path is not None else source_lines, encoding=notation,
-                              context=context, protocol=protocol, limit=limit)
+                              context=context, protocol=protocol, limit=limit,
+                              lines=numbers if source_path is not None else None)
         prediction_lines, reasons, model_field = run.bags, run.failures, run.model
         prediction_name, prediction_path = f"the predictions of {run.model.spec}", None
         prediction_counts = run.result.metrics
@@ -324,14 +351,22 @@ def evaluate(
                                      f"{len(_lines(targets, 'target')[0])}: prediction and target files must be "
                                      "line-aligned")
             prediction_lines = prediction_lines[:limit]
+        if numbers is not None:
+            total = len(_lines(targets, "target")[0])
+            if len(prediction_lines) != total:
+                raise UserInputError(f"{prediction_name} has {len(prediction_lines)} lines but {target_name} has "
+                                     f"{total}: prediction and target files must be line-aligned")
+            prediction_lines = [prediction_lines[n - 1] for n in numbers]
         model_field = (predictions_ref(prediction_path, encoding=notation) if prediction_path is not None
                        else in_memory_ref(prediction_lines, encoding=notation))
     report = score_lines(prediction_lines, target_lines, source_lines, encoding=notation, compat=compat,
                          reasons=reasons, names=(prediction_name, target_name, source_name),
-                         check_format=model is None)
+                         check_format=model is None, numbers=numbers)
     config: dict[str, Any] = {"with_source": sources is not None}
     if limit is not None:
         config["limit"] = limit
+    if numbers is not None:
+        config["lines"] = len(numbers)
     result = evaluation_result(
         report, model=model_field, inputs=[p for p in (prediction_path, target_path, source_path) if p is not None],
         config=config, started=started, rows=rows, bootstrap=bootstrap, seed=seed, dataset=dataset, setting=setting,
