@@ -132,7 +132,7 @@ def estimate(model: str | Mapping[str, str] | None = None, *, suites: Sequence[s
     """The plan of :func:`chemassay.assay.assay` with each task's budget: per-suite outcomes
     (skips) and one :class:`TaskBudget` per task. ``tokens=False`` leaves the prompts unbuilt
     (no data is prepared)."""
-    from chemassay.assay import AssayContext, ENDPOINT_KINDS, plan, subset_size, task_subset
+    from chemassay.assay import ENDPOINT_KINDS, AssayContext, plan, subset_size, task_subset
     from chemassay.models.budget import prompt_budget
     from chemassay.models.spec import parse_spec
     from chemassay.report.subsets import wilson_half_width

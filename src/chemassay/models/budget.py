@@ -142,9 +142,9 @@ def _openai(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mappin
 
 def _hf(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mapping[str, Any],
         context: Mapping[str, Any], texts: Sequence[Sequence[str]] | None) -> PromptBudget:
+    from chemassay.errors import require
     from chemassay.models.hf import _local_or_hub
     from chemassay.models.spec import option_int
-    from chemassay.errors import require
 
     transformers = require("transformers", "hf", "local Hugging Face models")
     tokenizer = transformers.AutoTokenizer.from_pretrained(_local_or_hub(spec.arg), local_files_only=True)

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 

@@ -33,7 +33,15 @@ import math
 from collections.abc import Sequence
 from functools import partial
 
-from chemassay.assay import ENDPOINT_KINDS, AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text, task_subset
+from chemassay.assay import (
+    ENDPOINT_KINDS,
+    AssayContext,
+    AssayTask,
+    SuiteAssay,
+    TaskItems,
+    metric_text,
+    task_subset,
+)
 from chemassay.report.result import Result
 
 PAPER_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber_amore")
