@@ -216,9 +216,8 @@ def test_dry_run_counts_an_hf_models_tokens_with_its_own_tokenizer(toy_suite, tm
     word-level one, so a token is a word or a punctuation mark); raw prompting sends the item."""
     transformers = pytest.importorskip("transformers")
     tokenizers = pytest.importorskip("tokenizers")
-    from support.toy_suite import FORMULA_PREDICTOR, load_molecules
-
     from chemassay.budget import estimate
+    from support.toy_suite import FORMULA_PREDICTOR, load_molecules
 
     words = tokenizers.Tokenizer(tokenizers.models.WordLevel(unk_token="[UNK]"))
     words.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
