@@ -192,7 +192,7 @@ def main() -> None:
 
         spec = f"mechanism-seq2seq:{model_dir},beam={args.beam},threads={args.threads},device={args.device}"
         started = time.perf_counter()
-        learned = mechanism.evaluate(model=spec, predictions_out=args.out / "gold_predictions.jsonl",
+        learned = mechanism.evaluate(model=spec, out=args.out / "gold_predictions.jsonl",
                                      bootstrap=args.bootstrap, seed=0)
         decode_seconds = time.perf_counter() - started
         learned.write(args.out / "learned_gold.json")

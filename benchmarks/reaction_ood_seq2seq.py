@@ -258,7 +258,7 @@ def evaluate(args) -> None:
             if limit and len(frame) > limit:
                 frame = frame.sample(n=limit, random_state=SEED).reset_index(drop=True)
             started, cpu = time.perf_counter(), time.process_time()
-            result = chemassay.reaction_ood.evaluate(model=predictor, truth=frame, k=K,
+            result = chemassay.reaction_ood.evaluate(model=predictor, reference=frame, k=K,
                                                      group_by=spec.get("group_by", ()))
             seconds = time.perf_counter() - started
             result.config.update({"experiment": name, "test_part": part, "split_family": spec["split"],

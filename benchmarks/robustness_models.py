@@ -409,7 +409,7 @@ def main() -> None:
             if target.is_file():
                 continue
             started = time.perf_counter()
-            result = api.evaluate(model=specs[name], dataset=dataset, augmentations=args.augmentations, layers="all",
+            result = api.evaluate(model=specs[name], reference=dataset, augmentations=args.augmentations, layers="all",
                                   bootstrap=args.bootstrap, n_jobs=1)
             result.write(target)
             with open(args.out / "tables.md", "a", encoding="utf-8") as handle:

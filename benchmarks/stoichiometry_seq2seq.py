@@ -165,7 +165,7 @@ def evaluate(args) -> None:
             if args.max_test and len(lines) > args.max_test:
                 lines, gold = lines[:args.max_test], gold[:args.max_test]
             started, cpu = time.perf_counter(), time.process_time()
-            result = stoichiometry.evaluate(model=predictor, sources=lines, targets=gold,
+            result = stoichiometry.evaluate(model=predictor, sources=lines, reference=gold,
                                             encoding="formula" if name.startswith("formula") else "smiles",
                                             rows=False)
             seconds = time.perf_counter() - started

@@ -499,8 +499,9 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
                 continue
             info(f"[assay] {outcome.suite} · {task.title} ({task.items:,} items) ...")
             task_started = time.perf_counter()
+            # out_dir: where a model keeps what a rerun resumes (a Batch API's batch ids)
             ctx = AssayContext(spec=outcome.spec or "", out_dir=suite_dir, quick=quick, seed=seed, n_jobs=n_jobs,
-                               model_context=dict(context), limit=size, precision=precision)
+                               model_context={**context, "out_dir": str(target)}, limit=size, precision=precision)
             try:
                 result = task.run(ctx)
                 if quick and not result.quick:

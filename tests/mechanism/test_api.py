@@ -71,7 +71,7 @@ def test_numbers_unchanged_from_the_previous_release(tmp_path):
     assert (strict["S_total"], strict["S_partial"], strict["L"]) == (
         pytest.approx(0.06275510204081633, abs=1e-15), pytest.approx(0.07408163265306122, abs=1e-15),
         pytest.approx(0.19239795918367347, abs=1e-15))
-    on_templates = mechanism.evaluate(rows, gold="template", bootstrap=0)
+    on_templates = mechanism.evaluate(rows, reference="template", bootstrap=0)
     missing = [item for item in on_templates.skipped if item.reason.startswith("no prediction:")]
     assert on_templates.n == 166 and len(on_templates.skipped) - len(missing) == 39  # rows and records left out
     assert len(missing) == on_templates.metrics["n_missing"] == 8  # scored as empty mechanisms
@@ -154,6 +154,31 @@ def test_python_object_as_predictor(gold_reactions):
 
     result = mechanism.evaluate(model=Echo(), limit=3, bootstrap=0)
     assert result.n == 3 and result.metrics["n_scored"] == 3 and result.model.kind == "python"
+
+
+def test_common_options_by_keyword_or_as_one_object(tmp_path, isolated_home):
+    from chemassay.contract import Options
+
+    by_keywords = mechanism.evaluate(model="gold-oracle", limit=3, bootstrap=50, seed=2, out=tmp_path / "a.jsonl")
+    by_object = mechanism.evaluate(model="gold-oracle", options=Options(limit=3, bootstrap=50, seed=2,
+                                                                        out=tmp_path / "b.jsonl"))
+    assert by_object.n == 3 and by_object.metrics == by_keywords.metrics
+    assert by_object.intervals == by_keywords.intervals and by_object.model == by_keywords.model
+    assert (tmp_path / "b.jsonl").read_text() == (tmp_path / "a.jsonl").read_text()
+    with pytest.raises(TypeError):
+        mechanism.evaluate(model="gold-oracle", gold="gold")  # the old name is gone
+
+    calls = []
+
+    class Echo:
+        def predict_mechanisms(self, records):
+            calls.append(len(records))
+            return [[{"subtype": "acid_base_proton_transfer", "intermediate_smiles": r["products"]}] for r in records]
+
+    # a model that is not streamed runs through the run pipeline: its response cache answers again
+    first = mechanism.evaluate(model=Echo(), limit=4, bootstrap=0, cache=True)
+    again = mechanism.evaluate(model=Echo(), limit=4, bootstrap=0, cache=True)
+    assert again.metrics == first.metrics and calls == [4]
 
 
 def test_registry_loader_and_names():

@@ -67,18 +67,18 @@ def test_items_not_scored_as_asked_are_skipped_with_their_reason():
 
 def test_a_model_run_records_the_papers_protocol(oracle, tmp_path):
     assert oracle.dataset.name == "omebench" and oracle.setting == {"dataset": "gold", "prompt": "one-shot"}
-    cot = mechanism.evaluate(model="gold-oracle", prompt="cot", limit=3, bootstrap=0, predictions_out=tmp_path / "cot.jsonl")
+    cot = mechanism.evaluate(model="gold-oracle", prompt="cot", limit=3, bootstrap=0, out=tmp_path / "cot.jsonl")
     assert cot.setting == {"dataset": "gold", "prompt": "one-shot-cot"}
     # the answers scored from the file written by the run: the rows name their prompt style
     again = mechanism.evaluate(tmp_path / "cot.jsonl", bootstrap=0)
     assert again.setting == {"dataset": "gold", "prompt": "one-shot-cot"}
-    template = mechanism.evaluate(model="gold-oracle", gold="template", limit=2, bootstrap=0)
+    template = mechanism.evaluate(model="gold-oracle", reference="template", limit=2, bootstrap=0)
     assert template.dataset.name == "omebench" and template.setting == {"dataset": "templates", "prompt": "one-shot"}
 
 
 @needs_drfp
 def test_kshot3_is_the_papers_three_shot_icl():
-    result = mechanism.evaluate(model="gold-oracle", prompt="kshot", k=3, limit=2, bootstrap=0)
+    result = mechanism.evaluate(model="gold-oracle", prompt="kshot", shots=3, limit=2, bootstrap=0)
     assert result.setting == {"dataset": "gold", "prompt": "three-shot-icl"}
 
 

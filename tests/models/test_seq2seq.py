@@ -126,7 +126,7 @@ def test_unknown_symbols_fail_alone_and_are_counted(trained, reactions):
     ranked = predictor.predict(queries, k=2)
     assert ranked[1] == [] and ranked[0] and ranked[2]
     assert list(predictor.failures) == [1] and "'[U]'" in predictor.failures[1]
-    result = chemassay.reaction_ood.evaluate(model=predictor, truth=[t for _, t in reactions[:2]] + ["CC"],
+    result = chemassay.reaction_ood.evaluate(model=predictor, reference=[t for _, t in reactions[:2]] + ["CC"],
                                              reactants=[queries[0], queries[2], queries[1]], k=2)
     assert result.metrics["n_model_failures"] == 1 and result.n == 3
     run = chemassay.stoichiometry.run_predictions(f"seq2seq:{out}", queries)

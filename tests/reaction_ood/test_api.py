@@ -71,7 +71,7 @@ def test_cli_and_api_give_the_numbers_of_before(cli, tmp_path, dataset_a_files):
         {"group": "1", "n": 20, "top1_accuracy": 0.25, "top2_accuracy": 0.35, "top3_accuracy": 0.35,
          "top5_accuracy": 0.35, "top1_accuracy_stereo_agnostic": 0.25})
     # the live model in process, and the API on the predictions file: the same numbers
-    live = evaluate(model=f"template-knn:{model}", truth=test, k=5)
+    live = evaluate(model=f"template-knn:{model}", reference=test, k=5)
     assert {k: live.metrics[k] for k in BEFORE_EVALUATE} == pytest.approx(BEFORE_EVALUATE)
     # a live model's empty answer is an answer, not a failed item
     assert live.skipped == [] and live.metrics["n_missing_predictions"] == missing

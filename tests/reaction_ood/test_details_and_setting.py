@@ -93,7 +93,7 @@ def test_only_the_matching_table_s22_row_stands_beside_a_document_split_result(s
 
     folder, _ = split_folder
     test = folder / "document" / "test_ood.parquet"
-    result = evaluate(model=FirstMolecule(), truth=test, k=3, bootstrap=100)
+    result = evaluate(model=FirstMolecule(), reference=test, k=3, bootstrap=100)
     card = build_scorecard([result])
     [section] = card.sections
     [board] = section.leaderboards
@@ -104,7 +104,7 @@ def test_only_the_matching_table_s22_row_stands_beside_a_document_split_result(s
         ("Bradshaw et al. (2025), Table S2.2", "on documents")]
     assert board.other_data[0].cells["top1_accuracy"].value == 0.58
     # the in-distribution part of the same split has no published row (the paper prints none)
-    in_distribution = evaluate(model=FirstMolecule(), truth=folder / "document" / "test.parquet", k=3, bootstrap=0)
+    in_distribution = evaluate(model=FirstMolecule(), reference=folder / "document" / "test.parquet", k=3, bootstrap=0)
     [board] = build_scorecard([in_distribution]).sections[0].leaderboards
     assert not [row for row in board.rows if row.published] and not board.other_data
 
@@ -123,7 +123,7 @@ def test_every_task_keeps_its_typed_details_through_a_file(split_folder, tmp_pat
     folder, cleaned = split_folder
     part = folder / "document" / "test_ood.parquet"
     results = {
-        "evaluate": evaluate(model=FirstMolecule(), truth=part, k=2, bootstrap=0),
+        "evaluate": evaluate(model=FirstMolecule(), reference=part, k=2, bootstrap=0),
         "iterate": iterate(FirstMolecule(), part, k=2),
         "clean": cleaned,
         "verify": verify(folder / "document"),

@@ -87,7 +87,7 @@ def test_chat_model_is_evaluated_as_a_reaction_predictor(openai_server, isolated
 
     openai_server.responder = chat_lookup
     spec = f"openai:chemist-7b,base_url={openai_server.base_url}"
-    result = evaluate(model=spec, truth=grignard_test, k=2)
+    result = evaluate(model=spec, reference=grignard_test, k=2)
     assert result.model.kind == "openai" and result.model.spec.startswith("openai:chemist-7b")
     assert result.metrics["top1_accuracy"] == 0.5 and result.metrics["top2_accuracy"] == 0.5
     assert result.metrics["n_model_failures"] == 0 and result.item_scores["top1_accuracy"] == [0.0, 1.0]
@@ -137,7 +137,7 @@ def test_failed_chat_requests_count_as_wrong_with_their_reason(openai_server, is
         return chat_lookup(body)
 
     openai_server.responder = flaky
-    result = evaluate(model=f"openai:chemist-7b,base_url={openai_server.base_url},retries=0", truth=grignard_test,
+    result = evaluate(model=f"openai:chemist-7b,base_url={openai_server.base_url},retries=0", reference=grignard_test,
                       k=2, bootstrap=0)
     assert result.n == 2 and result.metrics["n_model_failures"] == 1
     assert result.metrics["top1_accuracy"] == 0.0 and result.metrics["n_missing_predictions"] == 1
@@ -166,8 +166,8 @@ def test_model_specs_and_objects(tmp_path, monkeypatch, grignard_test):
     with pytest.raises(InputError, match="unknown model kind"):
         predict("something:x", ["X"], 1)
     # an object and a plain function are models too; the result names them
-    by_object = evaluate(model=LookupModel(), truth=grignard_test, k=2, bootstrap=0)
-    by_function = evaluate(model=lookup_predict, truth=grignard_test, k=2, bootstrap=0)
+    by_object = evaluate(model=LookupModel(), reference=grignard_test, k=2, bootstrap=0)
+    by_function = evaluate(model=lookup_predict, reference=grignard_test, k=2, bootstrap=0)
     assert by_object.metrics["top1_accuracy"] == by_function.metrics["top1_accuracy"] == 0.5
     assert by_object.model.kind == "python"
 
@@ -227,3 +227,35 @@ def test_plot_years_draws_one_line_per_cutoff(cli, tmp_path):
     run = cli("reaction-ood", "plot", "years", *paths, "--out", png)
     assert run.code == 0, run.stderr
     assert png.stat().st_size > 5000
+
+
+def test_evaluate_takes_the_common_options_and_runs_the_model_through_the_pipeline(isolated_home, tmp_path):
+    from chemassay.reaction_ood import evaluate, iterate
+
+    from chemassay.contract import Options
+
+    class Counting(LookupModel):
+        def __init__(self):
+            self.asked = []
+
+        def predict(self, reactants, k=5):
+            self.asked.append(list(reactants))
+            return super().predict(reactants, k)
+
+    test = pd.DataFrame({"id": ["g1", "a1", "g2"], "reactants": [f"{ESTER}.{GRIGNARD}", "CC(=O)Cl.NC",
+                                                                   f"{ESTER}.{GRIGNARD}"],
+                         "products": [ALCOHOL, "CNC(C)=O", ALCOHOL]})
+    model = Counting()
+    ranks = tmp_path / "ranks.csv"
+    result = evaluate(model=model, reference=test, k=2, options=Options(bootstrap=0, cache=True, out=ranks))
+    assert model.asked == [[f"{ESTER}.{GRIGNARD}", "CC(=O)Cl.NC"]]  # identical reactions asked once
+    assert result.metrics["top1_accuracy"] == pytest.approx(1 / 3) and result.intervals == {}
+    assert ranks.is_file() and result.details.per_item == str(ranks)
+    again = evaluate(model=model, reference=test, k=2, bootstrap=0, cache=True)  # the response cache answers
+    assert len(model.asked) == 1 and again.metrics == result.metrics and again.model == result.model
+    with pytest.raises(UserInputError, match="takes no limit"):
+        evaluate(model=model, reference=test, options=Options(limit=2))
+    with pytest.raises(TypeError):
+        evaluate(model=model, truth=test)  # the old name is gone
+    rounds = iterate(Counting(), test, k=2, out=tmp_path / "rounds.csv")
+    assert rounds.details.predictions == str(tmp_path / "rounds.csv") and rounds.metrics["recovered_in_round2"] == 2

@@ -38,7 +38,7 @@ def test_reaction_ood_items_are_the_wrong_top1_predictions():
 def test_robustness_misses_name_both_strings_and_the_rank():
     import chemassay.robustness as robustness
 
-    result = robustness.evaluate(model="char-ngram", dataset="isomers", augmentations=["canonical"], bootstrap=0)
+    result = robustness.evaluate(model="char-ngram", reference="isomers", augmentations=["canonical"], bootstrap=0)
     misses = result.details.misses
     assert 0 < len(misses) <= 20 and all(m.rank > 1 and m.augmentation == "canonical" for m in misses)
     assert all(m.original != m.augmented for m in misses)

@@ -91,6 +91,25 @@ def test_make_result_lists_each_failed_item_of_the_run_once():
         (None, 1, "request failed: HTTP 404"), (3, None, "request failed: HTTP 404"), (4, None, "timeout"),
     ]
 
+
+def test_make_result_lists_a_runs_failures_unless_the_suite_does(isolated_home):
+    from chemassay.models import from_callable, run
+    from chemassay.report.result import make_result
+
+    def predict(reactants, k):
+        return [["CCO"] for _ in reactants]
+
+    model = from_callable(predict, "reaction-predictor")
+    done = run(model, "reaction-predictor", ["CC.O", "CN"], {"k": 1})
+    done.failures = {1: "request failed: timeout"}
+    listed = make_result("reaction-ood", "evaluate", metrics={}, n=2, run=done)
+    assert [(s.line, s.item, s.reason) for s in listed.skipped] == [(2, "CN", "request failed: timeout")]
+    assert listed.model == done.model
+    own = [SkippedItem(line=3, item="r2", index=1, reason="the model failed (timeout); scored as wrong")]
+    left = make_result("reaction-ood", "evaluate", metrics={}, n=2, run=done, list_failures=False, skipped=own)
+    assert left.skipped == own and left.model == done.model
+
+
 def test_reading_a_non_result_is_a_user_error(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text('{"hello": 1}')

@@ -44,7 +44,7 @@ def isomer_results(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CHEMASSAY_HOME", str(home))
-        return {encoder: robustness.evaluate(model=encoder, dataset="isomers", bootstrap=200)
+        return {encoder: robustness.evaluate(model=encoder, reference="isomers", bootstrap=200)
                 for encoder in ("char-ngram", "fingerprint")}
 
 
@@ -89,10 +89,10 @@ def test_evaluate_embeddings_arrays_files_and_layers(tmp_path):
 def test_evaluate_pair_of_lists_with_identity_check(isolated_home):
     originals = ["CCO", "c1ccccc1O", "CC(=O)O", "CCN"]
     rewritten = ["OCC", "Oc1ccccc1", "CCO", "NCC"]  # row 2 is another molecule
-    result = robustness.evaluate(model="fingerprint", dataset=originals, augmented=rewritten, bootstrap=0)
+    result = robustness.evaluate(model="fingerprint", reference=originals, augmented=rewritten, bootstrap=0)
     assert result.n == 4 and result.details.model_dump()["identity_mismatches"] == [{"line": 3, "id": "2"}]
     assert result.details.warnings and "not the same molecule" in result.details.warnings[0]
-    dropped = robustness.evaluate(model="fingerprint", dataset=originals, augmented=rewritten, drop_mismatched=True,
+    dropped = robustness.evaluate(model="fingerprint", reference=originals, augmented=rewritten, drop_mismatched=True,
                                   bootstrap=0)
     assert dropped.n == 3 and dropped.metrics["o2a_acc@1"] == 1.0 and dropped.skipped[0].item == "2"
 
@@ -175,7 +175,7 @@ def test_embeddings_endpoint_as_encoder_end_to_end(openai_server, isolated_home,
     spec = f"openai:embedder,base_url={openai_server.base_url}"
     molecules = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "OC[C@H]1OC(O)[C@H](O)[C@@H](O)[C@@H]1O", "C1CCNCC1",
                  "Cc1ccccc1"]
-    result = robustness.evaluate(model=spec, dataset=molecules, augmentations=["kekulize", "explicit_h"], bootstrap=0)
+    result = robustness.evaluate(model=spec, reference=molecules, augmentations=["kekulize", "explicit_h"], bootstrap=0)
     assert result.model.kind == "openai" and result.n == 6
     assert any(r["path"].endswith("/embeddings") for r in openai_server.requests)
     # The same numbers from the server's vectors scored as precomputed embeddings.
@@ -202,3 +202,33 @@ def test_augment_api_counts_and_csv():
     assert augmented.to_csv().splitlines()[0] == "row,id,SMILES,original,status,reason"
     with pytest.raises(UserInputError, match="unknown augmentation"):
         robustness.augment(["CCO"], "shuffle")
+
+
+def test_evaluate_takes_the_common_options_and_runs_the_encoder_through_the_pipeline(isolated_home):
+    from chemassay.contract import Options
+    from chemassay.suites.robustness.encoders import FingerprintEncoder
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.asked = []
+
+        def encode(self, smiles, layers="last"):
+            self.asked.append(list(smiles))
+            return FingerprintEncoder().encode(smiles, layers=layers)
+
+    encoder = Counting()
+    molecules = ["CCO", "c1ccccc1O", "CCO", "C1CCNCC1"]
+    result = robustness.evaluate(model=encoder, reference=molecules, augmentations=["kekulize"],
+                                 options=Options(bootstrap=0, seed=1))
+    assert encoder.asked[0] == ["CCO", "c1ccccc1O", "C1CCNCC1"]  # identical SMILES embedded once
+    assert result.model.kind == "python" and result.model.name == "counting"
+    assert result.config["seed"] == 1 and result.intervals == {} and result.n == 4
+    keyword = robustness.evaluate(model="fingerprint", reference=molecules, augmentations=["kekulize"], bootstrap=0,
+                                  seed=1)
+    assert keyword.metrics == result.metrics and keyword.model.spec == "fingerprint"
+    with pytest.raises(UserInputError, match="writes no model outputs"):
+        robustness.evaluate(model="fingerprint", reference=molecules, options=Options(out="x.npz"))
+    with pytest.raises(TypeError):
+        robustness.evaluate(model="fingerprint", dataset=molecules)  # the old name is gone

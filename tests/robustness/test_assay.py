@@ -24,7 +24,7 @@ from chemassay.suites.robustness.details import DownstreamDetails, EvaluateDetai
 
 
 def test_evaluate_details_survive_write_and_read(tmp_path, isolated_home):
-    result = robustness.evaluate(model="char-ngram", dataset="isomers", augmentations=["canonical", "explicit_h"],
+    result = robustness.evaluate(model="char-ngram", reference="isomers", augmentations=["canonical", "explicit_h"],
                                  limit=40, bootstrap=50)
     assert isinstance(result.details, EvaluateDetails)
     assert [row["augmentation"] for row in result.details.table] == ["canonical", "explicit_h"]
@@ -66,7 +66,7 @@ def test_pair_and_embedding_runs_key_their_fields_as_pair(tmp_path, isolated_hom
 
 def test_every_skip_is_a_skipped_item_naming_its_rewrite(isolated_home):
     # "C1CC" is no molecule: every rewrite skips it, and says which rewrite in the reason.
-    result = robustness.evaluate(model="fingerprint", dataset=["CCO", "c1ccccc1O", "C1CC", "CC(=O)O"],
+    result = robustness.evaluate(model="fingerprint", reference=["CCO", "c1ccccc1O", "C1CC", "CC(=O)O"],
                                  augmentations=["kekulize", "explicit_h"], bootstrap=0)
     reasons = sorted(s.reason.split(":")[0] for s in result.skipped)
     assert reasons == ["explicit_h", "kekulize"] and all(s.item == "2" for s in result.skipped)
@@ -75,9 +75,9 @@ def test_every_skip_is_a_skipped_item_naming_its_rewrite(isolated_home):
 def test_amore_results_record_the_papers_setting_and_meet_only_its_rows(isolated_home):
     from chemassay.report.scorecard import build_scorecard
 
-    chebi = robustness.evaluate(model="fingerprint", dataset="chebi20", augmentations=PAPER_AUGMENTATIONS,
+    chebi = robustness.evaluate(model="fingerprint", reference="chebi20", augmentations=PAPER_AUGMENTATIONS,
                                 limit=30, bootstrap=50)
-    isomers = robustness.evaluate(model="fingerprint", dataset="isomers", augmentations=["explicit_h"], limit=30,
+    isomers = robustness.evaluate(model="fingerprint", reference="isomers", augmentations=["explicit_h"], limit=30,
                                   bootstrap=0)
     assert (chebi.dataset.name, chebi.setting) == ("amore-chebi20", {"dataset": "chebi20"})
     assert (isomers.dataset.name, isomers.setting) == ("amore-isomers", {"dataset": "isomers"})
@@ -138,7 +138,7 @@ def test_threaded_forest_gives_a_graph_rewrite_no_drop(isolated_home):
 def test_embedding_requests_count_what_the_cache_does_not_answer():
     calls = [["A", "B", "C"], ["A", "D", "E"], ["D", "F", "F"]]
     assert embedding_requests(calls, batch=2) == 2 + 1 + 1
-    assert embedding_requests(calls, batch=2, cache=False) == 6
+    assert embedding_requests(calls, batch=2, cache=False) == 2 + 2 + 1  # a call asks for F once
     assert embedding_requests([[], ["A"]], batch=64) == 1
 
 

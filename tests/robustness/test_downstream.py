@@ -79,3 +79,14 @@ def test_python_kind_property_predictor_and_errors(tmp_path):
         load_model(f"python:{module}:missing", "property-predictor")
     with pytest.raises(UserInputError):
         load_model("python:no_such_module_xyz:f", "property-predictor")
+
+
+def test_several_classification_targets_come_through_the_run_pipeline_unchanged():
+    data = read_property_csv(DATA, targets=["is_low", "is_high"])
+    forest = ForestPropertyModel("fingerprint", "classification", n_estimators=10).fit(
+        data.train_smiles, data.train_targets)
+    report = evaluate_downstream(data, forest, ["kekulize"])  # one (n, 2) array per target, through run
+    direct = score_predictions(data, forest.predict_targets(data.test_smiles), np.arange(len(data.test_smiles)))
+    assert report.metrics["original/accuracy"] == direct["accuracy"]
+    assert report.metrics["original/roc_auc"] == direct["roc_auc"]
+    assert report.run.model.name == "rf-fingerprint" and report.run.n == len(data.test_smiles)

@@ -158,7 +158,7 @@ def test_empty_smiles_cell_is_kept_and_skipped_with_its_line(tmp_path, isolated_
     originals.write_text("id,SMILES\na,CCO\nb,\nc,c1ccccc1\n")
     augmented = tmp_path / "a.csv"
     augmented.write_text("id,SMILES\na,OCC\nb,CC\nc,C1=CC=CC=C1\n")
-    result = robustness.evaluate(model="fingerprint", dataset=originals, augmented=augmented, bootstrap=0)
+    result = robustness.evaluate(model="fingerprint", reference=originals, augmented=augmented, bootstrap=0)
     assert result.n == 2 and result.skipped[0].line == 3 and "empty" in result.skipped[0].reason
 
 
@@ -168,7 +168,7 @@ def _entries(home: Path, namespace: str, suffix: str) -> list[Path]:
 
 def test_damaged_caches_are_rebuilt_with_the_right_numbers(isolated_home, capsys, logged):
     def acc() -> float:
-        result = robustness.evaluate(model="char-ngram", dataset="isomers", augmentations=["canonical"], bootstrap=0)
+        result = robustness.evaluate(model="char-ngram", reference="isomers", augmentations=["canonical"], bootstrap=0)
         return result.metrics["canonical/o2a_acc@1"]
 
     assert acc() == 0.21241830065359477  # issue 18: a valid but wrong cache gave 0.105

@@ -41,9 +41,9 @@ def test_evaluate_in_memory_on_the_appendix_e_example():
 
 def test_evaluate_needs_one_source_of_predictions(dataset):
     with pytest.raises(UserInputError, match="either predictions"):
-        stoichiometry.evaluate(targets=["{1}C"])
+        stoichiometry.evaluate(reference=["{1}C"])
     with pytest.raises(UserInputError, match="needs sources"):
-        stoichiometry.evaluate(model=f"algebraic:{dataset}", targets=["{1}C"])
+        stoichiometry.evaluate(model=f"algebraic:{dataset}", reference=["{1}C"])
     with pytest.raises(UserInputError, match="no such prediction file.*list of bag strings"):
         stoichiometry.evaluate("{1}C", ["{1}C"])
 
@@ -81,7 +81,7 @@ def test_api_and_cli_give_the_same_numbers(cli, dataset, tmp_path):
 
 def test_per_item_scores_are_the_metrics_and_intervals_bracket_them(dataset):
     result = stoichiometry.evaluate(model=f"copy-coefficient:{dataset}", sources=dataset / "src-test_cross.txt",
-                                    targets=dataset / "tgt-test_cross.txt", bootstrap=200, seed=1)
+                                    reference=dataset / "tgt-test_cross.txt", bootstrap=200, seed=1)
     assert set(result.item_scores) == set(result.metrics)
     assert len(result.item_ids) == result.n == len(result.item_scores["EM"])
     for key, values in result.item_scores.items():
@@ -91,7 +91,7 @@ def test_per_item_scores_are_the_metrics_and_intervals_bracket_them(dataset):
         assert interval.low <= result.metrics[key] + 1e-12 and result.metrics[key] <= interval.high + 1e-12
         assert interval.resamples == 200 and interval.seed == 1
     again = stoichiometry.evaluate(model=f"copy-coefficient:{dataset}", sources=dataset / "src-test_cross.txt",
-                                   targets=dataset / "tgt-test_cross.txt", bootstrap=200, seed=1)
+                                   reference=dataset / "tgt-test_cross.txt", bootstrap=200, seed=1)
     assert again.intervals == result.intervals
 
 
@@ -129,13 +129,45 @@ def test_a_python_model_object_and_its_failed_items(dataset):
             self.failures = {i: "request failed: HTTP 503" for i in range(1, len(sources))}
             return ["{1}C.{2}O"] + [""] * (len(sources) - 1)
 
-    result = stoichiometry.evaluate(model=HalfBroken(), sources=["{1}O=C=O.{4}[H][H]"] * 3,
-                                    targets=["{1}C.{2}O"] * 3)
+    sabatier = ["{1}O=C=O.{4}[H][H]", "{2}O=C=O.{8}[H][H]", "{3}O=C=O.{12}[H][H]"]
+    result = stoichiometry.evaluate(model=HalfBroken(), sources=sabatier, reference=["{1}C.{2}O"] * 3)
     assert result.metrics["EM"] == pytest.approx(1 / 3) and result.metrics["VAL"] == pytest.approx(1 / 3)
     assert [row.reason for row in result.details.rows] == [None, "request failed: HTTP 503", "request failed: HTTP 503"]
     assert result.details.prediction_counts.failed == 2 and result.model.kind == "python"
+    assert [(s.line, s.item, s.reason) for s in result.skipped] == [
+        (2, sabatier[1], "request failed: HTTP 503"), (3, sabatier[2], "request failed: HTTP 503")]
+    # the run pipeline asks identical inputs once: the first answer stands for all three
+    same = stoichiometry.evaluate(model=HalfBroken(), sources=sabatier[:1] * 3, reference=["{1}C.{2}O"] * 3)
+    assert same.metrics["EM"] == 1.0 and same.skipped == []
     run = stoichiometry.run_predictions(HalfBroken(), ["{1}C", "{1}O"])
     assert [(s.line, s.reason) for s in run.result.skipped] == [(2, "request failed: HTTP 503")]
+
+
+def test_common_options_by_keyword_or_as_one_object(tmp_path, isolated_home):
+    from chemassay.contract import Options
+
+    calls = []
+
+    class Sabatier:
+        def predict_bags(self, sources):
+            calls.append(list(sources))
+            return ["{1}C.{2}O"] * len(sources)
+
+    sources, reference = ["{1}O=C=O.{4}[H][H]", "{1}O=C=O.{2}[H][H]"], ["{1}C.{2}O"] * 2
+    by_keywords = stoichiometry.evaluate(model=Sabatier(), sources=sources, reference=reference, seed=3, bootstrap=50,
+                                         out=tmp_path / "bags.txt")
+    assert (tmp_path / "bags.txt").read_text() == "{1}C.{2}O\n{1}C.{2}O\n"
+    by_object = stoichiometry.evaluate(model=Sabatier(), sources=sources, reference=reference,
+                                       options=Options(seed=3, bootstrap=50, cache=True))
+    assert by_object.metrics == by_keywords.metrics and by_object.intervals == by_keywords.intervals
+    # the response cache of the run pipeline: the same run again asks the model nothing
+    again = stoichiometry.evaluate(model=Sabatier(), sources=sources, reference=reference,
+                                   options=Options(seed=3, bootstrap=50), cache=True)
+    assert again.metrics == by_keywords.metrics and len(calls) == 2
+    with pytest.raises(TypeError):
+        stoichiometry.evaluate(["{1}C"], targets=["{1}C"])  # the old name is gone
+    with pytest.raises(UserInputError, match="out= keeps a model's"):
+        stoichiometry.evaluate(["{1}C"], ["{1}C"], out=tmp_path / "x.txt")
 
 
 SOURCES = ["{1}O=C=O.{4}[H][H]", "{2}CCO.{2}CC(=O)O", "{1}CC(=O)Cl.{1}CN"]
@@ -171,13 +203,13 @@ def test_a_chat_model_predicts_and_is_evaluated_end_to_end(cli, openai_server, i
     assert scored["metrics"]["EM"] == pytest.approx(2 / 3) and scored["metrics"]["VAL"] == 1.0
     assert scored["metrics"]["DEF"] == pytest.approx(1 / 3)  # the third answer lost the HCl
     # the same model run in process (answers from the response cache) gives the same numbers
-    live = stoichiometry.evaluate(model=spec, sources=tmp_path / "src.txt", targets=tmp_path / "tgt.txt")
+    live = stoichiometry.evaluate(model=spec, sources=tmp_path / "src.txt", reference=tmp_path / "tgt.txt")
     assert live.metrics == scored["metrics"] and live.model.kind == "openai" and live.model.name == "openai:chemist-1"
     assert len(openai_server.chat_requests()) == 3
 
     # a server that refuses every request: each input is a failed item with the reason, none lost
     openai_server.refuse_chat = True
-    failed = stoichiometry.evaluate(model=spec + ",cache=false,retries=0", sources=SOURCES, targets=TARGETS)
+    failed = stoichiometry.evaluate(model=spec + ",cache=false,retries=0", sources=SOURCES, reference=TARGETS)
     assert failed.n == 3 and failed.metrics["VAL"] == 0.0 and failed.details.prediction_counts.failed == 3
     assert all("request failed" in row.reason for row in failed.details.rows)
 

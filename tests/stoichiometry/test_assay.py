@@ -31,7 +31,7 @@ def test_every_task_keeps_its_typed_details_through_a_file(built, tmp_path):
     folder, build_result = built
     balance_result = stoichiometry.balance("uspto-15k", splits=["test"], limit=20)
     evaluate_result = stoichiometry.evaluate(model=f"copy-coefficient:{folder}", sources=folder / "src-test_cross.txt",
-                                             targets=folder / "tgt-test_cross.txt", bootstrap=50)
+                                             reference=folder / "tgt-test_cross.txt", bootstrap=50)
     for result, kind in ((build_result, BuildDetails), (balance_result, BalanceDetails),
                          (evaluate_result, EvaluateDetails)):
         back = read_result(result.write(tmp_path / f"{result.task}.json"))

@@ -49,7 +49,7 @@ def test_baseline_scores_are_unchanged(variants, key):
     folder = variants / f"{encoding}_{task}"
     spec = f"algebraic:oracle={folder / f'tgt-{split}.txt'}" if model == "oracle" else f"{model}:{folder}"
     result = stoichiometry.evaluate(model=spec, sources=folder / f"src-{split}.txt",
-                                    targets=folder / f"tgt-{split}.txt", bootstrap=0, rows=False)
+                                    reference=folder / f"tgt-{split}.txt", bootstrap=0, rows=False)
     n, em, jac, f1, bal = SCORES[key]
     assert result.n == n
     assert (result.metrics["EM"], result.metrics["JAC"], result.metrics["F1"], result.metrics["BAL"]) == pytest.approx(

@@ -36,7 +36,7 @@ def test_train_on_a_chemalgebra_folder_and_evaluate(cli, formula_folder, tmp_pat
     assert ran.code == 0, ran.stderr
     assert len(out.read_text().splitlines()) == len(source.read_text().splitlines())
     result = stoichiometry.evaluate(model=f"seq2seq:{model},max_new_tokens=40", sources=source,
-                                    targets=formula_folder / "tgt-test_out.txt")
+                                    reference=formula_folder / "tgt-test_out.txt")
     assert result.model.kind == "seq2seq" and result.model.checksum == record["weights_sha256"]
     assert 0.0 <= result.metrics["JAC"] <= 1.0 and "JAC" in result.intervals
     # greedy decoding: the same bags twice; an unknown element fails alone and is counted

@@ -241,6 +241,8 @@ class OpenAIServer:
             return await self._send(writer, 200, {"object": "list", "data": data})
         if method != "POST":
             return await self._send(writer, 501, {"error": {"message": f"no {method}"}})
+        if not path.endswith(("/chat/completions", "/embeddings")):  # as a real server: before reading the body
+            return await self._send(writer, 404, {"error": {"message": f"no route {path}"}})
         body = json.loads(raw or b"{}")
         with self.lock:
             if self.record:

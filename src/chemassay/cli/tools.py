@@ -146,6 +146,16 @@ SeedOption = typer.Option(0, "--seed", help="Seed for every random choice.")
 JobsOption = typer.Option(1, "--n-jobs", "-j", help="Worker processes (-1: all cores).")
 
 
+def model_context(base_url: str | None, out: str | os.PathLike | None = None) -> dict:
+    """The settings a command loads ``--model`` with: ``base_url`` (``--base-url``) and
+    ``out_dir``, the folder of ``--out``, where a model keeps what a rerun resumes (the batches
+    of ``batch_api=true``)."""
+    context: dict = {"base_url": base_url} if base_url else {}
+    if out is not None:
+        context["out_dir"] = os.path.dirname(os.path.abspath(out))
+    return context
+
+
 def finish_requests(requests: RequestSummary | None, extra: str = "") -> None:
     """End a command that asked a model behind an endpoint: print the one summary line
     (``N answered: A new, C from cache, F failed`` and the tokens; ``extra`` is appended) and

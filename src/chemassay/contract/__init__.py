@@ -2,7 +2,19 @@
 object, the Run, the common evaluation Options."""
 
 from chemassay.contract.options import Options
-from chemassay.contract.protocol import CAPABILITIES, Check, Protocol, Request, TextAsker, TextOutcome
+from chemassay.contract.protocol import (
+    CAPABILITIES,
+    EXTRACT_MODES,
+    Check,
+    Protocol,
+    Request,
+    TextAsker,
+    TextOutcome,
+    Unreadable,
+    answer_excerpt,
+    strict_extraction,
+)
 from chemassay.contract.run import Run
 
-__all__ = ["CAPABILITIES", "Check", "Options", "Protocol", "Request", "Run", "TextAsker", "TextOutcome"]
+__all__ = ["CAPABILITIES", "EXTRACT_MODES", "Check", "Options", "Protocol", "Request", "Run", "TextAsker", "TextOutcome",
+           "Unreadable", "answer_excerpt", "strict_extraction"]

@@ -20,6 +20,13 @@ What a protocol says:
 * ``missing``: the output that stands for an item the model gave no answer for, which the
   suite scores as it scores a missing answer.
 
+An answer in which :meth:`Protocol.parse` finds nothing it can read (it raises
+:class:`Unreadable`, or returns ``missing`` for a non-empty answer) is *unreadable*: its item
+gets ``missing`` and :meth:`Protocol.answer_text` records it in
+:attr:`TextOutcome.unreadable` (index → why), so that it is counted rather than scored as a
+wrong answer unnoticed. Parsers read the answer the way a chemist would unless the model's
+``settings`` say ``extract=strict`` (:func:`strict_extraction`).
+
 This module imports nothing of chemassay: it is part of the leaf ``contract`` package.
 """
 
@@ -44,13 +51,45 @@ class Request:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
+EXTRACT_MODES = ("lenient", "strict")
+"""How a text model's answers are read (the ``extract`` setting of the text model kinds):
+``lenient`` (the default) as a chemist reads them (Markdown, JSON, reaction SMILES,
+equations...), ``strict`` as the papers' protocols read them (bare lines only)."""
+
+
+def strict_extraction(settings: Mapping[str, Any]) -> bool:
+    """Whether a text model's ``settings`` ask for the papers' strict reading of answers."""
+    return str(settings.get("extract") or "lenient") == "strict"
+
+
+class Unreadable(ValueError):
+    """Raised by :meth:`Protocol.parse` for an answer it can read nothing from; the message
+    says why (it becomes the item's entry in :attr:`TextOutcome.unreadable`)."""
+
+
 @dataclass
 class TextOutcome:
-    """What a text path gives back: one output per item and the items that failed (index →
-    reason). A failed item's output is the protocol's ``missing``."""
+    """What a text path gives back: one output per item, the items that failed (index →
+    reason: the request failed) and the items whose answer was unreadable (index → why: the
+    model answered, but nothing in the answer could be read). Both kinds of item have the
+    protocol's ``missing`` as output."""
 
     outputs: list[Any]
     failures: dict[int, str] = field(default_factory=dict)
+    unreadable: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _UnreadableAnswer:
+    """What :meth:`Protocol.reader` gives for an unreadable answer (never an output)."""
+
+    reason: str
+
+
+def answer_excerpt(text: str, limit: int = 80) -> str:
+    """The start of an answer on one line, quoted, for an unreadable item's reason."""
+    flat = " ".join(str(text).split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
 
 
 class TextAsker:
@@ -61,7 +100,8 @@ class TextAsker:
     prompting: str = "chat"
     """``chat`` (instructions) or ``raw`` (the input itself is the prompt)."""
     settings: Mapping[str, Any] = {}
-    """The model's own settings a protocol may read (``encoding``, ``batch``, ``temperature``)."""
+    """The model's own settings a protocol may read (``encoding``, ``batch``, ``temperature``,
+    ``extract``: ``lenient`` or ``strict``, see :data:`EXTRACT_MODES`)."""
 
     def ask(self, requests: Sequence[Request], parse: Callable[[str], Any] | None = None) -> list[Any]:
         raise NotImplementedError
@@ -73,6 +113,13 @@ class TextAsker:
     def sample_raw(self, n: int, seed: int) -> list[str]:
         """``n`` unprompted samples of a language model trained on the items' language."""
         raise NotImplementedError
+
+
+def _is_missing(output: Any, missing: Any) -> bool:
+    try:
+        return bool(output == missing) and type(output) is type(missing)
+    except Exception:  # noqa: BLE001 - an output that cannot be compared (an array) is not missing
+        return False
 
 
 Check = tuple[str, Callable[[Any], "str | None"]]
@@ -118,7 +165,7 @@ class Protocol:
         """The items and options of a call of :attr:`method` (the inverse of :meth:`call`)."""
         if not args:
             raise TypeError(f"{self.method}() needs its items as the first argument")
-        return list(args[0]), {**dict(zip(self.option_names(), args[1:])), **dict(kwargs)}
+        return list(args[0]), {**dict(zip(self.option_names(), args[1:], strict=False)), **dict(kwargs)}
 
     def option_names(self) -> tuple[str, ...]:
         """The method's positional options after the items, in order (``("k",)``)."""
@@ -166,24 +213,45 @@ class Protocol:
 
     def answer_text(self, asker: TextAsker, items: Sequence[Any], options: Mapping[str, Any]) -> TextOutcome:
         """Answer ``items`` with a text model: prompt → ask → parse (raw prompting: the item
-        itself is the prompt and :meth:`parse_raw` reads the answer)."""
+        itself is the prompt and :meth:`parse_raw` reads the answer). An answer the parser
+        reads nothing from is recorded in ``unreadable`` (see the module docstring)."""
         settings = asker.settings
         if asker.prompting == "raw":
             requests = [Request(str(item)) for item in items]
-            return self._collect(asker.ask(requests, lambda text: self.parse_raw(text, options, settings)))
+            return self._collect(asker.ask(requests, self.reader(lambda text: self.parse_raw(text, options, settings))))
         requests = self.prompt(items, options, settings)
-        return self._collect(asker.ask(requests, lambda text: self.parse(text, options, settings)))
+        return self._collect(asker.ask(requests, self.reader(lambda text: self.parse(text, options, settings))))
+
+    def reader(self, parse: Callable[[str], Any]) -> Callable[[str], Any]:
+        """``parse`` for :meth:`TextAsker.ask`, marking an unreadable answer (``parse`` raised
+        :class:`Unreadable`, or gave ``missing`` for a non-empty answer) for :meth:`_collect`
+        instead of raising (an asker may parse on its own threads)."""
+
+        def read(text: str) -> Any:
+            try:
+                output = parse(text)
+            except Unreadable as exc:
+                return _UnreadableAnswer(str(exc) or f"nothing readable in the answer {answer_excerpt(text)}")
+            if str(text or "").strip() and _is_missing(output, self.missing):
+                return _UnreadableAnswer(f"nothing readable in the answer {answer_excerpt(text)}")
+            return output
+
+        return read
 
     def _collect(self, answers: Sequence[Any]) -> TextOutcome:
         outputs: list[Any] = []
         failures: dict[int, str] = {}
+        unreadable: dict[int, str] = {}
         for index, answer in enumerate(answers):
             if isinstance(answer, Exception):
                 failures[index] = f"request failed: {answer}"
                 outputs.append(self.missing)
+            elif isinstance(answer, _UnreadableAnswer):
+                unreadable[index] = answer.reason
+                outputs.append(self.missing)
             else:
                 outputs.append(answer)
-        return TextOutcome(outputs, failures)
+        return TextOutcome(outputs, failures, unreadable)
 
     # ------------------------------------------------------------------ predictions files
     def read_predictions(self, path: Path) -> Callable[[Sequence[Any], Mapping[str, Any]], TextOutcome]:

@@ -17,7 +17,10 @@ class Run:
     """Outputs of one model for a list of items.
 
     ``outputs`` has one entry per item, in order (the protocol's ``missing`` where the model
-    gave nothing); ``failures`` maps the index of every failed item to its reason;
+    gave nothing); ``failures`` maps the index of every failed item to its reason (the request
+    failed); ``unreadable`` maps the index of every item whose answer the protocol could read
+    nothing from to why (the model answered, but not readably: scored as a missing answer
+    and counted in the result's ``requests.unreadable``);
     ``model`` is the model's identity (a ``ModelRef``), ``requests`` the request summary of a
     model behind an endpoint (``None`` otherwise); ``calls`` counts the calls of the model's
     method this run made, ``cached`` the items answered from the response cache and
@@ -29,6 +32,7 @@ class Run:
     items: list[Any]
     outputs: list[Any]
     failures: dict[int, str] = field(default_factory=dict)
+    unreadable: dict[int, str] = field(default_factory=dict)
     model: Any = None
     requests: Any = None
     calls: int = 0

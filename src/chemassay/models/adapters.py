@@ -5,8 +5,9 @@ knowing any.
 :func:`protocol_model` builds it from a protocol and a function ``answer(items, options) ->
 TextOutcome``; calling the protocol's method (``model.predict(reactants, 3)``) maps the call to
 items and options (:meth:`~chemassay.contract.Protocol.items_of_call`), answers them, keeps the
-failed items in ``failures`` (index → reason) and returns what the method promises
-(:meth:`~chemassay.contract.Protocol.join`).
+failed items in ``failures`` (index → reason) and the items whose answer was unreadable in
+``unreadable`` (index → why; also counted in the model's ``request_stats`` where it has them),
+and returns what the method promises (:meth:`~chemassay.contract.Protocol.join`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class ProtocolModel:
         self._answer = answer
         self.name = name
         self.failures: dict[int, str] = {}
+        self.unreadable: dict[int, str] = {}
         self._describe = dict(describe or {})
         self._checksum = checksum
 
@@ -45,6 +47,10 @@ class ProtocolModel:
         """The outputs of ``items`` (the run pipeline calls this directly)."""
         outcome = self._answer(items, options)
         self.failures = dict(outcome.failures)
+        self.unreadable = dict(getattr(outcome, "unreadable", None) or {})
+        count = getattr(getattr(self, "request_stats", None), "answered_unreadable", None)
+        if self.unreadable and callable(count):
+            count(len(self.unreadable))
         return outcome
 
     def _call(self, *args: Any, **kwargs: Any) -> Any:

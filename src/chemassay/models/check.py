@@ -25,6 +25,7 @@ from chemassay.errors import ChemassayError
 from chemassay.models.protocols import get_protocol
 from chemassay.models.registry import resolve_model
 
+
 @dataclass
 class Check:
     """One contract check: its name, whether it passed and what was seen."""

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
 from chemassay.models.protocols import conforms, get_protocol
-from chemassay.models.text_model import TextBackend, text_model
+from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
+from chemassay.models.text_model import TextBackend, extract_option, text_model
 
 ENCODER_OPTIONS = {
     "device": "cpu, cuda, cuda:N or auto", "batch_size": "strings per forward pass (default 32; 1 = AMORE's one at a time)",
@@ -32,6 +32,8 @@ TEXT_OPTIONS = {
     "prompting": "chat or raw (see the module doc)", "encoding": "bag notation for the stoichiometry prompt",
     "batch": "molecules asked for per generation prompt (default 50)",
     "seed": "seed of sampled generation (default 0)",
+    "extract": "how answers are read: lenient (default: Markdown, JSON, reaction SMILES, equations, as a chemist "
+               "reads them) or strict (the papers' exact reading of bare lines)",
 }
 
 
@@ -97,7 +99,7 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     prompting = spec.options.get("prompting") or ("chat" if generator.use_chat_template else "raw")
     return text_model(HFBackend(generator), found, name=f"hf:{spec.arg}", prompting=prompting,
                       encoding=spec.options.get("encoding", context.get("encoding") or "smiles"),
-                      batch=option_int(spec, "batch", 50, minimum=1))
+                      batch=option_int(spec, "batch", 50, minimum=1), extract=extract_option(spec, context))
 
 
 def _embeddings_of(encoder: Any, protocol: Any) -> Any:

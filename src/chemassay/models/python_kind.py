@@ -24,8 +24,8 @@ from typing import Any
 
 from chemassay.errors import UserInputError
 from chemassay.models.protocols import conforms, from_callable, get_protocol
-from chemassay.runtime.files import sha256_file
 from chemassay.models.spec import ModelSpec
+from chemassay.runtime.files import sha256_file
 
 
 def _import_module(location: str) -> Any:

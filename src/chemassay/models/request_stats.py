@@ -3,8 +3,9 @@
 Every model that talks to a server (the ``openai`` kind: chat completions and embeddings)
 exposes one :class:`RequestStats` as ``model.request_stats``. It counts, for the life of the
 model object, the answers that came from the server (``new``), those answered from the
-response cache (``cached``), the requests that failed for good with their reasons, and the
-``usage`` tokens the server reported. Suites read it the same way
+response cache (``cached``), the requests that failed for good with their reasons, the
+answers the protocol could read nothing from (``unreadable``, counted by the model that parsed
+them) and the ``usage`` tokens the server reported. Suites read it the same way
 (:func:`request_summary`) into the result's declared ``requests`` field
 (:class:`~chemassay.report.result.RequestSummary`), and the CLI prints its one summary line.
 Library code never prints it.
@@ -28,6 +29,7 @@ class RequestStats:
         self.new = 0
         self.cached = 0
         self.failed = 0
+        self.unreadable = 0
         self.reasons: Counter[str] = Counter()
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
@@ -49,6 +51,11 @@ class RequestStats:
             self.failed += count
             self.reasons[reason] += count
 
+    def answered_unreadable(self, count: int = 1) -> None:
+        """``count`` answers held nothing the protocol could read."""
+        with self._lock:
+            self.unreadable += count
+
     def add_usage(self, usage: Mapping[str, Any] | None) -> None:
         """Add the ``usage`` object of one reply (``prompt_tokens``, ``completion_tokens``)."""
         if not isinstance(usage, Mapping):
@@ -65,6 +72,7 @@ class RequestStats:
         with self._lock:
             return RequestSummary(
                 new=self.new, cached=self.cached, failed=self.failed, reasons=dict(self.reasons.most_common()),
+                unreadable=self.unreadable,
                 prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
                 endpoints=list(self.endpoints),
             )

@@ -9,9 +9,10 @@ chat endpoint, a local checkpoint, a built-in baseline):
 * with ``cache=True``, answers the items it has answered before from the response cache
   (``cache/model-outputs.sqlite``), keyed by the model's identity (spec, checksum, settings
   and, for a ``python:`` model, the sha256 of its source file), the protocol, the options
-  and the item; a failed item is never cached;
+  and the item; a failed item is never cached, an unreadable one is (as unreadable, with why);
 * asks the rest in batches of ``batch_size`` (all at once by default), checks the shape of
-  what comes back, and keeps every failed item with its reason;
+  what comes back, and keeps every failed item with its reason and every item whose answer
+  was unreadable with why (``Run.unreadable``);
 * counts the calls, the cached and the duplicate items, and the requests of a model behind
   an endpoint.
 
@@ -45,13 +46,20 @@ from chemassay.runtime.cache import KeyValueStore, key_digest
 CACHE_NAMESPACE = "model-outputs"
 
 
+UNREADABLE_KEY = "unreadable answer"
+"""The key of a response-cache entry that stores an unreadable item (its value: why)."""
+
+
 def _ask(protocol: Protocol, model: Any, items: list[Any], options: Mapping[str, Any],
-         spec: str) -> tuple[list[Any], dict[int, str]]:
-    """One call of the model for ``items``: per-item outputs and failures (index → reason)."""
+         spec: str) -> tuple[list[Any], dict[int, str], dict[int, str]]:
+    """One call of the model for ``items``: per-item outputs, failures (index → reason) and
+    unreadable answers (index → why)."""
     answer_items = getattr(model, "answer_items", None)
+    unreadable: dict[int, str] = {}
     if callable(answer_items) and getattr(model, "protocol", None) is protocol:
         outcome = answer_items(items, options)
         outputs, failures = list(outcome.outputs), dict(outcome.failures)
+        unreadable = {int(i): str(r) for i, r in (getattr(outcome, "unreadable", None) or {}).items()}
     else:
         returned = protocol.call(model, items, options)
         try:
@@ -59,12 +67,20 @@ def _ask(protocol: Protocol, model: Any, items: list[Any], options: Mapping[str,
         except ValueError as exc:
             raise UserInputError(f"model {spec}: {exc}") from None
         failures = {int(i): str(r) for i, r in (getattr(model, "failures", None) or {}).items()}
+        unreadable = {int(i): str(r) for i, r in (getattr(model, "unreadable", None) or {}).items()}
     if len(outputs) != len(items):
         raise UserInputError(f"model {spec}: {len(outputs)} answers for {len(items)} inputs")
     for index in failures:
         if 0 <= index < len(outputs) and outputs[index] is None:
             outputs[index] = protocol.missing
-    return outputs, failures
+    return outputs, failures, {i: r for i, r in unreadable.items() if i not in failures and 0 <= i < len(outputs)}
+
+
+def _stored(protocol: Protocol, value: Any) -> tuple[Any, str | None]:
+    """An output from its response-cache entry, and why its answer was unreadable (else ``None``)."""
+    if isinstance(value, dict) and set(value) == {UNREADABLE_KEY}:
+        return protocol.missing, str(value[UNREADABLE_KEY])
+    return protocol.decode_output(value), None
 
 
 def _cache_key(ref: Any, model: Any, protocol: Protocol, options: Mapping[str, Any], item_key: Any) -> str:
@@ -92,9 +108,10 @@ def run(model: Any, protocol: str | Protocol, items: Sequence[Any], options: Map
         raise UserInputError(f"batch_size must be at least 1, got {batch_size}")
     outputs: list[Any] = [found.missing] * len(items)
     failures: dict[int, str] = {}
+    unreadable: dict[int, str] = {}
     calls = cached = duplicates = 0
     if not found.itemwise:
-        outputs, failures = _ask(found, resolved, items, options, ref.spec)
+        outputs, failures, unreadable = _ask(found, resolved, items, options, ref.spec)
         calls = 1
     else:
         # identical items are asked once: ``first[key]`` is the index that answers for them all
@@ -116,7 +133,9 @@ def run(model: Any, protocol: str | Protocol, items: Sequence[Any], options: Map
             stored = store.get_many(list(set(digests.values())))
             for index, digest in digests.items():
                 if digest in stored:
-                    outputs[index] = found.decode_output(stored[digest])
+                    outputs[index], why = _stored(found, stored[digest])
+                    if why is not None:
+                        unreadable[index] = why
                     cached += 1
             pending = [i for i in unique if digests.get(i) not in stored]
         else:
@@ -124,15 +143,19 @@ def run(model: Any, protocol: str | Protocol, items: Sequence[Any], options: Map
         step = batch_size or max(1, len(pending))
         for start in range(0, len(pending), step):
             chunk = pending[start:start + step]
-            answers, failed = _ask(found, resolved, [items[i] for i in chunk], options, ref.spec)
+            answers, failed, unread = _ask(found, resolved, [items[i] for i in chunk], options, ref.spec)
             calls += 1
             fresh = {}
             for position, index in enumerate(chunk):
                 outputs[index] = answers[position]
                 if position in failed:
                     failures[index] = failed[position]
-                elif index in digests:
-                    fresh[digests[index]] = found.encode_output(answers[position])
+                    continue
+                if position in unread:
+                    unreadable[index] = unread[position]
+                if index in digests:
+                    fresh[digests[index]] = ({UNREADABLE_KEY: unread[position]} if position in unread
+                                             else found.encode_output(answers[position]))
             if store is not None and fresh:
                 store.put_many(list(fresh.items()))
         for index, source in enumerate(owner):
@@ -140,6 +163,9 @@ def run(model: Any, protocol: str | Protocol, items: Sequence[Any], options: Map
                 outputs[index] = outputs[source]
                 if source in failures:
                     failures[index] = failures[source]
-    return Run(protocol=found.name, items=items, outputs=outputs, failures=dict(sorted(failures.items())), model=ref,
+                if source in unreadable:
+                    unreadable[index] = unreadable[source]
+    return Run(protocol=found.name, items=items, outputs=outputs, failures=dict(sorted(failures.items())),
+               unreadable=dict(sorted(unreadable.items())), model=ref,
                requests=request_summary(resolved), calls=calls, cached=cached, duplicates=duplicates,
                elapsed_s=time.perf_counter() - started, options=options, model_object=resolved)

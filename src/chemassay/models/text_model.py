@@ -6,7 +6,10 @@ into a model of any protocol that text can answer: the protocol (each suite's
 (:meth:`~chemassay.contract.Protocol.answer_text`); this module only asks. A request that fails
 for good gives the protocol's missing output and is recorded in ``failures`` (index →
 ``request failed: REASON``) so that suites count it as a failed item rather than lose it; an
-answer that does not parse is the model's answer (the suite scores it as invalid). A model on
+answer the protocol reads nothing from is recorded in ``unreadable`` (index → why) and counted
+in ``request_stats``; an answer that reads as an invalid molecule is the model's answer (the
+suite scores it as invalid). ``extract`` says how answers are read: ``lenient`` (as a chemist
+reads them) or ``strict`` (the papers' reading). A model on
 an endpoint exposes the client's :class:`~chemassay.models.request_stats.RequestStats` as
 ``request_stats``.
 
@@ -22,12 +25,14 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chemassay.contract import Protocol, Request, TextAsker
+from chemassay.contract import EXTRACT_MODES, Protocol, Request, TextAsker
 from chemassay.errors import UserInputError
 from chemassay.models.adapters import ProtocolModel, protocol_model
+from chemassay.models.openai_batch import DEFAULT_POLL_INTERVAL, BatchChatClient, batch_state_dir
 from chemassay.models.openai_chat import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT
 from chemassay.models.protocols import get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_bool, option_float, option_int
+from chemassay.runtime.progress import warn
 
 SYSTEM_PROMPT = "You are an expert organic chemist. Answer exactly in the format asked for, without explanations."
 """The system prompt chat models get unless the spec (``system=none``) or the suite says otherwise."""
@@ -112,29 +117,33 @@ class TextModel(ProtocolModel):
 
 def text_model(backend: TextBackend, protocol: str | Protocol, *, name: str, prompting: str = "chat",
                encoding: str = "smiles", batch: int = 50, temperature: float | None = None,
-               budget: Mapping[str, Any] | None = None) -> Any:
+               budget: Mapping[str, Any] | None = None, extract: str = "lenient") -> Any:
     """A model of ``protocol`` whose answers come from ``backend``.
 
     ``prompting`` is ``chat`` (the protocol's instructions) or ``raw`` (the input itself is the
     prompt, for models trained on bare SMILES: the protocol decides, e.g. ranked answers from
-    beam search, samples from an empty prompt). ``encoding``, ``batch`` and ``temperature``
-    are settings the protocols may read. ``budget`` holds request fields sent with every
+    beam search, samples from an empty prompt). ``encoding``, ``batch``, ``temperature`` and
+    ``extract`` (``lenient``: answers read as a chemist reads them, Markdown, JSON, reaction
+    SMILES and equations included; ``strict``: the papers' reading of bare lines) are settings
+    the protocols may read. ``budget`` holds request fields sent with every
     request (the protocol's ``max_tokens`` and ``stop`` where the spec sets none).
     """
     if prompting not in {"chat", "raw"}:
         raise UserInputError(f"prompting must be chat or raw, got {prompting!r}")
+    if extract not in EXTRACT_MODES:
+        raise UserInputError(f"extract must be {' or '.join(EXTRACT_MODES)}, got {extract!r}")
     found = get_protocol(protocol)
     batch = max(1, int(batch))
-    asker = BackendAsker(backend, prompting=prompting,
-                         settings={"encoding": encoding, "batch": batch, "temperature": temperature}, budget=budget)
+    asker = BackendAsker(backend, prompting=prompting, budget=budget,
+                         settings={"encoding": encoding, "batch": batch, "temperature": temperature, "extract": extract})
 
     def answer(items: Sequence[Any], options: Mapping[str, Any]):
         return found.answer_text(asker, items, options)
 
-    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch,
+    describe = {**backend.describe(), "prompting": prompting, "encoding": encoding, "batch": batch, "extract": extract,
                 **({"budget": dict(budget)} if budget else {})}
     return protocol_model(found, answer, name=name, describe=describe, base=TextModel, backend=backend,
-                          prompting=prompting, encoding=encoding, batch=batch, temperature=temperature)
+                          prompting=prompting, encoding=encoding, batch=batch, temperature=temperature, extract=extract)
 
 
 class OpenAIBackend(TextBackend):
@@ -220,8 +229,14 @@ OPENAI_OPTIONS = {
     "max_answer_bytes": f"largest answer taken, in UTF-8 bytes (default {DEFAULT_MAX_ANSWER_BYTES})",
     "batch": "molecules asked for per generation request (default 50); texts per embeddings request (64)",
     "encoding": "bag notation of the stoichiometry prompt: smiles or formula",
+    "extract": "how answers are read: lenient (default: Markdown, JSON, reaction SMILES, equations, as a chemist "
+               "reads them) or strict (the papers' exact reading of bare lines)",
     "system": "system prompt: default or none (a suite may choose the default, e.g. mechanism sends the paper's prompt alone)",
     "backoff": "seconds before the first retry, doubled each time (default 1)",
+    "batch_api": "send the chat requests through the server's Batch API (POST /v1/batches): answered within "
+                 "24 h, at about half the price on providers that offer one; a rerun resumes the batch "
+                 "(default false)",
+    "batch_poll": "with batch_api: seconds between two looks at a running batch (default 30)",
 }
 
 
@@ -277,15 +292,38 @@ def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     client = openai_client(spec, context)
     concurrency = option_int(spec, "concurrency", int(context.get("concurrency", 4)), minimum=1)
     if "text" not in found.answered_by:
+        if option_bool(spec, "batch_api", False):
+            warn(f"--model {spec.text}: batch_api sends chat requests only; the {found.name} protocol is answered "
+                 "by the embeddings endpoint, asked directly")
         return embeddings_model(client, found, batch_size=option_int(spec, "batch", 64, minimum=1),
                                 concurrency=concurrency)
     system = spec.options.get("system", context.get("system", "default"))
+    if option_bool(spec, "batch_api", bool(context.get("batch_api", False))):
+        client = batch_client(spec, client, context)
     backend = OpenAIBackend(client, concurrency=concurrency, system_prompt=None if system == "none" else SYSTEM_PROMPT)
     temperature = option_float(spec, "temperature", None)
     encoding = spec.options.get("encoding", context.get("encoding") or "smiles")
     return text_model(backend, found, name=f"openai:{spec.arg}", encoding=encoding,
                       batch=option_int(spec, "batch", 50, minimum=1), temperature=temperature,
-                      budget=answer_budget(spec, found))
+                      budget=answer_budget(spec, found), extract=extract_option(spec, context))
+
+
+def extract_option(spec: ModelSpec, context: Mapping[str, Any]) -> str:
+    """The ``extract`` setting of a text model's spec (else the context's, else ``lenient``),
+    checked: a value other than ``lenient`` or ``strict`` is a clear error."""
+    value = str(spec.options.get("extract") or context.get("extract") or "lenient")
+    if value not in EXTRACT_MODES:
+        raise UserInputError(f"--model {spec.text}: extract must be {' or '.join(EXTRACT_MODES)}, got {value!r}")
+    return value
+
+
+def batch_client(spec: ModelSpec, client: Any, context: Mapping[str, Any]) -> Any:
+    """``client`` behind the server's Batch API (:mod:`chemassay.models.openai_batch`): the
+    resume state goes under the run's output folder (``context["out_dir"]``) when it has one."""
+    poll = option_float(spec, "batch_poll", float(context.get("batch_poll", DEFAULT_POLL_INTERVAL)))
+    if poll < 0:
+        raise UserInputError(f"--model {spec.text}: batch_poll must be 0 or more seconds")
+    return BatchChatClient(client, poll_interval=poll, state_dir=batch_state_dir(context.get("out_dir")))
 
 
 def answer_budget(spec: ModelSpec, protocol: Protocol) -> dict[str, Any]:

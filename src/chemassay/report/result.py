@@ -138,12 +138,15 @@ class RequestSummary(BaseModel):
     ``failed`` requests failed for good (their items are in ``skipped`` with the reason;
     ``reasons`` counts them by reason). ``prompt_tokens`` / ``completion_tokens`` sum the
     ``usage`` the server reported for this run's replies (``None``: it reported none);
-    ``endpoints`` are the base URLs asked.
+    ``endpoints`` are the base URLs asked. ``unreadable`` answers came back but held nothing
+    the protocol could read (no SMILES, no bag...): their items are scored as missing answers
+    (a local text model without an endpoint reports only this count).
     """
 
     new: int = 0
     cached: int = 0
     failed: int = 0
+    unreadable: int = 0
     reasons: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -155,8 +158,13 @@ class RequestSummary(BaseModel):
         return self.new + self.cached
 
     def line(self) -> str:
-        """The one summary line: ``N answered: A new, C from cache, F failed`` (+ tokens)."""
+        """The one summary line: ``N answered: A new, C from cache, F failed`` (+ ``, U
+        unreadable`` where some answers were, and the tokens)."""
+        if not (self.answered or self.failed or self.endpoints):  # a local model: only its unreadable answers
+            return f"{self.unreadable} unreadable answers"
         text = f"{self.answered} answered: {self.new} new, {self.cached} from cache, {self.failed} failed"
+        if self.unreadable:
+            text += f", {self.unreadable} unreadable"
         if self.prompt_tokens is not None or self.completion_tokens is not None:
             text += f"; tokens: {self.prompt_tokens or 0} prompt + {self.completion_tokens or 0} completion"
         if self.failed and self.reasons:
@@ -370,6 +378,7 @@ def make_result(
     started: float | None = None,
     details: ResultDetails | None = None,
     run: Any = None,
+    list_failures: bool = True,
     **fields: Any,
 ) -> Result:
     """The one way a suite builds its :class:`Result`: timing, input hashes and model identity
@@ -381,14 +390,25 @@ def make_result(
     taken when the work began (``elapsed_s`` is measured from it unless given).
 
     ``run`` is the :class:`~chemassay.contract.Run` of the model (the run pipeline's): the
-    model's identity and the request counts come from it unless given, and every item it
-    failed is added to ``skipped`` with its line (position + 1), the item and the reason,
-    unless ``skipped`` lists it already with that reason (by that line, or by its ``index``).
+    model's identity and the request counts come from it unless given, every item it
+    failed is added to ``skipped`` with its line (position + 1), the item and the reason
+    (unless ``skipped`` lists it already with that reason, by that line or by its ``index``),
+    and its unreadable answers are counted in ``requests.unreadable`` (a summary is made for a
+    model without an endpoint that gave some). ``list_failures=False`` leaves the failed items
+    to the suite, which lists them in its own terms (a test file's lines and ids; the pairs of
+    rewrites a failed embedding leaves out).
     """
     if run is not None:
         model = run.model if model is None else model
         if run.requests is not None:
             fields.setdefault("requests", run.requests)
+        unreadable = len(getattr(run, "unreadable", None) or {})
+        requests = fields.get("requests")
+        if isinstance(requests, dict):
+            requests = RequestSummary.model_validate(requests)
+        if requests is not None or unreadable:
+            fields["requests"] = (requests or RequestSummary()).model_copy(update={"unreadable": unreadable})
+    if run is not None and list_failures:
         given = fields.get("skipped") or []
         listed = {(entry.line, entry.reason) for entry in given}
         listed |= {(entry.index + 1, entry.reason) for entry in given if entry.index is not None}

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
-from chemassay.data.registry import DataFile, DatasetSpec, LocalDirSource
 from chemassay.chem.answers import candidate_lines
 from chemassay.contract import Protocol, Request
 from chemassay.data.readers import pick_column, read_records
+from chemassay.data.registry import DataFile, DatasetSpec, LocalDirSource
 from chemassay.models import run as run_model
 from chemassay.models.check import str_list_problem
 from chemassay.report.cards import MetricCard

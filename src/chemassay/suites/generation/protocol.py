@@ -1,7 +1,9 @@
 """The generation suite's protocol: a molecule generator (``sample(n, seed)``, MOSES's task).
 
 Everything a model kind needs to answer it: the Python method, the prompt and answer parser for
-chat models (every answer line is a sample, valid or not, as MOSES counts them), unprompted
+chat models (every answer line is a sample, valid or not, as MOSES counts them; read as a
+chemist reads them unless ``extract=strict``: a JSON list's items are the lines, Markdown is
+unwrapped, an introduction or a sentence is no sample), unprompted
 sampling for language models trained on SMILES, the predictions-file layout (a SMILES file)
 and the conformance checks. A generator's items are the sample slots ``0..n-1``: its outputs
 are not one answer per distinct input, so identical items are never merged.
@@ -17,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.chem.answers import smiles_lines
-from chemassay.contract import Check, Protocol, Request, TextAsker, TextOutcome
+from chemassay.contract import (
+    Check,
+    Protocol,
+    Request,
+    TextAsker,
+    TextOutcome,
+    answer_excerpt,
+    strict_extraction,
+)
 from chemassay.errors import UserInputError
 from chemassay.models.check import str_list_problem
 
@@ -64,7 +74,7 @@ class GeneratorProtocol(Protocol):
         return model.sample(len(items), int(options.get("seed", 0)))
 
     def items_of_call(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        values = dict(zip(("n", "seed"), args)) | dict(kwargs)
+        values = dict(zip(("n", "seed"), args, strict=False)) | dict(kwargs)
         if "n" not in values:
             raise TypeError("sample() needs n, the number of molecules")
         return list(range(_count(values["n"]))), {"seed": int(values.get("seed", 0))}
@@ -83,11 +93,13 @@ class GeneratorProtocol(Protocol):
         n, seed = len(items), int(options.get("seed", 0))
         if asker.prompting == "raw":
             return TextOutcome(list(asker.sample_raw(n, seed))[:n])
+        strict = strict_extraction(asker.settings)
         batch = max(1, int(asker.settings.get("batch") or 50))
         temperature = asker.settings.get("temperature")
         temperature = 1.0 if temperature is None else temperature  # sampling needs randomness
         samples: list[str] = []
         failures: dict[int, str] = {}
+        unread: list[str] = []  # answers without a single sample line
         request = 0
         max_requests = 3 * (-(-n // batch)) + 3
         while len(samples) < n and request < max_requests:
@@ -102,11 +114,20 @@ class GeneratorProtocol(Protocol):
                     samples.extend([""] * min(wanted, n - start))
                     failures.update({i: f"request failed: {answer}" for i in range(start, len(samples))})
                 else:
-                    samples.extend(smiles_lines(answer)[:wanted])
+                    lines = smiles_lines(answer, strict=strict)[:wanted]
+                    if not lines and answer.strip():
+                        unread.append(answer)
+                    samples.extend(lines)
+        unreadable: dict[int, str] = {}
         if len(samples) < n:
-            # The model kept answering with fewer lines than asked: the rest are empty (invalid) samples.
+            # The model kept answering with fewer lines than asked: the rest are empty (invalid)
+            # samples, unreadable where some answers held no sample at all.
+            if unread:
+                reason = (f"{len(unread)} answers held no SMILES line (first: {answer_excerpt(unread[0])})"
+                          if len(unread) > 1 else f"the answer held no SMILES line: {answer_excerpt(unread[0])}")
+                unreadable = {i: reason for i in range(len(samples), n)}
             samples.extend([""] * (n - len(samples)))
-        return TextOutcome(samples[:n], failures)
+        return TextOutcome(samples[:n], failures, unreadable)
 
     def read_predictions(self, path: Path):
         from chemassay.data.readers import read_smiles_file

@@ -23,9 +23,11 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract import Options, Run
 from chemassay.errors import UserInputError
 from chemassay.report.result import Result
 from chemassay.suites.mechanism.oms import TAU
@@ -70,26 +72,19 @@ def load_dataset(part: str = "gold", *, records: bool = False) -> list[Any]:
 # ----------------------------------------------------------------------------- predict
 
 
-def _openai_default(spec):
-    """The paper's prompt is the whole conversation (it starts with its own persona and the
-    CoT variant asks for reasoning): no system prompt unless the spec asks for one."""
-    if spec.kind == "openai" and "system" not in spec.options:
-        return spec.with_options(system="none")
-    return spec
-
-
 def load_predictor(model: Any, context: Mapping[str, Any] | None = None) -> Any:
     """A mechanism predictor from a spec string (``openai:MODEL``, ``hf:PATH``,
-    ``nearest-neighbour``, ``gold-oracle``, ``python:module:fn``...) or an object/callable."""
+    ``nearest-neighbour``, ``gold-oracle``, ``python:module:fn``...) or an object/callable.
+
+    The paper's prompt is the whole conversation (it starts with its own persona and the CoT
+    variant asks for reasoning): a chat model gets no system prompt unless its spec asks for
+    one (``system=default``); the suite says so through the model context (``system``)."""
     from chemassay.models.registry import resolve_model
-    from chemassay.models.spec import ModelSpec, parse_spec
 
-    if isinstance(model, (str, ModelSpec)):
-        model = _openai_default(parse_spec(model))
-    return resolve_model(model, PROTOCOL, dict(context or {}))
+    return resolve_model(model, PROTOCOL, {"system": "none", **dict(context or {})})
 
 
-def _prepare(reactions: list[Reaction], prompt: str, k: int, pool: Source | Sequence[Reaction],
+def _prepare(reactions: list[Reaction], prompt: str, shots: int, pool: Source | Sequence[Reaction],
              allow_same_family: bool, info: Callable[[str], None] | None):
     from chemassay.suites.mechanism.runners import prepare_jobs
 
@@ -103,11 +98,11 @@ def _prepare(reactions: list[Reaction], prompt: str, k: int, pool: Source | Sequ
             info(f"k-shot pool {pool if isinstance(pool, (str, os.PathLike)) else 'given'}: "
                  f"{len(exemplars)} of {len(candidates)} reactions usable as exemplars")
         index = ReactionIndex(exemplars)
-    return prepare_jobs(reactions, prompt, k=k, pool_index=index, exclude_family=not allow_same_family)
+    return prepare_jobs(reactions, prompt, k=shots, pool_index=index, exclude_family=not allow_same_family)
 
 
-def _style(prompt: str, k: int) -> str:
-    return f"kshot{k}" if prompt == "kshot" else prompt
+def _style(prompt: str, shots: int) -> str:
+    return f"kshot{shots}" if prompt == "kshot" else prompt
 
 
 def predict(
@@ -115,12 +110,13 @@ def predict(
     reactions: Source | Sequence[Reaction] = "gold",
     *,
     prompt: str = "default",
-    k: int = 3,
+    shots: int = 3,
     pool: Source | Sequence[Reaction] = "template",
     allow_same_family: bool = False,
     limit: int | None = None,
     out: Source | None = None,
     overwrite: bool = False,
+    cache: bool = False,
     context: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     info: Callable[[str], None] | None = None,
@@ -131,14 +127,17 @@ def predict(
     ``model`` is a spec (``openai:gpt-4o-mini,base_url=URL``, ``hf:./ckpt``,
     ``nearest-neighbour:pool=template``, ``gold-oracle``...) or an object with
     ``predict_mechanisms(records)``. ``prompt`` is ``default`` (the paper's one-shot prompt),
-    ``cot`` or ``kshot`` (``k`` exemplars from ``pool`` by DRFP similarity, never of the
+    ``cot`` or ``kshot`` (``shots`` exemplars from ``pool`` by DRFP similarity, never of the
     query's family unless ``allow_same_family``). ``limit`` keeps the first N reactions,
     ``ids`` only the reactions of those ids (a seeded subset: ``chemassay assay --limit``).
     With ``out`` the answers go to a JSON Lines file as they arrive and a second call
-    resumes it (only unanswered reactions are asked; ``overwrite`` starts again).
-    ``context`` gives the model factory settings such as ``base_url``. Returns the rows
-    (``{"reaction_id", "response"|"mechanism"|"error", ...}``) and counts; an endpoint that
-    refuses connections raises ``EndpointUnreachable`` (a one-line user error) at once.
+    resumes it (only unanswered reactions are asked; ``overwrite`` starts again). Chat models
+    on a server stream their answers; the others are asked through the run pipeline
+    (:func:`chemassay.models.run`; ``cache``: its response cache). ``context`` gives the model
+    factory settings such as ``base_url``; ``progress(n)`` is called as answers arrive. Returns
+    the rows (``{"reaction_id", "response"|"mechanism"|"error", ...}``), counts and the
+    :class:`~chemassay.contract.Run` (``.run``); an endpoint that refuses connections raises
+    ``EndpointUnreachable`` (a one-line user error) at once.
     """
     if limit is not None and limit < 1:
         raise UserInputError("--limit must be at least 1")
@@ -147,18 +146,25 @@ def predict(
         from chemassay.runtime.files import ensure_writable
 
         target = ensure_writable(out, "predictions file")
-    chosen = load_reactions(reactions)[:limit]
-    if ids is not None:
-        wanted = {str(i) for i in ids}
-        chosen = [reaction for reaction in chosen if reaction.reaction_id in wanted]
+    chosen = _chosen(load_reactions(reactions), limit, ids)
     settings = dict(context or {})
     # The gold-oracle repeats the reactions asked about (by name when they have one).
     settings.setdefault("gold", str(reactions) if isinstance(reactions, (str, os.PathLike)) else chosen)
     loaded = load_predictor(model, settings)
-    jobs = _prepare(chosen, prompt, k, pool, allow_same_family, info)
+    jobs = _prepare(chosen, prompt, shots, pool, allow_same_family, info)
     from chemassay.suites.mechanism.runners import run_model
 
-    return run_model(loaded, jobs, style=_style(prompt, k), out=target, overwrite=overwrite, progress=progress)
+    return run_model(loaded, jobs, style=_style(prompt, shots), out=target, overwrite=overwrite, progress=progress,
+                     cache=cache)
+
+
+def _chosen(reactions: list[Reaction], limit: int | None, ids: Sequence[str] | None) -> list[Reaction]:
+    """The first ``limit`` reactions, only those of the ids ``ids`` when given."""
+    chosen = reactions[:limit]
+    if ids is not None:
+        wanted = {str(i) for i in ids}
+        chosen = [reaction for reaction in chosen if reaction.reaction_id in wanted]
+    return chosen
 
 
 # ---------------------------------------------------------------------------- evaluate
@@ -222,8 +228,7 @@ def _prompt_style_of(rows: Any) -> str | None:
     return None
 
 
-def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_ref, config: dict[str, Any],
-            started: float, bootstrap: int, seed: int, prompt_style: str | None) -> Result:
+def _result(report: ScoreReport, answers: _Answers, *, gold_path: Path, started: float, options: Options) -> Result:
     from chemassay.report.intervals import attach_intervals
     from chemassay.report.result import DatasetRef, SkippedItem, make_result
     from chemassay.suites.mechanism.details import EvaluateDetails
@@ -242,22 +247,27 @@ def _result(report: ScoreReport, *, gold_path: Path, inputs: list[Path], model_r
         error_taxonomy=report.error_taxonomy().as_dict(),
         reactions=[r.row() for r in report.results],
     )
+    # A failed request is an unparsed answer the scorer lists by reaction id ("unparsed
+    # prediction: request failed: ..."), so the run hands make_result its identity and
+    # request counts only.
+    run = replace(answers.run, failures={}) if answers.run is not None else None
     result = make_result(
         "mechanism", "evaluate",
-        model=model_ref,
+        model=answers.ref,
+        run=run,
         metrics=report.metrics,
         n=len(report.results),
         item_ids=[r.reaction.reaction_id for r in report.results],
         item_scores=report.item_scores(),
         skipped=[SkippedItem(**row) for row in report.skipped_items()],
         dataset=DatasetRef(**dataset),
-        setting=result_setting(part, prompt_style),
-        inputs=inputs,
-        config={**report.config.as_dict(), "weights": dict(sources), **config},
+        setting=result_setting(part, answers.prompt_style),
+        inputs=answers.inputs,
+        config={**report.config.as_dict(), "weights": dict(sources), **answers.config},
         started=started,
         details=details,
     )
-    return attach_intervals(result, resamples=bootstrap, seed=seed)
+    return attach_intervals(result, resamples=options.bootstrap, seed=options.seed)
 
 
 def _nothing_attributable(predictions, where: str) -> None:
@@ -271,43 +281,129 @@ def _nothing_attributable(predictions, where: str) -> None:
     )
 
 
+@dataclass
+class _Answers:
+    """What is scored: the gold reactions and their set, the answers attributed to them, the
+    input files, the prompt style they came from, the result's ``config`` entries, and where
+    they came from: the model's ``run`` (and object), or predictions given (``ref``)."""
+
+    reactions: list[Reaction]
+    gold_set: Any
+    attributed: Any
+    inputs: list[Path]
+    prompt_style: str | None
+    config: dict[str, Any] = field(default_factory=dict)
+    run: Run | None = None
+    ref: Any = None
+    model_object: Any = None
+
+
+def _score_config(tau: float, round_to: int | None, strict: bool, weights: str) -> ScoreConfig:
+    from chemassay.suites.mechanism.weights import WEIGHT_MODES
+
+    if not 0.0 <= tau <= 1.0:
+        raise UserInputError(f"--tau {tau}: must be between 0 and 1")
+    if round_to is not None and round_to < 0:
+        raise UserInputError("--round must be a non-negative number of decimals")
+    if weights not in WEIGHT_MODES:
+        raise UserInputError(f"--weights {weights!r}: choose from {', '.join(WEIGHT_MODES)}")
+    return ScoreConfig(tau, round_to, strict, weights)
+
+
+def _given_answers(predictions: Source | Mapping[str, Any] | Sequence[Any], gold_path: Path,
+                   ids: Sequence[str] | None = None) -> _Answers:
+    """Predictions handed over (a file, a dict or a list of rows), scored as they are against
+    every gold reaction (only those of the ids ``ids`` when given)."""
+    from chemassay.models.identity import predictions_ref
+    from chemassay.suites.mechanism.scoring import (
+        load_gold,
+        load_predictions,
+        predictions_from_items,
+    )
+
+    reactions, gold_set = load_gold(gold_path, [str(i) for i in ids] if ids is not None else None)
+    known = [r.reaction_id for r in reactions]
+    if not isinstance(predictions, (str, os.PathLike)):
+        attributed = predictions_from_items(predictions, known)
+        _nothing_attributable(attributed, "predictions")
+        return _Answers(reactions, gold_set, attributed, [gold_path], _prompt_style_of(attributed.rows),
+                        ref=_model_ref_of_items(predictions))
+    path = Path(predictions)
+    if not path.is_file():
+        raise UserInputError(f"{path}: no such prediction file" if not path.exists()
+                             else f"{path}: is a directory, expected a prediction file")
+    attributed = load_predictions(path, known)
+    _nothing_attributable(attributed, str(path))
+    return _Answers(reactions, gold_set, attributed, [gold_path, path], _prompt_style_of(attributed.rows),
+                    ref=predictions_ref(path))
+
+
+def _model_answers(model: Any, reference: Source, gold_path: Path, options: Options, *, prompt: str, shots: int,
+                   pool: Any, allow_same_family: bool, overwrite: bool, info: Callable[[str], None] | None,
+                   ids: Sequence[str] | None = None) -> _Answers:
+    """Ask the model (:func:`predict`, resumable into ``options.out``) and attribute its answers
+    to the gold reactions asked (the first ``options.limit`` with a limit, those of ``ids``
+    with ids)."""
+    from chemassay.runtime.progress import progress_task
+    from chemassay.suites.mechanism.scoring import load_gold, predictions_from_items
+
+    total = len(_chosen(load_reactions(reference), options.limit, ids))
+    with progress_task(f"asking {model}", total, disable=not options.progress) as advance:
+        done = predict(model, reference, prompt=prompt, shots=shots, pool=pool, allow_same_family=allow_same_family,
+                       limit=options.limit, out=options.out, overwrite=overwrite, cache=options.cache,
+                       context={"n_jobs": options.n_jobs, **dict(options.context)}, progress=advance, info=info,
+                       ids=ids)
+    asked = options.limit or ids is not None
+    reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in done.rows] if asked else None)
+    attributed = predictions_from_items(done.rows, (r.reaction_id for r in reactions))
+    config: dict[str, Any] = {"prompt": done.prompt_style, "limit": options.limit, "run": done.as_dict()}
+    if prompt == "kshot":
+        config.update(pool=pool if isinstance(pool, (str, os.PathLike)) else "given", allow_same_family=allow_same_family)
+    return _Answers(reactions, gold_set, attributed, [gold_path], done.prompt_style, config, run=done.run,
+                    model_object=done.model_object)
+
+
 def evaluate(
     predictions: Source | Mapping[str, Any] | Sequence[Any] | None = None,
-    gold: Source = "gold",
+    reference: Source = "gold",
     *,
     model: Any = None,
     prompt: str = "default",
-    k: int = 3,
+    shots: int = 3,
     pool: Source | Sequence[Reaction] = "template",
     allow_same_family: bool = False,
-    limit: int | None = None,
-    predictions_out: Source | None = None,
     overwrite: bool = False,
-    context: Mapping[str, Any] | None = None,
     tau: float = TAU,
     round_to: int | None = None,
     strict: bool = False,
     weights: str = "data",
     domain_pool: Source | Sequence[Reaction] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    use_cache: bool = True,
-    progress: Callable[[int], None] | None = None,
+    molecule_cache: bool = True,
     info: Callable[[str], None] | None = None,
+    seed: int | None = None,
+    bootstrap: int | None = None,
+    limit: int | None = None,
+    n_jobs: int | None = None,
+    cache: bool | None = None,
+    progress: bool | None = None,
+    out: Source | None = None,
+    context: Mapping[str, Any] | None = None,
+    options: Options | None = None,
     ids: Sequence[str] | None = None,
 ) -> Result:
     """Score mechanisms against oMeBench gold with oMeS; the ``chemassay mechanism evaluate`` result.
 
     ``predictions`` is a JSONL / JSON file of rows ``{"reaction_id", "response": text}`` (or
     ``"mechanism": [steps]``, or the published pipeline's ``"output"``), a dict
-    ``reaction_id → raw answer text or step list``, or a list of such rows. Or give
-    ``model=`` (a spec or a mechanism predictor): it is run first with :func:`predict`'s
-    options (``prompt``, ``k``, ``pool``, ``allow_same_family``, ``limit``, ``ids``; its answers go to
-    ``predictions_out`` when given, resumable) and its answers are scored. With ``ids`` only the
-    gold reactions of those ids are scored (a seeded subset: ``chemassay assay --limit``). ``gold`` is a
-    dataset name (``gold``, ``template``) or a file. Every gold reaction is scored (a
-    limited model run: those asked); one without prediction counts as an empty mechanism
-    and is named in ``result.details.warnings`` and ``result.skipped``. ``tau`` is the Tanimoto threshold of partial
+    ``reaction_id → raw answer text or step list``, or a list of such rows, scored as they are.
+    Or give ``model=`` (a spec or a mechanism predictor): it is run first with :func:`predict`'s
+    options (``prompt``, ``shots``, ``pool``, ``allow_same_family``, ``limit``, ``ids``; its answers go to
+    ``out`` when given, resumable, ``overwrite`` starting it again) and its answers are scored.
+    With ``ids`` only the gold reactions of those ids are scored (a seeded subset: ``chemassay
+    assay --limit``).
+    ``reference`` is the gold: a dataset name (``gold``, ``template``) or a file. Every gold
+    reaction is scored (a limited model run: those asked); one without prediction counts as an
+    empty mechanism and is named in ``result.details.warnings`` and ``result.skipped``. ``tau`` is the Tanimoto threshold of partial
     credit, ``round_to`` rounds per-reaction values as the published tool (2), ``strict``
     parses answers exactly as the published pipeline. ``weights`` picks the gold step
     weights: ``data`` (the shipped ones, the fitted scheme where a file has none),
@@ -324,96 +420,51 @@ def evaluate(
     part and the prompt's protocol as the paper does (``{"dataset": "gold", "prompt":
     "one-shot"}``; from a predictions file, the ``prompt_style`` its rows carry).
 
+    The common options (``seed``, ``bootstrap``, ``limit``, ``n_jobs``, ``cache``,
+    ``progress``, ``out``, ``context``) may also come as one
+    :class:`~chemassay.contract.Options` (``options=``); keyword arguments given override it.
+    A model behind a chat endpoint streams its answers (the resumable runner of
+    :mod:`~chemassay.suites.mechanism.runners`); other models are asked through
+    :func:`chemassay.models.run` (``cache``: its response cache). ``context`` goes to the model
+    kind (with ``n_jobs``), ``progress`` reports the model's answers as they come, ``info``
+    receives status lines. ``molecule_cache=False`` neither reads nor writes the cache of the
+    gold molecules (``--no-cache``).
+
     >>> import chemassay.mechanism as mechanism
-    >>> oracle = mechanism.evaluate(model="gold-oracle", gold="gold", bootstrap=0)
+    >>> oracle = mechanism.evaluate(model="gold-oracle", reference="gold", bootstrap=0)
     >>> oracle.n, oracle.metrics["S_total"], oracle.metrics["L"], oracle.setting
     (196, 1.0, 1.0, {'dataset': 'gold', 'prompt': 'one-shot'})
     >>> answer = '[ANSWER][{"type": "proton_transfer", "subtype": "acid_base_proton_transfer", '
     >>> answer += '"intermediate_smiles": "[CH2-]C=O"}][/ANSWER]'
-    >>> one = mechanism.evaluate({"NR-001": answer}, gold="gold", bootstrap=0)
+    >>> one = mechanism.evaluate({"NR-001": answer}, reference="gold", bootstrap=0)
     >>> one.item_ids[0], round(one.item_scores["S_total"][0], 4), one.metrics["n_missing"]
     ('NR-001', 0.2286, 195)
     >>> one.details.warnings[0]
     "195 of 196 gold reactions have no prediction: each is scored as an empty mechanism ..."
     """
     from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.scoring import (
-        gold_cache,
-        load_gold,
-        load_predictions,
-        predictions_from_items,
-        score_all,
-    )
+    from chemassay.suites.mechanism.scoring import gold_cache, score_all
 
+    options = Options.merged(options, seed=seed, bootstrap=bootstrap, limit=limit, n_jobs=n_jobs, cache=cache,
+                             progress=progress, out=out, context=context)
     started = time.perf_counter()
-    if not 0.0 <= tau <= 1.0:
-        raise UserInputError(f"--tau {tau}: must be between 0 and 1")
-    if round_to is not None and round_to < 0:
-        raise UserInputError("--round must be a non-negative number of decimals")
+    config = _score_config(tau, round_to, strict, weights)
     if (predictions is None) == (model is None):
         raise UserInputError("evaluate: give predictions (a file, a dict or a list) or model=SPEC, not both or neither")
-    from chemassay.suites.mechanism.weights import WEIGHT_MODES
-
-    if weights not in WEIGHT_MODES:
-        raise UserInputError(f"--weights {weights!r}: choose from {', '.join(WEIGHT_MODES)}")
-    config = ScoreConfig(tau, round_to, strict, weights)
-    model_object = None
-    gold_path = reactions_path(gold)
-    inputs = [gold_path]
-    extra: dict[str, Any] = {}
+    gold_path = reactions_path(reference)
     if model is not None:
-        run = predict(model, gold, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-                      out=predictions_out, overwrite=overwrite, context=context, progress=progress, info=info, ids=ids)
-        reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in run.rows] if limit or ids is not None
-                                        else None)
-        attributed = predictions_from_items(run.rows, (r.reaction_id for r in reactions))
-        from chemassay.models.identity import model_ref
-        from chemassay.models.spec import ModelSpec, parse_spec
-
-        # Named by the spec the caller gave (not the one load_predictor completed with
-        # system=none): that spec run again through evaluate gives the same model, and
-        # `chemassay assay` recognises its finished task by it.
-        asked = parse_spec(model).text if isinstance(model, (str, ModelSpec)) else None
-        ref = model_ref(run.model_object, asked)
-        model_object = run.model_object
-        prompt_style: str | None = run.prompt_style
-        extra = {"prompt": run.prompt_style, "limit": limit, "run": run.as_dict()}
-        if prompt == "kshot":
-            extra["pool"] = pool if isinstance(pool, (str, os.PathLike)) else "given"
-            extra["allow_same_family"] = allow_same_family
+        answers = _model_answers(model, reference, gold_path, options, prompt=prompt, shots=shots, pool=pool,
+                                 allow_same_family=allow_same_family, overwrite=overwrite, info=info, ids=ids)
     else:
-        reactions, gold_set = load_gold(gold_path, [str(i) for i in ids] if ids is not None else None)
-        known = [r.reaction_id for r in reactions]
-        prompt_style = None
-        if isinstance(predictions, (str, os.PathLike)):
-            pred_path = Path(predictions)
-            if not pred_path.is_file():
-                raise UserInputError(f"{pred_path}: no such prediction file" if not pred_path.exists()
-                                     else f"{pred_path}: is a directory, expected a prediction file")
-            attributed = load_predictions(pred_path, known)
-            _nothing_attributable(attributed, str(pred_path))
-            from chemassay.models.identity import predictions_ref
-
-            ref = predictions_ref(pred_path)
-            inputs.append(pred_path)
-        else:
-            attributed = predictions_from_items(predictions, known)
-            _nothing_attributable(attributed, "predictions")
-            ref = _model_ref_of_items(predictions)
-    if model is None:
-        prompt_style = _prompt_style_of(attributed.rows)
-    pool_reactions, pool_info = _domain_pool(domain_pool, model_object, prompt if model is not None else "default", pool)
+        answers = _given_answers(predictions, gold_path, ids)
+    pool_reactions, pool_info = _domain_pool(domain_pool, answers.model_object,
+                                             prompt if model is not None else "default", pool)
     if pool_info:
-        extra["domain_pool"] = pool_info
-    cache = gold_cache(gold_path, gold_set.reactions, enabled=use_cache)
-    report = score_all(reactions, attributed, config, gold_rejected=gold_set.rejected, cache=cache,
-                       domain_pool=pool_reactions)
-    result = _result(report, gold_path=gold_path, inputs=inputs, model_ref=ref, config=extra, started=started,
-                     bootstrap=bootstrap, seed=seed, prompt_style=prompt_style)
-    if model is not None:
-        # its failed requests are already in skipped (unparsed prediction: request failed: ...)
-        result.requests = run.requests
-    return result
+        answers.config["domain_pool"] = pool_info
+    molecules = gold_cache(gold_path, answers.gold_set.reactions, enabled=molecule_cache)
+    report = score_all(answers.reactions, answers.attributed, config, gold_rejected=answers.gold_set.rejected,
+                       cache=molecules, domain_pool=pool_reactions)
+    return _result(report, answers, gold_path=gold_path, started=started, options=options)
 
 
 # ----------------------------------------------------------------------------- verify

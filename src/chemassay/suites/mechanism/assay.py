@@ -66,8 +66,8 @@ def run_one_shot(ctx: AssayContext, *, limit: int | None) -> Result:
     if ctx.limit is not None:  # stratified by difficulty level, the same reactions for every model
         listing = list_reactions(ctx, limit=limit)
         ids, subset = task_subset(ctx, listing.ids, listing.strata)
-    result = evaluate(model=ctx.spec, gold="gold", prompt="default", limit=limit, ids=ids,
-                      predictions_out=predictions_path(ctx), context=ctx.model_context, seed=ctx.seed)
+    result = evaluate(model=ctx.spec, reference="gold", prompt="default", limit=limit, ids=ids,
+                      out=predictions_path(ctx), context=ctx.model_context, seed=ctx.seed)
     return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
 

@@ -25,6 +25,7 @@ from chemassay.cli.tools import (
     err_console,
     finish_requests,
     info,
+    model_context,
     writable_out,
 )
 from chemassay.errors import UserInputError
@@ -71,8 +72,8 @@ NoCacheOption = typer.Option(False, "--no-cache", help="Do not read or write the
 BootstrapOption = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95 % intervals (0: none).")
 
 
-def _context(base_url: str | None) -> dict:
-    return {"base_url": base_url} if base_url else {}
+def _context(base_url: str | None, out: Path | None = None) -> dict:
+    return model_context(base_url, out)
 
 
 def _print_warnings(result) -> None:
@@ -110,29 +111,27 @@ def _finish_run(run: dict, requests, out: Path | None) -> None:
         raise typer.Exit(1)
 
 
-def _evaluate(predictions, gold: str, out: Path | None, *, plots: Path | None = None, label: str | None = None,
-              **options) -> None:
-    """Score (after predicting with ``options['model']`` when given), write, warn; exit 1
-    when a model request failed for good."""
-    writable_out(out)
+def _evaluate(predictions, gold: str, result_path: Path | None, *, plots: Path | None = None,
+              label: str | None = None, **options) -> None:
+    """Score (after predicting with ``options['model']`` when given, its answers kept in
+    ``options['out']``), write the result to ``result_path``, warn; exit 1 when a model
+    request failed for good."""
+    writable_out(result_path)
     _check_plots(plots)
-    model = options.get("model")
-    if options.get("predictions_out") is not None:
-        writable_out(options["predictions_out"], "predictions file")
-    total = _total(gold, options.get("limit")) if model is not None else 0
-    with progress_task(f"asking {model}", total, disable=None if model is not None else True) as advance:
-        result = evaluate_api(predictions, gold, progress=advance, info=info, **options)
+    if options.get("out") is not None:
+        writable_out(options["out"], "predictions file")
+    result = evaluate_api(predictions, gold, progress=True, info=info, **options)
     run = result.config.get("run")
     if run is not None:
         failed = [item for item in result.skipped if item.reason.startswith((UNPARSED, "request failed"))]
         for failure in failed[:5]:
             info(f"  {failure.item}: {failure.reason}")
-    emit(result, out)
+    emit(result, result_path)
     _print_warnings(result)
     if plots is not None:
         _plots(result, plots, label or (Path(predictions).stem if predictions is not None else "model"))
     if run is not None:
-        _finish_run(run, result.requests, options.get("predictions_out"))
+        _finish_run(run, result.requests, options.get("out"))
 
 
 @app.command()
@@ -171,11 +170,12 @@ def evaluate(
         raise UserInputError("give a predictions file, or --model SPEC to predict and score")
     if model is None and (predictions_out is not None or limit is not None):
         raise UserInputError("--predictions-out and --limit go with --model")
-    options = {"tau": tau, "round_to": round_to, "strict": strict, "use_cache": not no_cache,
+    options = {"tau": tau, "round_to": round_to, "strict": strict, "molecule_cache": not no_cache,
                "bootstrap": bootstrap, "seed": seed, "weights": weights, "domain_pool": domain_pool}
     if model is not None:
-        options.update(model=model, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family, limit=limit,
-                       predictions_out=predictions_out, overwrite=overwrite, context=_context(base_url))
+        options.update(model=model, prompt=prompt, shots=k, pool=pool, allow_same_family=allow_same_family,
+                       limit=limit, out=predictions_out, overwrite=overwrite,
+                       context=_context(base_url, predictions_out or out))
     _evaluate(predictions, gold, out, plots=plots, **options)
 
 
@@ -195,8 +195,9 @@ def predict(
     """Ask --model SPEC for the mechanism of every reaction and write its answers (exit 1 if a request failed)."""
     writable_out(out, "predictions file")
     with progress_task(f"asking {model}", _total(reactions, limit)) as advance:
-        run = predict_api(model, reactions, out=out, prompt=prompt, k=k, pool=pool, allow_same_family=allow_same_family,
-                          limit=limit, overwrite=overwrite, context=_context(base_url), progress=advance, info=info)
+        run = predict_api(model, reactions, out=out, prompt=prompt, shots=k, pool=pool,
+                          allow_same_family=allow_same_family, limit=limit, overwrite=overwrite,
+                          context=_context(base_url, out), progress=advance, info=info)
     if not settings.quiet:
         for error in run.errors[:5]:
             console.print(f"  {error['item']}: {error['reason']}", highlight=False, markup=False)

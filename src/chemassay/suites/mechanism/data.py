@@ -6,7 +6,7 @@ The registry owns every name: ``omebench`` (alias ``ome``) with the parts ``gold
 ``ome-template``. :func:`load_omebench` is the loader the catalog names, so
 ``chemassay.load_dataset("gold")`` returns the 196 oMe-Gold reactions.
 
-Wherever the suite takes a reaction file (the CLI's ``GOLD`` argument, ``evaluate(gold=...)``,
+Wherever the suite takes a reaction file (the CLI's ``GOLD`` argument, ``evaluate(reference=...)``,
 a k-shot ``pool``), :func:`reactions_path` accepts a registered name or a file path; a
 registered name wins over a file of the same name in the working folder.
 """

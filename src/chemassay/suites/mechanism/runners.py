@@ -20,13 +20,17 @@ Ollama, a hosted API): every pending reaction is queued at once on the client's 
 ``concurrency`` workers, so exactly ``concurrency`` requests stay in flight until the queue
 runs dry (no wave ends waiting for its slowest answer), and each answer is appended to the
 output file the moment it arrives. Other predictors (local checkpoints, baselines, Python
-objects) are called with chunks of reactions and their rows are appended after each chunk.
+objects) are asked chunk by chunk through the run pipeline (:func:`chemassay.models.run`:
+identical records asked once, the response cache with ``cache=True``, failures with their
+reasons) and their rows are appended after each chunk.
 Either way an interrupted run loses at most the answers in flight (streaming) or one chunk:
 running the same command again **resumes**, asking only reactions without a
 ``response``/``mechanism`` row (failed ones are asked again; a line cut short by a crash is
 dropped). An endpoint that refuses connections
 stops the run at once (:class:`~chemassay.models.openai_chat.EndpointUnreachable`, a
-one-line error naming the URL), before anything is written.
+one-line error naming the URL), before anything is written. Either way the run ends as a
+:class:`~chemassay.contract.Run` (``PredictionRun.run``: every reaction asked or resumed, the
+model's identity and request counts) that ``evaluate`` hands to ``make_result``.
 """
 
 from __future__ import annotations
@@ -40,11 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract import Run
 from chemassay.errors import UserInputError
 from chemassay.report.result import RequestSummary
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
-from chemassay.suites.mechanism.protocol import record_prompt
+from chemassay.suites.mechanism.protocol import MECHANISM_PREDICTOR, record_prompt
 from chemassay.suites.mechanism.records import Reaction
 
 CHUNK = 32
@@ -220,6 +225,10 @@ class PredictionRun:
     """The predictor that answered (for the result's ``model`` field)."""
     requests: RequestSummary | None = None
     """Requests to a model behind an endpoint: new, from cache, failed, tokens (else ``None``)."""
+    run: Run | None = field(default=None, repr=False)
+    """The run as the run pipeline records one: the records of the reactions with a row (asked
+    now or resumed), their answers, the failed ones with their reason, the model's identity and
+    request counts, the calls, cached and repeated records of the chunks asked."""
 
     def as_dict(self) -> dict[str, Any]:
         """Counts and where the rows went (for logs and results' ``config``)."""
@@ -242,6 +251,34 @@ def _answer_row(base: dict[str, Any], answer: Any, failure: str | None, details:
         return {**base, "mechanism": answer, **details}, None
     reason = f"the model returned a {type(answer).__name__}, not text or a list of steps"
     return {**base, "error": reason}, reason
+
+
+def _ask_chunk(model: Any, batch: Sequence[PromptJob], style: str, cache: bool) -> tuple[Run, list[dict[str, Any]]]:
+    """Ask ``model`` about one chunk through the run pipeline (:func:`chemassay.models.run`),
+    with the per-row details the model reports (``details``: the nearest neighbour's id),
+    which line up with the chunk when it was asked in one call without cached or repeated
+    records."""
+    from chemassay.models import run as run_pipeline
+
+    done = run_pipeline(model, MECHANISM_PREDICTOR, [job.record(style) for job in batch], cache=cache)
+    details = getattr(done.model_object, "details", None)
+    if (done.calls != 1 or done.cached or done.duplicates or not isinstance(details, list)
+            or len(details) != len(batch)):
+        return done, [{} for _ in batch]
+    return done, [extra if isinstance(extra, dict) else {} for extra in details]
+
+
+def _as_run(run: PredictionRun, jobs: Sequence[PromptJob], model: Any, counts: dict[str, int], started: float) -> Run:
+    """The rows of a finished run as a :class:`~chemassay.contract.Run` (see ``PredictionRun.run``)."""
+    from chemassay.models.identity import model_ref
+
+    records = {job.reaction.reaction_id: job.record(run.prompt_style) for job in jobs}
+    rows = [row for row in run.rows if row.get("reaction_id") in records]
+    outputs = [row["response"] if "response" in row else row.get("mechanism", MECHANISM_PREDICTOR.missing)
+               for row in rows]
+    return Run(protocol=MECHANISM_PREDICTOR.name, items=[records[row["reaction_id"]] for row in rows], outputs=outputs,
+               failures={i: str(row["error"]) for i, row in enumerate(rows) if "error" in row}, model=model_ref(model),
+               requests=run.requests, elapsed_s=time.perf_counter() - started, model_object=model, **counts)
 
 
 def streaming_client(model: Any):
@@ -288,15 +325,18 @@ def run_model(
     chunk: int | None = None,
     progress: Callable[[int], None] | None = None,
     stream: bool | None = None,
+    cache: bool = False,
 ) -> PredictionRun:
     """Ask ``model`` (a mechanism predictor) about every job; see the module docstring.
 
     With ``out`` the rows are appended to that JSON Lines file and a rerun resumes it
     (``overwrite`` starts again). Chat models on an OpenAI-compatible server stream
     (``stream``: ``None`` = when the model can, ``False`` = in chunks); other models get
-    ``chunk`` reactions per call (default: :func:`chunk_size`). Returns every row,
-    including those already in ``out``.
+    ``chunk`` reactions per call (default: :func:`chunk_size`) through the run pipeline
+    (``cache``: its response cache). Returns every row, including those already in ``out``,
+    and the run as a :class:`~chemassay.contract.Run`.
     """
+    started = time.perf_counter()
     label = model_label(model)
     spec = getattr(model, "spec", None)
     spec_text = spec.text if spec is not None else label
@@ -312,6 +352,7 @@ def run_model(
     chunk = chunk or chunk_size(model)
     appender = LineAppender(out) if out is not None else None
     backend = streaming_client(model) if stream is not False else None
+    counts = {"calls": 0, "cached": 0, "duplicates": 0}
 
     def keep(job: PromptJob, answer: Any, failure: str | None, extra: dict[str, Any]) -> None:
         base = {"reaction_id": job.reaction.reaction_id, "model": label, "spec": spec_text,
@@ -336,18 +377,15 @@ def run_model(
                     progress(1)
 
             _stream(model, backend, queued, style, emit)
+            counts["calls"] += 1
             pending = []
         for start in range(0, len(pending), max(1, chunk)):
             batch = pending[start:start + chunk]
-            answers = model.predict_mechanisms([job.record(style) for job in batch])
-            if not isinstance(answers, list) or len(answers) != len(batch):
-                got = len(answers) if isinstance(answers, list) else type(answers).__name__
-                raise UserInputError(f"--model {spec_text}: asked about {len(batch)} reactions, got {got} answers")
-            failures = getattr(model, "failures", None) or {}
-            details = getattr(model, "details", None)
-            for index, (job, answer) in enumerate(zip(batch, answers, strict=True)):
-                extra = details[index] if isinstance(details, list) and len(details) == len(batch) else {}
-                keep(job, answer, failures.get(index), extra if isinstance(extra, dict) else {})
+            asked, details = _ask_chunk(model, batch, style, cache)
+            for key in counts:
+                counts[key] += getattr(asked, key)
+            for index, job in enumerate(batch):
+                keep(job, asked.outputs[index], asked.failures.get(index), details[index])
             if progress is not None:
                 progress(len(batch))
     finally:
@@ -361,4 +399,5 @@ def run_model(
     from chemassay.models.request_stats import request_summary
 
     run.requests = request_summary(model)
+    run.run = _as_run(run, jobs, model, counts, started)
     return run

@@ -509,7 +509,7 @@ def score_files(
     pred_path,
     config: ScoreConfig = ScoreConfig(),
     *,
-    use_cache: bool = True,
+    molecule_cache: bool = True,
     reaction_ids: Iterable[str] | None = None,
 ) -> ScoreReport:
     """Load a gold file and a prediction file and score them.
@@ -519,5 +519,5 @@ def score_files(
     """
     reactions, gold = load_gold(gold_path, reaction_ids)
     predictions = load_predictions(pred_path, (r.reaction_id for r in reactions))
-    cache = gold_cache(gold_path, gold.reactions, enabled=use_cache)
+    cache = gold_cache(gold_path, gold.reactions, enabled=molecule_cache)
     return score_all(reactions, predictions, config, gold_rejected=gold.rejected, cache=cache)

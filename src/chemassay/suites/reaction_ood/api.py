@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from chemassay.contract import Options, Run
 from chemassay.errors import UserInputError
 from chemassay.report.result import (
     DatasetRef,
@@ -215,27 +216,89 @@ def _check_k(k: int | None) -> None:
         raise UserInputError(f"k must be a whole number of at least 1, got {k!r}")
 
 
-def _resolve(model: Any, n_jobs: int, context: Mapping[str, Any] | None) -> Any:
-    from chemassay.models import resolve_model
-
-    return resolve_model(model, PROTOCOL, {"n_jobs": n_jobs, **dict(context or {})})
-
-
-def _run_model(resolved: Any, reactants: Sequence[str], k: int) -> tuple[list[list[str]], dict[int, str]]:
-    """The model's ranked predictions (checked) and the queries it failed on (index → reason)."""
-    answers = resolved.predict(list(reactants), k)
-    if not isinstance(answers, Sequence) or len(answers) != len(reactants):
-        got = len(answers) if isinstance(answers, Sequence) else type(answers).__name__
-        raise UserInputError(f"the model returned {got} prediction lists for {len(reactants)} reactions")
-    ranked = [[str(p) for p in (answer or [])][:k] for answer in answers]
-    failures = {int(i): str(reason) for i, reason in (getattr(resolved, "failures", None) or {}).items()}
-    return ranked, failures
+def _refuse_limit(options: Options, command: str) -> None:
+    """``limit`` is a common option these commands do not take: refused, not ignored (a result
+    on fewer reactions than were given would not say so)."""
+    if options.limit is not None:
+        raise UserInputError(f"reaction-ood {command} takes no limit: it scores every test reaction given "
+                             "(pass fewer reactions instead)")
 
 
-def _model_ref(resolved: Any) -> ModelRef:
-    from chemassay.models import model_ref
+def _model_run(model: Any, queries: Sequence[str], k: int, options: Options) -> Run:
+    """``k`` ranked products per query from ``model`` (a spec or an object) through the run
+    pipeline (:func:`chemassay.models.run`: loading, de-duplication, the response cache with
+    ``options.cache``, failures with reasons, request counts, identity)."""
+    from chemassay.models import run
 
-    return model_ref(resolved)
+    return run(model, PROTOCOL, list(queries), {"k": k}, context={"n_jobs": options.n_jobs, **dict(options.context)},
+               cache=options.cache)
+
+
+def _queries(table: _Table, reactants: Sequence[str] | None) -> list[str]:
+    """What a model is asked: ``reactants`` when given (one per test reaction), else the test
+    table's reactants (its ``reactants`` column, or the left side of ``rxn_smiles``)."""
+    from chemassay.suites.reaction_ood.evaluation import truth_reactants
+
+    if reactants is None:
+        return truth_reactants(table.frame, table.source).tolist()
+    if len(reactants) != len(table.frame):
+        raise UserInputError(f"{len(reactants)} reactants for {len(table.frame)} test reactions")
+    return list(reactants)
+
+
+@dataclass
+class _Given:
+    """Ranked predictions to score, where they came from, and what names them in the result."""
+
+    parsed: Any
+    source: str
+    ref: ModelRef | None
+    label: str
+    path: Path | None = None
+
+
+def _given_predictions(predictions: Any, id_column: str | None, n_best: int | None) -> _Given:
+    """Predictions handed in, scored as they are: a file, a table, ranked lists or a mapping
+    id → ranked list (:func:`evaluate` lists the layouts)."""
+    from chemassay.models import in_memory_ref, predictions_ref
+    from chemassay.suites.reaction_ood.evaluation import Predictions, parse_predictions
+    from chemassay.suites.reaction_ood.tables import first_data_line, read_table
+
+    if _is_path(predictions):
+        from chemassay.runtime.files import need_file
+
+        path = need_file(predictions, "prediction")
+        parsed = parse_predictions(read_table(path, what="prediction"), source=str(path), id_column=id_column,
+                                   n_best=n_best, first_line=first_data_line(path))
+        return _Given(parsed, str(path), predictions_ref(path), path.name.split(".")[0], path)
+    if isinstance(predictions, pd.DataFrame):
+        parsed = parse_predictions(predictions.reset_index(drop=True), source="the prediction table",
+                                   id_column=id_column, n_best=n_best)
+        ref = in_memory_ref(predictions.astype(str).to_dict("records"), name="in-memory prediction table")
+        return _Given(parsed, "the prediction table", ref, "in-memory")
+    if isinstance(predictions, Mapping):
+        ids = [str(key) for key in predictions]
+        ranked = [_ranked_list(value) for value in predictions.values()]
+        return _Given(Predictions(ranked, ids, "in-memory"), "the predictions",
+                      in_memory_ref(dict(zip(ids, ranked, strict=True))), "in-memory")
+    if isinstance(predictions, Sequence) and not isinstance(predictions, (str, bytes)):
+        ranked = [_ranked_list(value) for value in predictions]
+        return _Given(Predictions(ranked, None, "in-memory"), "the predictions", in_memory_ref(ranked), "in-memory")
+    raise UserInputError(
+        f"predictions: expected a file path, a DataFrame, a list of ranked lists or a mapping, "
+        f"got {type(predictions).__name__}"
+    )
+
+
+def _evaluation_metrics(evaluation: Any, done: Run | None) -> dict[str, Any]:
+    """The scored metrics, the model's failed requests (a live model) and the prediction ids
+    absent from the test reactions (when there are any)."""
+    metrics = dict(evaluation.metrics)
+    if done is not None:
+        metrics["n_model_failures"] = len(done.failures)
+    if evaluation.unmatched_prediction_ids:
+        metrics["n_unmatched_prediction_ids"] = len(evaluation.unmatched_prediction_ids)
+    return metrics
 
 
 # ------------------------------------------------------------------------------------------
@@ -244,7 +307,7 @@ def _model_ref(resolved: Any) -> ModelRef:
 
 def evaluate(
     predictions: PathLike | pd.DataFrame | Sequence[Sequence[str] | str] | Mapping[str, Sequence[str]] | None = None,
-    truth: PathLike | pd.DataFrame | Sequence[str] | None = None,
+    reference: PathLike | pd.DataFrame | Sequence[str] | None = None,
     *,
     k: int | None = None,
     model: Any = None,
@@ -254,32 +317,39 @@ def evaluate(
     n_best: int | None = None,
     group_by: Sequence[str] = (),
     label: str | None = None,
-    per_item: PathLike | None = None,
-    n_jobs: int = 1,
-    context: Mapping[str, Any] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
     dataset: str | None = None,
     setting: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    bootstrap: int | None = None,
+    n_jobs: int | None = None,
+    cache: bool | None = None,
+    out: PathLike | None = None,
+    context: Mapping[str, Any] | None = None,
+    options: Options | None = None,
 ) -> Result:
     """Top-k accuracy of ranked reaction predictions against the recorded products.
 
     ``predictions`` is a prediction file (CSV/TSV/Parquet/JSONL, long or wide layout, or
     text with ``n_best`` lines per reaction), a DataFrame in one of those layouts, a list with
-    one ranked list of product SMILES (or one SMILES) per test reaction in ``truth``'s order,
-    or a mapping id → ranked list. ``truth`` is a test file or DataFrame (``products`` or
-    ``rxn_smiles`` column; an ``id`` column joins predictions by id; ``year`` and
-    ``class_code`` give breakdowns), or a list of recorded product SMILES (or reaction
-    SMILES). Instead of predictions, ``model`` (a spec such as ``template-knn:model.npz`` or
-    ``openai:NAME,base_url=URL``, or an object with ``predict(reactants, k)``) is first run on
-    the test reactants (``truth``'s ``reactants``/``rxn_smiles`` column, or ``reactants``),
-    asked for ``k`` (default 10) products each; its failed requests count as wrong.
-    ``k`` cuts every list to its first k (default: the longest given) and sets the k reported
-    (1, 2, 3, 5, 10 ... up to k). ``match`` is ``exact`` (product multisets equal) or
-    ``subset``. Metrics are described by the suite's metric cards; ``item_scores`` hold each
-    test reaction's top-k hits and ``intervals`` their seeded bootstrap intervals
-    (``bootstrap`` resamples, 0 for none). ``per_item`` writes every reaction's ranks to a
-    table.
+    one ranked list of product SMILES (or one SMILES) per test reaction in ``reference``'s
+    order, or a mapping id → ranked list. ``reference`` (the test reactions) is a test file or
+    DataFrame (``products`` or ``rxn_smiles`` column; an ``id`` column joins predictions by id;
+    ``year`` and ``class_code`` give breakdowns), or a list of recorded product SMILES (or
+    reaction SMILES). Instead of predictions, ``model`` (a spec such as
+    ``template-knn:model.npz`` or ``openai:NAME,base_url=URL``, or an object with
+    ``predict(reactants, k)``) is first run on the test reactants (``reference``'s
+    ``reactants``/``rxn_smiles`` column, or ``reactants``) through
+    :func:`chemassay.models.run` (identical reactions asked once; ``cache`` turns on its
+    response cache; ``context`` holds the settings a spec is loaded with), asked for ``k``
+    (default 10) products each; its failed requests count as wrong. ``k`` (top-k) cuts every
+    list to its first k (default: the longest given) and sets the k reported (1, 2, 3, 5, 10
+    ... up to k). ``match`` is ``exact`` (product multisets equal) or ``subset``. Metrics are
+    described by the suite's metric cards; ``item_scores`` hold each test reaction's top-k
+    hits and ``intervals`` their seeded bootstrap intervals (``bootstrap`` resamples, 0 for
+    none; ``seed``). ``out`` writes every reaction's ranks to a table. The common options
+    (``seed``, ``bootstrap``, ``n_jobs``, ``cache``, ``out``, ``context``) may come as one
+    ``options`` object (:class:`~chemassay.contract.Options`); ``limit`` is refused (every
+    test reaction given is scored).
 
     Nothing fails silently: ``skipped`` lists, each with its line, item and reason, the test
     reactions whose recorded products RDKit cannot read (left out of ``n``), those a live model
@@ -292,8 +362,8 @@ def evaluate(
     year and class and the wrong top-1 predictions.
 
     The result's ``setting`` says which benchmark setting the test reactions are (the split's
-    kind and the part, read from the split folder's ``manifest.json`` when ``truth`` is a part
-    of one; ``setting`` adds or overrides keys) and ``dataset`` names the data they come from
+    kind and the part, read from the split folder's ``manifest.json`` when ``reference`` is a
+    part of one; ``setting`` adds or overrides keys) and ``dataset`` names the data they come from
     (the registered dataset the split was made from, else the file; ``dataset`` overrides it).
 
     >>> from chemassay.reaction_ood import evaluate
@@ -314,105 +384,59 @@ def evaluate(
     >>> result.n, len(result.skipped), result.metrics["top1_accuracy"]
     (678, 5, 1.0)
     """
-    from chemassay.models import in_memory_ref, predictions_ref
-    from chemassay.models.request_stats import request_summary
     from chemassay.report.intervals import attach_intervals
     from chemassay.suites.reaction_ood.evaluation import (
         Predictions,
         evaluate_predictions,
         item_scores,
-        parse_predictions,
-        truth_reactants,
     )
-    from chemassay.suites.reaction_ood.tables import first_data_line, read_table, write_table
+    from chemassay.suites.reaction_ood.tables import write_table
 
+    options = Options.merged(options, seed=seed, bootstrap=bootstrap, n_jobs=n_jobs, cache=cache, out=out,
+                             context=context)
+    _refuse_limit(options, "evaluate")
     started = time.perf_counter()
     _check_k(k)
-    if truth is None:
-        raise UserInputError("evaluate needs the test reactions (truth=...): a test file, a DataFrame or a list")
+    if reference is None:
+        raise UserInputError("evaluate needs the test reactions (reference=...): a test file, a DataFrame or a list")
     if (predictions is None) == (model is None):
         raise UserInputError("give either predictions or a model to run (model=SPEC), not both" if model is not None
                              else "give the predictions to score, or a model to run (model=SPEC)")
-    _check_writable(per_item, "per-item table")
-    test = _read_table(truth, "test", reactants=reactants)
-    inputs: list[InputRef | Path] = []
-    failures: dict[int, str] = {}
+    _check_writable(options.out, "per-item table")
+    table = _read_table(reference, "test", reactants=reactants)
+    done: Run | None = None
     max_k = k
     if model is not None:
-        if reactants is not None and len(reactants) != len(test.frame):
-            raise UserInputError(f"{len(reactants)} reactants for {len(test.frame)} test reactions")
-        queries = list(reactants) if reactants is not None else truth_reactants(test.frame, test.source).tolist()
-        resolved = _resolve(model, n_jobs, context)
         max_k = k or DEFAULT_MODEL_K
-        ranked, failures = _run_model(resolved, queries, max_k)
+        done = _model_run(model, _queries(table, reactants), max_k, options)
         # the test table's own ids name the items (stable across subsets and reorderings), else positions
-        parsed = Predictions(ranked, _own_ids(test.frame, id_column), "model")
-        source = "the model's predictions"
-        ref = _model_ref(resolved)
-        default_label = ref.name
-    elif _is_path(predictions):
-        from chemassay.runtime.files import need_file
-
-        path = need_file(predictions, "prediction")
-        parsed = parse_predictions(read_table(path, what="prediction"), source=str(path), id_column=id_column,
-                                   n_best=n_best, first_line=first_data_line(path))
-        source = str(path)
-        ref = predictions_ref(path)
-        inputs.append(path)
-        default_label = path.name.split(".")[0]
-    elif isinstance(predictions, pd.DataFrame):
-        parsed = parse_predictions(predictions.reset_index(drop=True), source="the prediction table",
-                                   id_column=id_column, n_best=n_best)
-        source = "the prediction table"
-        ref = in_memory_ref(predictions.astype(str).to_dict("records"), name="in-memory prediction table")
-        default_label = "in-memory"
-    elif isinstance(predictions, Mapping):
-        ids = [str(key) for key in predictions]
-        ranked = [_ranked_list(value) for value in predictions.values()]
-        parsed = Predictions(ranked, ids, "in-memory")
-        source = "the predictions"
-        ref = in_memory_ref(dict(zip(ids, ranked, strict=True)))
-        default_label = "in-memory"
-    elif isinstance(predictions, Sequence) and not isinstance(predictions, (str, bytes)):
-        ranked = [_ranked_list(value) for value in predictions]
-        parsed = Predictions(ranked, None, "in-memory")
-        source = "the predictions"
-        ref = in_memory_ref(ranked)
-        default_label = "in-memory"
+        given = _Given(Predictions(done.outputs, _own_ids(table.frame, id_column), "model"), "the model's predictions",
+                       None, done.model.name)
     else:
-        raise UserInputError(
-            f"predictions: expected a file path, a DataFrame, a list of ranked lists or a mapping, "
-            f"got {type(predictions).__name__}"
-        )
-    if test.path is not None:
-        inputs.append(test.path)
+        given = _given_predictions(predictions, id_column, n_best)
 
     evaluation = evaluate_predictions(
-        test.frame, parsed, source=source, max_k=max_k, match=match, id_column=id_column, group_by=group_by,
-        n_jobs=n_jobs, truth_source=test.source, truth_first_line=test.first_line,
+        table.frame, given.parsed, source=given.source, max_k=max_k, match=match, id_column=id_column,
+        group_by=group_by, n_jobs=options.n_jobs, truth_source=table.source, truth_first_line=table.first_line,
     )
-    metrics = dict(evaluation.metrics)
-    if model is not None:
-        metrics["n_model_failures"] = len(failures)
-    if evaluation.unmatched_prediction_ids:
-        metrics["n_unmatched_prediction_ids"] = len(evaluation.unmatched_prediction_ids)
-    if per_item is not None:
-        write_table(evaluation.per_item, per_item)
-    dataset_ref, manifest_setting = _table_dataset(test, dataset)
+    if options.out is not None:
+        write_table(evaluation.per_item, options.out)
+    dataset_ref, manifest_setting = _table_dataset(table, dataset)
     result = make_result(
-        SUITE, "evaluate", model=ref, metrics=metrics, n=len(evaluation.per_item), started=started, inputs=inputs,
+        SUITE, "evaluate", model=given.ref, run=done, list_failures=False, started=started,
+        metrics=_evaluation_metrics(evaluation, done), n=len(evaluation.per_item),
+        inputs=[path for path in (given.path, table.path) if path is not None],
         item_ids=[str(i) for i in evaluation.per_item["id"]], item_scores=item_scores(evaluation),
-        skipped=_evaluation_skipped(evaluation, failures, test.first_line, live=model is not None),
-        dataset=dataset_ref,
-        setting={**manifest_setting, **dict(setting or {})},
-        requests=request_summary(resolved) if model is not None else None,
+        skipped=_evaluation_skipped(evaluation, done.failures if done is not None else {}, table.first_line,
+                                    live=done is not None),
+        dataset=dataset_ref, setting={**manifest_setting, **dict(setting or {})},
         config={"k": max(evaluation.k_values), "k_values": evaluation.k_values, "match": match,
-                "id_column": id_column, "n_best": n_best, "group_by": list(group_by), "layout": parsed.layout,
-                "label": label or default_label},
+                "id_column": id_column, "n_best": n_best, "group_by": list(group_by), "layout": given.parsed.layout,
+                "label": label or given.label},
         details=EvaluateDetails(breakdowns=evaluation.breakdowns, items=evaluation.misses,
-                                per_item=str(per_item) if per_item is not None else None),
+                                per_item=str(options.out) if options.out is not None else None),
     )
-    return attach_intervals(result, resamples=bootstrap, seed=seed)
+    return attach_intervals(result, resamples=options.bootstrap, seed=options.seed)
 
 
 def _own_ids(frame: pd.DataFrame, id_column: str | None) -> list[str] | None:
@@ -469,57 +493,60 @@ def _ranked_list(value: Any) -> list[str]:
 
 def iterate(
     model: Any,
-    truth: PathLike | pd.DataFrame,
+    reference: PathLike | pd.DataFrame,
     *,
     k: int = 5,
     rounds: int = 2,
     feed: str = "append",
     reactants: Sequence[str] | None = None,
-    predictions_out: PathLike | None = None,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
+    cache: bool | None = None,
+    out: PathLike | None = None,
     context: Mapping[str, Any] | None = None,
+    options: Options | None = None,
 ) -> Result:
     """Two-round (iterated) evaluation of a live model: round-1 top-1 products fed back.
 
     Round r+1 gets the original reactants plus the round-r top-1 prediction
     (``feed="append"``) or the prediction alone (``feed="alone"``); every round is scored
-    against the recorded products of ``truth`` (a test file or table with ``reactants`` or
-    ``rxn_smiles`` and ``products``). Bradshaw et al. used it for Grignard double additions.
-    ``predictions_out`` writes every round's predictions (``row, round, rank, prediction``).
+    against the recorded products of ``reference`` (a test file or table with ``reactants``
+    or ``rxn_smiles`` and ``products``). Bradshaw et al. used it for Grignard double additions.
+    The model runs through :func:`chemassay.models.run` (``cache``: its response cache);
+    ``out`` writes every round's predictions (``row, round, rank, prediction``). The common
+    options may come as one ``options`` object (:class:`~chemassay.contract.Options`).
     """
-    from chemassay.suites.reaction_ood.evaluation import truth_products, truth_reactants
+    from chemassay.suites.reaction_ood.evaluation import truth_products
     from chemassay.suites.reaction_ood.iterate import iterated_evaluation
     from chemassay.suites.reaction_ood.tables import write_table
 
+    options = Options.merged(options, n_jobs=n_jobs, cache=cache, out=out, context=context)
+    _refuse_limit(options, "iterate")
     started = time.perf_counter()
     _check_k(k)
-    _check_writable(predictions_out, "predictions table")
-    test = _read_table(truth, "test", reactants=reactants)
-    queries = list(reactants) if reactants is not None else truth_reactants(test.frame, test.source).tolist()
-    truths = truth_products(test.frame, test.source).tolist()
-    resolved = _resolve(model, n_jobs, context)
-    outcome = iterated_evaluation(resolved, queries, truths, k=k, rounds=rounds, feed=feed)
-    skipped = _skipped([{"line": i + test.first_line, "reason": s}
+    _check_writable(options.out, "predictions table")
+    table = _read_table(reference, "test", reactants=reactants)
+    queries = _queries(table, reactants)
+    truths = truth_products(table.frame, table.source).tolist()
+    outcome = iterated_evaluation(model, queries, truths, k=k, rounds=rounds, feed=feed,
+                                  context={"n_jobs": options.n_jobs, **dict(options.context)}, cache=options.cache)
+    skipped = _skipped([{"line": i + table.first_line, "reason": s}
                         for i, s in enumerate(outcome.scores[0]) if isinstance(s, str)])
     skipped += _capped([
-        SkippedItem(line=f["index"] + test.first_line, index=f["index"],
+        SkippedItem(line=f["index"] + table.first_line, index=f["index"],
                     reason=f"round {f['round']}: the model failed ({f['reason']}); scored as wrong")
         for f in outcome.failures
     ], "failed model requests")
-    if predictions_out is not None:
+    if options.out is not None:
         rows = [(i, r + 1, rank, p) for r, ranked in enumerate(outcome.predictions)
                 for i, preds in enumerate(ranked) for rank, p in enumerate(preds, start=1)]
-        write_table(pd.DataFrame(rows, columns=["row", "round", "rank", "prediction"]), predictions_out)
-    dataset_ref, setting = _table_dataset(test)
-    from chemassay.models.request_stats import request_summary
-
+        write_table(pd.DataFrame(rows, columns=["row", "round", "rank", "prediction"]), options.out)
+    dataset_ref, setting = _table_dataset(table)
     return make_result(
-        SUITE, "iterate", model=_model_ref(resolved), metrics=outcome.metrics, started=started,
+        SUITE, "iterate", run=outcome.run, list_failures=False, metrics=outcome.metrics, started=started,
         n=len(truths) - sum(isinstance(s, str) for s in outcome.scores[0]), skipped=skipped, dataset=dataset_ref,
-        setting=setting, inputs=[test.path] if test.path is not None else [],
-        requests=request_summary(resolved),
+        setting=setting, inputs=[table.path] if table.path is not None else [],
         config={"k": k, "rounds": rounds, "feed": feed},
-        details=IterateDetails(predictions=str(predictions_out) if predictions_out is not None else None),
+        details=IterateDetails(predictions=str(options.out) if options.out is not None else None),
     )
 
 
@@ -539,19 +566,16 @@ def predict(
 
     ``model`` is a spec string or an object with ``predict(reactants, k)``; ``reactants`` a
     list of reactant SMILES (reagents merged, ``.``-joined) or a test file/table (its
-    ``reactants`` column, or the left side of ``rxn_smiles``). A chat model's failed requests
-    give empty lists (an object passed in keeps them in ``model.failures``).
+    ``reactants`` column, or the left side of ``rxn_smiles``). It runs through
+    :func:`chemassay.models.run` (identical reactions are asked once); a failed request gives
+    an empty list.
     """
-    from chemassay.suites.reaction_ood.evaluation import truth_reactants
-
     _check_k(k)
     if _is_path(reactants) or isinstance(reactants, pd.DataFrame):
-        table = _read_table(reactants, "test")
-        queries = truth_reactants(table.frame, table.source).tolist()
+        queries = _queries(_read_table(reactants, "test"), None)
     else:
         queries = [str(r) for r in reactants]
-    ranked, _ = _run_model(_resolve(model, n_jobs, context), queries, k)
-    return ranked
+    return _model_run(model, queries, k, Options(n_jobs=n_jobs, context=dict(context or {}))).outputs
 
 
 @dataclass
@@ -583,33 +607,29 @@ def predict_file(
     The table written has ``id, rank, prediction`` (ids from ``id_column``, else the test's
     ``id``/``reaction_id``/``source_row`` column, else the row number) and is what
     :func:`evaluate` reads back. Reactions the model failed on have no rows (they are scored
-    as missing) and are listed in the returned :class:`PredictionRun`.
+    as missing) and are listed in the returned :class:`PredictionRun`, whose model, request
+    counts and time are the run's (:func:`chemassay.models.run`).
     """
-    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES, truth_reactants
+    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES
     from chemassay.suites.reaction_ood.tables import table_kind, write_table
 
     _check_k(k)
     target = _check_writable(out, "predictions table")
     table_kind(target)  # an unknown extension fails before the model runs
     table = _read_table(test, "test")
-    queries = truth_reactants(table.frame, table.source).tolist()
+    queries = _queries(table, None)
     columns = [str(c) for c in table.frame.columns]
     if id_column is not None and id_column not in columns:
         raise UserInputError(f"{table.source}: no id column {id_column!r} (columns: {columns})")
     key = id_column or next((c for c in ID_CANDIDATES if c in columns), None)
     ids = table.frame[key].astype(str).tolist() if key else [str(i) for i in range(len(table.frame))]
-    started = time.perf_counter()
-    resolved = _resolve(model, n_jobs, context)
-    ranked, failures = _run_model(resolved, queries, k)
-    rows = [(item_id, rank, smiles) for item_id, preds in zip(ids, ranked, strict=True)
+    done = _model_run(model, queries, k, Options(n_jobs=n_jobs, context=dict(context or {})))
+    rows = [(item_id, rank, smiles) for item_id, preds in zip(ids, done.outputs, strict=True)
             for rank, smiles in enumerate(preds, start=1)]
     write_table(pd.DataFrame(rows, columns=["id", "rank", "prediction"]), target)
     listed = [{"line": index + table.first_line, "item": ids[index], "reason": reason}
-              for index, reason in sorted(failures.items())]
-    from chemassay.models.request_stats import request_summary
-
-    return PredictionRun(target, len(ids), len(rows), _model_ref(resolved), listed, time.perf_counter() - started,
-                         request_summary(resolved))
+              for index, reason in done.failures.items()]
+    return PredictionRun(target, len(ids), len(rows), done.model, listed, done.elapsed_s, done.requests)
 
 
 def train(

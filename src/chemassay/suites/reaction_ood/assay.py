@@ -326,7 +326,7 @@ def run_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> Result:
         model = baseline_model(plan, ctx.quick, ctx.n_jobs)
     else:
         model = load_model(ctx.spec, PROTOCOL, {**ctx.model_context, "n_jobs": ctx.n_jobs})
-    result = evaluate(model=model, truth=truth, k=K, label=f"{plan.key} {part.part}", n_jobs=ctx.n_jobs,
+    result = evaluate(model=model, reference=truth, k=K, label=f"{plan.key} {part.part}", n_jobs=ctx.n_jobs,
                       dataset=DATASET, setting=_setting(plan, part.part, baseline, ctx.quick), seed=ctx.seed)
     kind, settings, seed = _definition(plan, ctx.quick)
     config = {**result.config, "split_definition": plan.definition, "split_settings": settings, "split_seed": seed,

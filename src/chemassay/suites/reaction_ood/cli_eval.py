@@ -17,6 +17,7 @@ from chemassay.cli.tools import (
     emit,
     finish_requests,
     info,
+    model_context,
     need_file,
     writable_out,
 )
@@ -40,8 +41,8 @@ BaseUrlOption = typer.Option(None, "--base-url", help="Server URL for an openai:
 BootstrapOption = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% intervals (0: none).")
 
 
-def _context(base_url: str | None) -> dict:
-    return {"base_url": base_url} if base_url else {}
+def _context(base_url: str | None, out: Path | None = None) -> dict:
+    return model_context(base_url, out)
 
 
 def _warn_about(result) -> None:
@@ -92,8 +93,8 @@ def evaluate_command(
         raise UserInputError("give a predictions file or --model, not both")
     result = api.evaluate(
         str(predictions) if predictions is not None else None, truth, model=model, k=k, match=match,
-        id_column=id_column, n_best=n_best, group_by=group_by or (), label=label, per_item=per_item, n_jobs=n_jobs,
-        context=_context(base_url), bootstrap=bootstrap, seed=seed,
+        id_column=id_column, n_best=n_best, group_by=group_by or (), label=label, out=per_item, n_jobs=n_jobs,
+        context=_context(base_url, out), bootstrap=bootstrap, seed=seed,
     )
     _warn_about(result)
     emit(result, out)
@@ -112,7 +113,7 @@ def predict_command(
 ) -> None:
     """Run a live model on test reactions and write its ranked predictions."""
     writable_out(out, "predictions table")
-    run = api.predict_file(model, test, out, k=k, id_column=id_column, n_jobs=n_jobs, context=_context(base_url))
+    run = api.predict_file(model, test, out, k=k, id_column=id_column, n_jobs=n_jobs, context=_context(base_url, out))
     if run.failures:
         info(f"warning: the model failed on {len(run.failures)} reaction(s) (e.g. line {run.failures[0]['line']}: "
              f"{run.failures[0]['reason']}); they have no predictions and score as missing")
@@ -134,8 +135,8 @@ def iterate_command(
 ) -> None:
     """Two-round evaluation: round-1 top-1 products are fed back as reactants (Grignard analysis)."""
     writable_out(out)
-    result = api.iterate(model, test, k=k, rounds=rounds, feed=feed, predictions_out=predictions_out,
-                         n_jobs=n_jobs, context=_context(base_url))
+    result = api.iterate(model, test, k=k, rounds=rounds, feed=feed, out=predictions_out,
+                         n_jobs=n_jobs, context=_context(base_url, out))
     _warn_about(result)
     emit(result, out)
     finish_requests(result.requests)

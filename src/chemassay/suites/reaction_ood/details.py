@@ -47,14 +47,14 @@ class EvaluateDetails(ResultDetails):
     items: list[WrongPrediction] = Field(default_factory=list)
     """The first 200 test reactions (in test order) whose top-1 prediction is wrong."""
     per_item: str | None = None
-    """The per-reaction table written (``per_item=``), if any."""
+    """The per-reaction table written (``out=``; ``--per-item``), if any."""
 
 
 class IterateDetails(ResultDetails):
     """Details of an ``iterate`` (two-round) result."""
 
     predictions: str | None = None
-    """The table of every round's predictions written (``predictions_out=``), if any."""
+    """The table of every round's predictions written (``out=``; ``--predictions``), if any."""
 
 
 class CleanDetails(ResultDetails):

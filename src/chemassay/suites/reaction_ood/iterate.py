@@ -12,12 +12,15 @@ recorded products with the rules of :mod:`~chemassay.suites.reaction_ood.metrics
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from chemassay.contract import Run
 from chemassay.errors import UserInputError
+from chemassay.models import run
 from chemassay.suites.reaction_ood.metrics import ItemScore, product_set, score_all, topk_accuracy
+from chemassay.suites.reaction_ood.protocol import REACTION_PREDICTOR
 
 FEED_MODES = ("append", "alone")
 
@@ -32,6 +35,8 @@ class IteratedEvaluation:
     metrics: dict[str, float | int]
     failures: list[dict] = field(default_factory=list)
     """Queries the model failed on (a failed request): ``{"round", "index", "reason"}``."""
+    run: Run | None = None
+    """The last round's run (:func:`chemassay.models.run`): the model's identity and requests."""
 
 
 def next_round_inputs(reactants: Sequence[str], predictions: Sequence[Sequence[str]], feed: str) -> list[str | None]:
@@ -58,8 +63,14 @@ def iterated_evaluation(
     k: int = 5,
     rounds: int = 2,
     feed: str = "append",
+    context: Mapping[str, Any] | None = None,
+    cache: bool = False,
 ) -> IteratedEvaluation:
     """Run ``rounds`` rounds of ``model`` and score each against ``truths``.
+
+    ``model`` is a spec (loaded once, with ``context``) or an object; every round runs through
+    :func:`chemassay.models.run` (``cache``: its response cache), whose last :class:`Run` is
+    kept in ``run`` (the model's identity and its request counts over every round).
 
     Metrics: ``round{r}_top{k}_accuracy`` for each round and the reported k, the top-1
     accuracy of the best round (``any_round_top1_accuracy``), how many reactions wrong at
@@ -72,16 +83,17 @@ def iterated_evaluation(
     predictions: list[list[list[str]]] = []
     scores: list[list[ItemScore | str]] = []
     failures: list[dict] = []
+    done: Run | None = None
     for round_index in range(rounds):
         current = inputs[-1]
         asked = [i for i, text in enumerate(current) if text is not None]
-        answers = model.predict([current[i] for i in asked], k) if asked else []
-        if len(answers) != len(asked):
-            raise UserInputError(f"the model returned {len(answers)} prediction lists for {len(asked)} queries")
-        for position, reason in sorted((getattr(model, "failures", None) or {}).items()) if asked else ():
+        # the model is loaded by the first round's run and asked again as it is in the next ones
+        done = run(model if done is None else done.model_object, REACTION_PREDICTOR, [current[i] for i in asked],
+                   {"k": k}, context=context, cache=cache)
+        for position, reason in done.failures.items():
             failures.append({"round": round_index + 1, "index": asked[position], "reason": str(reason)})
         ranked: list[list[str]] = [[] for _ in current]
-        for i, answer in zip(asked, answers, strict=True):
+        for i, answer in zip(asked, done.outputs, strict=True):
             ranked[i] = [str(p) for p in answer][:k]
         predictions.append(ranked)
         scores.append(score_all(list(truths), ranked))
@@ -109,4 +121,4 @@ def iterated_evaluation(
         metrics["lost_in_round2"] = lost
         metrics["n_round2_queries"] = sum(1 for t in inputs[1] if t is not None)
     metrics["n_model_failures"] = len(failures)
-    return IteratedEvaluation(inputs, predictions, scores, metrics, failures)
+    return IteratedEvaluation(inputs, predictions, scores, metrics, failures, done)

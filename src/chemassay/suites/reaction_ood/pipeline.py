@@ -106,7 +106,7 @@ def evaluate_part(
     from chemassay.suites.reaction_ood.api import evaluate
 
     model.n_jobs = n_jobs
-    result = evaluate(model=model, truth=frame.reset_index(drop=True), k=k, label=label, n_jobs=1, dataset=dataset,
+    result = evaluate(model=model, reference=frame.reset_index(drop=True), k=k, label=label, n_jobs=1, dataset=dataset,
                       setting=setting)
     config = {**result.config, "model": model.name, "baseline": model.config.to_dict(),
               "training_report": model.training_report, **(extra_config or {})}

@@ -5,8 +5,14 @@ prompt and the answer parser for text models (beam search for raw-prompted local
 predictions-file layout and the conformance checks. ChemAlgebra's Table 2 (the stoichiometry
 suite) asks the same protocol by its name.
 
+A chat model's answer is read as a chemist reads it (:func:`~chemassay.chem.answers.ranked_smiles`:
+Markdown, JSON, reaction SMILES and equations included); an answer without any product SMILES
+is unreadable. ``extract=strict`` keeps the papers' reading of bare lines.
+
 >>> REACTION_PREDICTOR.parse("1. CC(=O)O\\n2) CCO", {"k": 1}, {})
 ['CC(=O)O']
+>>> REACTION_PREDICTOR.parse("The product is **CCOC(C)=O** (ethyl acetate).", {"k": 1}, {})
+['CCOC(C)=O']
 """
 
 from __future__ import annotations
@@ -16,7 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.chem.answers import ranked_smiles
-from chemassay.contract import Check, Protocol, Request, TextAsker, TextOutcome
+from chemassay.contract import (
+    Check,
+    Protocol,
+    Request,
+    TextAsker,
+    TextOutcome,
+    Unreadable,
+    answer_excerpt,
+    strict_extraction,
+)
 from chemassay.data.readers import pick_column, read_records
 from chemassay.models.check import str_list_problem
 
@@ -79,22 +94,29 @@ class ReactionPredictorProtocol(Protocol):
         return [Request(reaction_prompt(reactants_text(r), k)) for r in items]
 
     def parse(self, answer: str, options: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
-        return ranked_smiles(answer, int(options.get("k", DEFAULT_K)))
+        found = ranked_smiles(answer, int(options.get("k", DEFAULT_K)), strict=strict_extraction(settings))
+        if not found and answer.strip():
+            raise Unreadable(f"no product SMILES in the answer {answer_excerpt(answer)}")
+        return found
 
     def answer_text(self, asker: TextAsker, items: Sequence[Any], options: Mapping[str, Any]) -> TextOutcome:
         if asker.prompting != "raw":
             return super().answer_text(asker, items, options)
         # a model trained on bare reactions: its ranked answers come from beam search
         k = int(options.get("k", DEFAULT_K))
-        outputs, failures = [], {}
+        outputs, failures, unreadable = [], {}, {}
         for index, item in enumerate(items):
             try:
                 found = asker.answer_ranked(reactants_text(item), k) or []
             except Exception as exc:  # noqa: BLE001 - one failing input must not stop the run
                 failures[index] = f"generation failed: {exc}"
                 found = []
-            outputs.append(ranked_smiles("\n".join(found), k) if found else [])
-        return TextOutcome(outputs, failures)
+            # beams are bare SMILES: read strictly, whatever the model's extract setting
+            ranked = ranked_smiles("\n".join(found), k, strict=True) if found else []
+            if found and not ranked and any(beam.strip() for beam in found):
+                unreadable[index] = f"no beam is a SMILES (first: {answer_excerpt(found[0])})"
+            outputs.append(ranked)
+        return TextOutcome(outputs, failures, unreadable)
 
     def read_predictions(self, path: Path):
         rows = read_records(path)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chemassay.contract import Run
 from chemassay.suites.robustness.augment import (
     ALGORITHM_VERSION,
     DEFAULT_AUGMENTATIONS,
@@ -162,6 +163,9 @@ class AmoreRun:
     """Up to :data:`MISSES_PER_AUGMENTATION` molecules per augmentation whose rewritten string
     is not retrieved first (original→augmented): ``augmentation``, ``id``, ``original``,
     ``augmented`` and ``rank`` (1-based, last layer), for failure galleries."""
+    run: Run | None = None
+    """The latest run of the encoder (:func:`chemassay.models.run`; ``None`` when the embeddings
+    cache answered every list): the model's identity and its request counts so far."""
 
 
 MISSES_PER_AUGMENTATION = 20
@@ -226,6 +230,7 @@ def run_amore(
     ``skipped``.
     """
     original = encode_cached(encoder, table.smiles, layers, use_cache=use_cache)
+    latest = original.run
     original_bad = set(nonfinite_rows(original.layers).tolist())
     table_rows = []
     metrics: dict[str, float] = {}
@@ -241,6 +246,7 @@ def run_amore(
         rows = augmented_rows(table, kind, seed=seed, n_jobs=n_jobs, use_cache=use_cache)
         augmented_text = [row.augmented if row.augmented else row.original for row in rows]
         augmented = encode_cached(encoder, augmented_text, layers, use_cache=use_cache)
+        latest = augmented.run or latest
         truncated |= set(augmented.truncated)
         failures = {**original.failures, **augmented.failures}
         nonfinite = original_bad | set(nonfinite_rows(augmented.layers).tolist())
@@ -266,7 +272,7 @@ def run_amore(
         table_rows.append({"augmentation": kind, "n": int(keep.sum()), "not_applied": not_applied[kind],
                            **{k: v for k, v in scores.metrics.items() if "tied" not in k}})
     return AmoreRun(table_rows, metrics, per_layer, skipped, not_applied, n_scored, string_stats, item_scores,
-                    sorted(truncated), misses)
+                    sorted(truncated), misses, latest)
 
 
 TABLE_COLUMNS = ("o2a_acc@1", "o2a_acc@5", "o2a_mrr", "a2o_acc@1", "a2o_acc@5", "a2o_mrr")

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from chemassay.contract import Options, Run
 from chemassay.errors import UserInputError
 from chemassay.report.result import InputRef, ModelRef, Result, SkippedItem, input_ref, make_result
 from chemassay.suites.robustness.augment import (
@@ -152,21 +153,6 @@ def _embeddings_ref(original: list, augmented: list, inputs: list[InputRef]) -> 
     return ModelRef(spec="predictions:<memory>", name="in-memory embeddings", kind="predictions", checksum=checksum)
 
 
-def _encoder_ref(encoder) -> ModelRef:
-    from chemassay.models.identity import model_ref
-
-    ref = model_ref(encoder)
-    checksum_fn = getattr(encoder, "checksum", None)
-    path = getattr(encoder, "path", None)
-    if checksum_fn is None and path is not None and callable(getattr(encoder, "cache_key", None)):
-        # A checkpoint folder (hf:): the result names the weights, not only the settings.
-        from chemassay.models.hf_encoder import checkpoint_digest
-
-        if Path(path).is_dir():
-            ref.checksum = checkpoint_digest(path)
-    return ref
-
-
 def _layer_metrics(per_layer: list[dict[str, float]], prefix: str = "") -> dict[str, float]:
     return {f"{prefix}layer{layer}/{key}": value for layer, values in enumerate(per_layer)
             for key, value in values.items()}
@@ -191,18 +177,40 @@ def _skipped_items(entries: Sequence[dict]) -> list[SkippedItem]:
     return items
 
 
+@dataclass
+class _Scoring:
+    """How :func:`evaluate` scores retrieval, whichever of its three forms: the cut-offs, the
+    distance, the tie order, the backend, the layers, the common options and the config."""
+
+    ks: tuple[int, ...]
+    metric: str
+    ties: str
+    backend: str
+    layers: str
+    options: Options
+    config: dict[str, Any]
+    started: float
+
+
+def _described(encoder: Any) -> dict[str, Any]:
+    """The settings an encoder reports (``describe()``), for the result's config."""
+    describe = getattr(encoder, "describe", None)
+    described = describe() if callable(describe) else {}
+    return described if isinstance(described, dict) else {}
+
+
 def _score_pair_result(
     original_layers: list, augmented_layers: list, *, ids: Sequence[str], keep: np.ndarray, skipped: list[dict],
-    metric: str, ties: str, backend: str, ks: tuple[int, ...], details: EvaluateDetails, config: dict,
-    model: ModelRef, inputs: list[InputRef], dataset, started: float, bootstrap: int, seed: int,
+    details: EvaluateDetails, scoring: _Scoring, inputs: list[InputRef], dataset, model: ModelRef | None = None,
+    run: Run | None = None,
 ) -> Result:
     from chemassay.suites.robustness.amore import score_embeddings
 
     if not keep.any():
         reasons = sorted({entry["reason"] for entry in skipped})
         raise UserInputError(f"no pair left to score: every row was skipped ({'; '.join(reasons)[:200]})")
-    scores = score_embeddings(original_layers, augmented_layers, keep=keep, metric=metric, ties=ties,
-                              backend=backend, ks=ks)
+    scores = score_embeddings(original_layers, augmented_layers, keep=keep, metric=scoring.metric, ties=scoring.ties,
+                              backend=scoring.backend, ks=scoring.ks)
     metrics = dict(scores.metrics)
     if len(scores.per_layer) > 1:
         metrics.update(_layer_metrics(scores.per_layer))
@@ -210,12 +218,12 @@ def _score_pair_result(
     # One pair: the scored rows are the items (left-out rows are in ``skipped``).
     item_scores = {key: [float(v) for v in values] for key, values in scores.per_query.items()}
     result = make_result(
-        SUITE, "evaluate", model=model, metrics=metrics, n=int(len(scores.kept)), started=started, inputs=inputs,
-        item_ids=[str(ids[i]) for i in scores.kept], item_scores=item_scores, skipped=_skipped_items(skipped),
-        dataset=dataset, setting=amore_setting(dataset.name if dataset is not None else None), config=config,
-        details=details,
+        SUITE, "evaluate", model=model, run=run, list_failures=False, metrics=metrics, n=int(len(scores.kept)),
+        started=scoring.started, inputs=inputs, item_ids=[str(ids[i]) for i in scores.kept], item_scores=item_scores,
+        skipped=_skipped_items(skipped), dataset=dataset,
+        setting=amore_setting(dataset.name if dataset is not None else None), config=scoring.config, details=details,
     )
-    return _finish(result, bootstrap, seed)
+    return _finish(result, scoring.options.bootstrap, scoring.options.seed)
 
 
 def _identity_mismatches(orig_smiles: Sequence[str], aug_smiles: Sequence[str], keep: np.ndarray) -> list[int]:
@@ -242,7 +250,7 @@ def evaluate(
     augmented_embeddings: EmbeddingsInput | None = None,
     *,
     model: Any = None,
-    dataset: str | os.PathLike | Sequence[str] | MoleculeTable = "chebi20",
+    reference: str | os.PathLike | Sequence[str] | MoleculeTable = "chebi20",
     augmented: str | os.PathLike | Sequence[str] | MoleculeTable | None = None,
     augmentations: str | Sequence[str] = DEFAULT_AUGMENTATIONS,
     layers: str = "last",
@@ -254,98 +262,95 @@ def evaluate(
     check_identity: bool = True,
     drop_mismatched: bool = False,
     smiles_column: str | None = None,
-    n_jobs: int = 1,
-    cache: bool = True,
-    context: dict[str, Any] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    seed: int | None = None,
+    bootstrap: int | None = None,
     limit: int | None = None,
+    n_jobs: int | None = None,
+    cache: bool | None = None,
+    context: dict[str, Any] | None = None,
+    options: Options | None = None,
     molecules: Sequence[str] | None = None,
 ) -> Result:
     """AMORE retrieval: can each molecule be found again from a rewritten SMILES of itself?
 
     Three ways to call it. (1) ``evaluate(original_embeddings, augmented_embeddings)``:
     row ``i`` of both sets is the same molecule (arrays, lists of per-layer arrays, or
-    ``.npy``/``.npz`` paths); Acc@k and MRR in both directions (``o2a_*``: originals query the
-    augmented set; ``a2o_*``: the reverse). (2) ``evaluate(model=SPEC, dataset=...)``: the
-    encoder (a spec such as ``fingerprint``, ``char-ngram``, ``hf:DIR``,
-    ``openai:NAME,base_url=URL``, or an object with ``encode``) embeds the dataset (a name —
-    ``chebi20`` by default, ``isomers`` — a CSV/TSV path or a list of SMILES) and each of its
-    ``augmentations`` (default :data:`DEFAULT_AUGMENTATIONS`); keys are
-    ``<augmentation>/<direction>_<metric>``. (3) ``evaluate(model=SPEC, dataset=ORIG,
+    ``.npy``/``.npz`` paths), scored as given; Acc@k and MRR in both directions (``o2a_*``:
+    originals query the augmented set; ``a2o_*``: the reverse). (2) ``evaluate(model=SPEC,
+    reference=...)``: the encoder (a spec such as ``fingerprint``, ``char-ngram``, ``hf:DIR``,
+    ``openai:NAME,base_url=URL``, or an object with ``encode``) embeds the reference molecules
+    (a dataset name — ``chebi20`` by default, ``isomers`` — a CSV/TSV path or a list of SMILES)
+    and each of their ``augmentations`` (default :data:`DEFAULT_AUGMENTATIONS`); keys are
+    ``<augmentation>/<direction>_<metric>``. (3) ``evaluate(model=SPEC, reference=ORIG,
     augmented=AUG)``: one given pair of molecule files or lists, with an identity check of each
     pair (mismatches are warned about in ``result.warnings``; ``drop_mismatched`` leaves them
-    out). Ranks are exact, ties ordered by ``ties`` (``index`` = FAISS's order, as AMORE);
-    rows that cannot be scored (failed augmentation, unparsable SMILES, NaN embeddings) are
-    left out of both sides and listed in ``skipped``. ``layers="all"`` scores every hidden
-    layer. Per-molecule values of Acc@k, MRR and mean rank are in ``item_scores`` with
-    ``bootstrap`` seeded intervals (``seed`` also seeds the random augmentations). The
-    paper's table rows, per-layer metrics, string statistics and retrieval misses are in
-    ``result.details`` (:class:`~.details.EvaluateDetails`); a run over ``chebi20`` or
-    ``isomers`` records ``setting={"dataset": ...}`` in the paper's words. ``limit`` scores
-    only the dataset's first ``limit`` molecules (a smoke test: retrieval among fewer
-    candidates is easier), ``molecules`` only the molecules of those ids (a seeded subset:
-    ``chemassay assay --limit``; retrieval among them, likewise easier).
+    out). The encoder is loaded once and runs through :func:`chemassay.models.run` (identical
+    SMILES embedded once; the result's ``model`` and ``requests`` come from the run), behind
+    the suite's embeddings cache. Ranks are exact, ties ordered by ``ties`` (``index`` =
+    FAISS's order, as AMORE); ``k`` are the Acc@k (top-k) cut-offs; rows that cannot be scored
+    (failed augmentation, unparsable SMILES, NaN embeddings) are left out of both sides and
+    listed in ``skipped``. ``layers="all"`` scores every hidden layer. Per-molecule values of
+    Acc@k, MRR and mean rank are in ``item_scores`` with ``bootstrap`` seeded intervals
+    (``seed`` also seeds the random augmentations). The paper's table rows, per-layer metrics,
+    string statistics and retrieval misses are in ``result.details``
+    (:class:`~.details.EvaluateDetails`); a run over ``chebi20`` or ``isomers`` records
+    ``setting={"dataset": ...}`` in the paper's words. ``limit`` scores only the first
+    ``limit`` reference molecules (a smoke test: retrieval among fewer candidates is easier),
+    ``molecules`` only the reference molecules of those ids (a seeded subset: ``chemassay assay
+    --limit``; retrieval among them, likewise easier).
+
+    The common options (``seed``, ``bootstrap``, ``limit``, ``n_jobs``: augmentation workers,
+    ``cache``, ``context``: the settings a spec is loaded with) may come as one ``options``
+    object (:class:`~chemassay.contract.Options`). ``cache`` is on unless said otherwise (an
+    ``options`` object says so itself): it reuses the suite's cached rewrites and embeddings.
+    This command writes no model outputs, so ``out`` is refused.
 
     >>> import numpy as np
     >>> import chemassay.robustness as robustness
     >>> originals = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     >>> robustness.evaluate(originals, originals + 0.1).metrics["o2a_acc@1"]
     1.0
-    >>> result = robustness.evaluate(model="fingerprint", dataset="isomers", augmentations=["kekulize"],
+    >>> result = robustness.evaluate(model="fingerprint", reference="isomers", augmentations=["kekulize"],
     ...                              cache=False, bootstrap=100)
     >>> result.n, round(result.metrics["kekulize/o2a_acc@1"], 3)
     (918, 0.993)
     """
+    from chemassay.suites.robustness.encoders import load_encoder
     from chemassay.suites.robustness.retrieval import resolve_backend
 
-    started = time.perf_counter()
+    options = Options.merged(options or Options(cache=True), seed=seed, bootstrap=bootstrap, limit=limit,
+                             n_jobs=n_jobs, cache=cache, context=context)
+    if options.out is not None:
+        raise UserInputError("robustness evaluate writes no model outputs: leave out 'out' (--per-row and --table "
+                             "write its per-molecule ranks and its table)")
     ks = _ks(k)
     if layers not in ("last", "all"):
         raise UserInputError(f"layers must be 'last' or 'all', got {layers!r}")
-    resolved_backend = resolve_backend(backend)
-    base_config = {"metric": metric, "ties": ties, "backend": resolved_backend, "k": list(ks)}
+    config = {"metric": metric, "ties": ties, "backend": resolve_backend(backend), "k": list(ks)}
+    scoring = _Scoring(ks, metric, ties, backend, layers, options, config, time.perf_counter())
     if (original_embeddings is None) != (augmented_embeddings is None):
         raise UserInputError("give both embedding sets (original and augmented), or neither and a model")
-    if limit is not None and (limit < 1 or original_embeddings is not None or augmented is not None):
+    if options.limit is not None and (options.limit < 1 or original_embeddings is not None or augmented is not None):
         raise UserInputError("limit must be 1 or more, and applies to a dataset's augmentations only")
     if molecules is not None and (original_embeddings is not None or augmented is not None):
         raise UserInputError("molecules applies to a dataset's augmentations only")
     if original_embeddings is not None:
         if model is not None:
             raise UserInputError("give embeddings or a model, not both")
-        return _evaluate_embeddings(original_embeddings, augmented_embeddings, ids=ids, ks=ks, metric=metric,
-                                    ties=ties, backend=backend, config=base_config, started=started,
-                                    bootstrap=bootstrap, seed=seed)
+        return _evaluate_embeddings(original_embeddings, augmented_embeddings, ids, scoring)
     if model is None:
         raise UserInputError("nothing to evaluate: give two embedding sets, or model=SPEC with a dataset")
-    from chemassay.models.registry import resolve_model
-
-    encoder = resolve_model(model, "encoder", context)
-    ref = _encoder_ref(encoder)
-    describe = getattr(encoder, "describe", None)
-    encoder_config = describe() if callable(describe) else {}
-    if not isinstance(encoder_config, dict):
-        encoder_config = {}
-    config = {**encoder_config, **base_config, "layers": layers}
+    loaded = load_encoder(model, layers, dict(options.context))
+    scoring.config = {**_described(loaded.model_object), **config, "layers": layers}
     if augmented is not None:
-        result = _evaluate_pair(encoder, ref, dataset, augmented, layers=layers, ks=ks, metric=metric, ties=ties,
-                                backend=backend, check_identity=check_identity, drop_mismatched=drop_mismatched,
-                                smiles_column=smiles_column, cache=cache, config=config, started=started,
-                                bootstrap=bootstrap, seed=seed)
-    else:
-        result = _evaluate_augmentations(encoder, ref, dataset, _augmentation_list(augmentations), layers=layers,
-                                         ks=ks, metric=metric, ties=ties, backend=backend, smiles_column=smiles_column,
-                                         n_jobs=n_jobs, cache=cache, config=config, started=started,
-                                         bootstrap=bootstrap, seed=seed, limit=limit, molecules=molecules)
-    from chemassay.models.request_stats import request_summary
-
-    result.requests = request_summary(encoder)  # an embeddings endpoint: counts and tokens
-    return result
+        return _evaluate_pair(loaded, reference, augmented, scoring, check_identity=check_identity,
+                              drop_mismatched=drop_mismatched, smiles_column=smiles_column)
+    return _evaluate_augmentations(loaded, reference, _augmentation_list(augmentations), scoring,
+                                   smiles_column=smiles_column, molecules=molecules)
 
 
-def _evaluate_embeddings(original, augmented, *, ids, ks, metric, ties, backend, config, started, bootstrap,
-                         seed) -> Result:
+def _evaluate_embeddings(original, augmented, ids: Sequence[str] | None, scoring: _Scoring) -> Result:
+    """Form (1): two embedding sets, scored as they are (named like a predictions file)."""
     from chemassay.suites.robustness.encoders import nonfinite_rows
 
     original_layers, original_ref = _embedding_layers(original, "original embeddings")
@@ -375,20 +380,19 @@ def _evaluate_embeddings(original, augmented, *, ids, ks, metric, ties, backend,
                 skipped.append({"item": ids[row], "index": int(row),
                                 "reason": f"{side} embedding (row {int(row)} of {name}) has NaN or infinite values"})
     inputs = [ref for ref in (original_ref, augmented_ref) if ref is not None]
-    model = _embeddings_ref(original_layers, augmented_layers, inputs)
-    config = {**config, "input": "embeddings", "layers": "all" if len(original_layers) > 1 else "last"}
+    scoring.config = {**scoring.config, "input": "embeddings", "layers": "all" if len(original_layers) > 1 else "last"}
     warnings = []
     if skipped:
         warnings.append(f"{len(skipped)} of {n} rows have NaN or infinite embedding values and were left out "
                         f"(rows {_lines([s['index'] for s in skipped])})")
-    return _score_pair_result(original_layers, augmented_layers, ids=ids, keep=keep, skipped=skipped, metric=metric,
-                              ties=ties, backend=backend, ks=ks, details=EvaluateDetails(warnings=warnings), config=config,
-                              model=model, inputs=inputs, dataset=None, started=started, bootstrap=bootstrap,
-                              seed=seed)
+    return _score_pair_result(original_layers, augmented_layers, ids=ids, keep=keep, skipped=skipped,
+                              details=EvaluateDetails(warnings=warnings), scoring=scoring, inputs=inputs, dataset=None,
+                              model=_embeddings_ref(original_layers, augmented_layers, inputs))
 
 
-def _evaluate_pair(encoder, ref, originals, augmented, *, layers, ks, metric, ties, backend, check_identity,
-                   drop_mismatched, smiles_column, cache, config, started, bootstrap, seed) -> Result:
+def _evaluate_pair(loaded: Run, originals, augmented, scoring: _Scoring, *, check_identity: bool,
+                   drop_mismatched: bool, smiles_column: str | None) -> Result:
+    """Form (3): one given pair of molecule lists, both embedded by the loaded encoder."""
     from chemassay.suites.robustness.amore import pair_skips, string_statistics
     from chemassay.suites.robustness.encoders import encode_cached, nonfinite_rows
 
@@ -419,8 +423,9 @@ def _evaluate_pair(encoder, ref, originals, augmented, *, layers, ks, metric, ti
             status, reasons[i] = STATUS_FAILED, "original: empty SMILES cell"
         rows.append(AugmentedRow(i, smiles, text, status, reasons[i]))
     aug_text = [r.augmented or r.original for r in rows]
-    orig_set = encode_cached(encoder, orig_table.smiles, layers, use_cache=cache)
-    aug_set = encode_cached(encoder, aug_text, layers, use_cache=cache)
+    encoder, use_cache = loaded.model_object, scoring.options.cache
+    orig_set = encode_cached(encoder, orig_table.smiles, scoring.layers, use_cache=use_cache)
+    aug_set = encode_cached(encoder, aug_text, scoring.layers, use_cache=use_cache)
     nonfinite = sorted(set(nonfinite_rows(orig_set.layers).tolist()) | set(nonfinite_rows(aug_set.layers).tolist()))
     keep, skipped = pair_skips(rows, orig_table, {**orig_set.failures, **aug_set.failures}, nonfinite)
     details = EvaluateDetails()
@@ -445,29 +450,34 @@ def _evaluate_pair(encoder, ref, originals, augmented, *, layers, ks, metric, ti
     kept = np.flatnonzero(keep)
     details.strings = {PAIR: string_statistics([orig_table.smiles[i] for i in kept], [aug_text[i] for i in kept])}
     inputs = [input_ref(t.path) for t in (orig_table, aug_table) if t.path is not None]
-    config = {**config, "input": "molecules"}
+    scoring.config = {**scoring.config, "input": "molecules"}
+    # the encoder's latest run (the loading one when the embeddings cache answered both lists)
+    latest = aug_set.run or orig_set.run or loaded
     return _score_pair_result(orig_set.layers, aug_set.layers, ids=orig_table.ids, keep=keep, skipped=skipped,
-                              metric=metric, ties=ties, backend=backend, ks=ks, details=details, config=config,
-                              model=ref, inputs=inputs, dataset=dataset_ref(orig_table, orig_kind), started=started,
-                              bootstrap=bootstrap, seed=seed)
+                              details=details, scoring=scoring, inputs=inputs,
+                              dataset=dataset_ref(orig_table, orig_kind), run=latest)
 
 
-def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric, ties, backend, smiles_column, n_jobs,
-                            cache, config, started, bootstrap, seed, limit, molecules=None) -> Result:
+def _evaluate_augmentations(loaded: Run, reference, kinds: list[str], scoring: _Scoring, *,
+                            smiles_column: str | None, molecules: Sequence[str] | None = None) -> Result:
+    """Form (2): the reference molecules (only those of the ids ``molecules`` when given) and
+    each of their rewrites, embedded by the loaded encoder and scored (AMORE's tables)."""
     from chemassay.suites.robustness.amore import run_amore
 
-    table, malformed, kind = molecule_table(dataset, smiles_column=smiles_column)
-    if limit is not None:
+    options = scoring.options
+    table, malformed, kind = molecule_table(reference, smiles_column=smiles_column)
+    if options.limit is not None:
         # The first rows only (a smoke test): retrieval among fewer candidates is easier, so such
         # a result says so in its config and is never ranked against the full benchmark.
-        table = table.subset([i < limit for i in range(len(table))])
+        table = table.subset([i < options.limit for i in range(len(table))])
     if molecules is not None:
         wanted = {str(i) for i in molecules}
         table = table.subset([i in wanted for i in table.ids])
     if not len(table):
         raise UserInputError(f"{table.path or table.name}: no molecules to score")
-    outcome = run_amore(table, encoder, augmentations=kinds, layers=layers, metric=metric, ties=ties,
-                        backend=backend, seed=seed, n_jobs=n_jobs, use_cache=cache, ks=ks)
+    outcome = run_amore(table, loaded.model_object, augmentations=kinds, layers=scoring.layers, metric=scoring.metric,
+                        ties=scoring.ties, backend=scoring.backend, seed=options.seed, n_jobs=options.n_jobs,
+                        use_cache=options.cache, ks=scoring.ks)
     if not any(outcome.n_scored.values()):
         reasons = sorted({entry["reason"] for entry in outcome.skipped})
         raise UserInputError(f"{table.path or table.name}: no molecule could be scored ({'; '.join(reasons)[:200]})")
@@ -487,17 +497,18 @@ def _evaluate_augmentations(encoder, ref, dataset, kinds, *, layers, ks, metric,
     if table.empty_lines:
         details.warnings.append(f"{len(table.empty_lines)} rows have an empty SMILES cell (lines "
                                 f"{_lines(table.empty_lines)}); they are skipped")
-    reference = dataset_ref(table, kind)
+    reference_ref = dataset_ref(table, kind)
     result = make_result(
-        SUITE, "evaluate", model=ref, metrics=metrics, n=max(outcome.n_scored.values(), default=0), started=started,
+        SUITE, "evaluate", run=outcome.run or loaded, list_failures=False, metrics=metrics,
+        n=max(outcome.n_scored.values(), default=0), started=scoring.started,
         inputs=[table.path] if kind == "file" else [], item_ids=list(table.ids), item_scores=outcome.item_scores,
-        skipped=skipped, dataset=reference, setting=amore_setting(reference.name),
-        config={**config, "input": "dataset", "augmentations": list(kinds), "seed": seed,
-                **({"limit": limit} if limit is not None else {}),
+        skipped=skipped, dataset=reference_ref, setting=amore_setting(reference_ref.name),
+        config={**scoring.config, "input": "dataset", "augmentations": list(kinds), "seed": options.seed,
+                **({"limit": options.limit} if options.limit is not None else {}),
                 **({"molecules": len(table)} if molecules is not None else {})},
         details=details,
     )
-    return _finish(result, bootstrap, seed)
+    return _finish(result, options.bootstrap, options.seed)
 
 
 # -- augment ---------------------------------------------------------------------------------
@@ -602,8 +613,10 @@ def downstream(
     else a seeded random ``test_fraction``). ``model`` is a property-predictor spec —
     ``rf-fingerprint`` / ``rf-char-ngram`` (random forests with ``n_estimators`` trees trained
     here on the training split), ``python:MODULE:CALLABLE``, ``predictions:FILE.csv`` — or an
-    object with ``predict_properties``. Rows a model cannot predict or an augmentation fails
-    on are listed in ``skipped``. A rewrite whose predictions equal the original's up to
+    object with ``predict_properties``; it is loaded once and asked for the original test set
+    and for each rewrite through :func:`chemassay.models.run` (the result's ``model`` comes
+    from the run). Rows a model cannot predict or an augmentation fails on are listed in
+    ``skipped``. A rewrite whose predictions equal the original's up to
     floating-point rounding has a drop of exactly 0. The per-test-set table and the class
     labels are in ``result.details`` (:class:`~.details.DownstreamDetails`); the bundled set
     records ``setting={"task": "solubility"}``. ``limit`` scores only the first ``limit`` test
@@ -615,7 +628,6 @@ def downstream(
     >>> result.n, result.metrics["kekulize/rmse_drop"], result.setting
     (257, 0.0, {'task': 'solubility'})
     """
-    from chemassay.models.registry import resolve_model
     from chemassay.report.result import DatasetRef
     from chemassay.runtime.files import sha256_file
     from chemassay.suites.robustness.downstream import evaluate_downstream, read_property_csv
@@ -625,28 +637,13 @@ def downstream(
     path, dataset = _property_file(data)
     prepared = read_property_csv(path, targets=list(targets) if targets else None, smiles_column=smiles_column,
                                  task=task, test_fraction=test_fraction, seed=seed)
+    # what a built-in forest is trained on when the first run loads it: the whole training split
     settings = {"train_smiles": prepared.train_smiles, "train_targets": prepared.train_targets,
                 "task": prepared.task, "seed": seed, "n_estimators": n_estimators, "n_jobs": n_jobs,
                 "trained_on": f"{dataset.name} train split ({prepared.split_source})", **(context or {})}
-    predictor = resolve_model(model, "property-predictor", settings)
-    from chemassay.models.identity import model_ref
-
-    ref = model_ref(predictor)
-    if limit is not None:
-        if limit < 1:
-            raise UserInputError(f"limit must be 1 or more, got {limit}")
-        # Fewer test molecules only (a smoke test): the model above was trained on the full split.
-        prepared = replace(prepared, test_smiles=prepared.test_smiles[:limit], test_targets=prepared.test_targets[:limit],
-                           test_lines=prepared.test_lines[:limit])
-    if lines is not None:
-        wanted = {int(line) for line in lines}
-        keep = [i for i, line in enumerate(prepared.test_lines) if line in wanted]
-        if not keep:
-            raise UserInputError(f"{path}: none of the chosen lines is a test molecule")
-        prepared = replace(prepared, test_smiles=[prepared.test_smiles[i] for i in keep],
-                           test_targets=prepared.test_targets[keep],
-                           test_lines=[prepared.test_lines[i] for i in keep])
-    report = evaluate_downstream(prepared, predictor, kinds, seed=seed, n_jobs=n_jobs)
+    prepared = _test_subset(prepared, limit, lines, path)
+    report = evaluate_downstream(prepared, model, kinds, seed=seed, n_jobs=n_jobs, context=settings)
+    ref = report.run.model
     skipped = _skipped_items(report.skipped)
     skipped += [SkippedItem(line=line, reason=f"malformed row: {reason}") for line, reason in prepared.malformed]
     inputs: list[Any] = [path]
@@ -654,7 +651,8 @@ def downstream(
         inputs.append(ref.spec.partition(":")[2])
     is_forest = ref.kind in ("rf-fingerprint", "rf-char-ngram")
     result = make_result(
-        SUITE, "downstream", model=ref, metrics=report.metrics, n=report.n_scored, started=started, inputs=inputs,
+        SUITE, "downstream", run=report.run, list_failures=False, metrics=report.metrics, n=report.n_scored,
+        started=started, inputs=inputs,
         item_ids=[str(line) for line in prepared.test_lines], item_scores=report.item_scores, skipped=skipped,
         dataset=DatasetRef(name=dataset.name, sha256=sha256_file(path)),
         setting={"task": DOWNSTREAM_TASKS[dataset.name]} if dataset.name in DOWNSTREAM_TASKS else {},
@@ -667,6 +665,25 @@ def downstream(
         details=DownstreamDetails(table=report.table, classes=prepared.classes),
     )
     return _finish(result, bootstrap, seed)
+
+
+def _test_subset(prepared, limit: int | None, lines: Sequence[int] | None, path: Any):
+    """The test molecules scored: the first ``limit`` (a smoke test), or those of the file
+    ``lines`` (a seeded subset); the model is still trained on the full training split."""
+    if limit is not None:
+        if limit < 1:
+            raise UserInputError(f"limit must be 1 or more, got {limit}")
+        prepared = replace(prepared, test_smiles=prepared.test_smiles[:limit], test_targets=prepared.test_targets[:limit],
+                           test_lines=prepared.test_lines[:limit])
+    if lines is not None:
+        wanted = {int(line) for line in lines}
+        keep = [i for i, line in enumerate(prepared.test_lines) if line in wanted]
+        if not keep:
+            raise UserInputError(f"{path}: none of the chosen lines is a test molecule")
+        prepared = replace(prepared, test_smiles=[prepared.test_smiles[i] for i in keep],
+                           test_targets=prepared.test_targets[keep],
+                           test_lines=[prepared.test_lines[i] for i in keep])
+    return prepared
 
 
 def _property_file(data: str | os.PathLike):

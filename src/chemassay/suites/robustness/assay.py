@@ -91,7 +91,7 @@ def _amore_run(name: str, ctx: AssayContext) -> Result:
     if ctx.limit is not None:  # stratified by rewrite class, the same molecules for every model
         listing = list_molecules(name, ctx)
         molecules, subset = task_subset(ctx, listing.ids, listing.strata)
-    result = api.evaluate(model=ctx.spec, dataset=AMORE_SETS[name][0], augmentations=PAPER_AUGMENTATIONS,
+    result = api.evaluate(model=ctx.spec, reference=AMORE_SETS[name][0], augmentations=PAPER_AUGMENTATIONS,
                           n_jobs=ctx.n_jobs, seed=ctx.seed, context=dict(ctx.model_context),
                           limit=QUICK_ITEMS if ctx.quick else None, molecules=molecules)
     return result.model_copy(update={"quick": ctx.quick, "subset": subset})
@@ -125,12 +125,13 @@ def _downstream_run(ctx: AssayContext) -> Result:
 
 def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: bool = True) -> int:
     """HTTP requests an ``/v1/embeddings`` client sends for these encode calls, in order: each
-    call sends the texts no earlier call sent (the response cache answers those, when on) in
-    chunks of ``batch``."""
+    call asks for its distinct texts once (the run pipeline merges identical items) and sends
+    those no earlier call sent (the response cache answers those, when on) in chunks of
+    ``batch``."""
     sent: set[str] = set()
     requests = 0
     for texts in calls:
-        todo = [text for text in texts if not (cache and text in sent)]
+        todo = [text for text in dict.fromkeys(texts) if not (cache and text in sent)]
         requests += math.ceil(len(todo) / batch)
         sent.update(texts)
     return requests

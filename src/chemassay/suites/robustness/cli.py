@@ -118,7 +118,7 @@ def _evaluate_command(
                              "or --dataset ORIG.csv --augmented AUG.csv)")
     else:
         result = api.evaluate(
-            model=model, dataset=dataset, augmented=str(augmented) if augmented is not None else None,
+            model=model, reference=dataset, augmented=str(augmented) if augmented is not None else None,
             augmentations=augmentations, layers=layers, metric=metric, ties=ties, backend=backend, k=ks,
             check_identity=check_identity, drop_mismatched=drop_mismatched, smiles_column=smiles_column,
             n_jobs=n_jobs, cache=cache, context=context, bootstrap=bootstrap, seed=seed,

@@ -27,13 +27,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from chemassay.contract import Run
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_text
 from chemassay.suites.robustness.augment import augment_many
 from chemassay.suites.robustness.data import read_table
+from chemassay.suites.robustness.protocol import PROPERTY_PREDICTOR
 
 FEATURES = ("fingerprint", "char-ngram")
 
@@ -230,20 +233,35 @@ class ForestPropertyModel:
         return outputs[0] if len(outputs) == 1 else np.stack(outputs, axis=1)
 
 
-def target_outputs(model, smiles: Sequence[str], data: PropertyData) -> tuple[list[np.ndarray], dict[int, str]]:
-    """Run any property predictor on ``smiles`` and return its outputs per target, with the
-    rows it could not predict (its ``failures``, and rows with NaN outputs).
+def _returned(outputs: Sequence[Any]) -> np.ndarray | list[np.ndarray]:
+    """A run's per-SMILES outputs put back as the predictor returned them: an array of values
+    (``(n,)`` or ``(n, k)``), or one ``(n, classes)`` array per target; a row the model gave
+    nothing for is NaN."""
+    if not any(isinstance(output, list) for output in outputs):
+        return PROPERTY_PREDICTOR.join(list(outputs), {})
+    present = next(output for output in outputs if output is not None)
+    return [np.stack([np.full(np.shape(values), np.nan) if output is None else np.asarray(output[j], dtype=np.float64)
+                      for output in outputs]) for j, values in enumerate(present)]
+
+
+def target_outputs(model, smiles: Sequence[str], data: PropertyData, *,
+                   context: dict[str, Any] | None = None) -> tuple[list[np.ndarray], dict[int, str], Run]:
+    """Run any property predictor (a spec, loaded with ``context``, or an object) on ``smiles``
+    through :func:`chemassay.models.run` and return its outputs per target, the rows it could
+    not predict (its failures, and rows with NaN outputs) and the run.
 
     Accepted outputs: ``(n,)`` or ``(n, targets)`` values (regression); for classification
     ``(n,)`` positive-class probabilities of one binary target, ``(n, classes)``
     probabilities of one target, ``(n, targets)`` positive-class probabilities of several
     binary targets, or a list of ``(n, classes)`` arrays, one per target.
     """
-    name = getattr(model, "name", type(model).__name__)
+    from chemassay.models import run
+
+    done = run(model, PROPERTY_PREDICTOR, list(smiles), context=context)
+    name = getattr(done.model_object, "name", type(done.model_object).__name__)
     n, n_targets = len(smiles), len(data.target_names)
-    predict = getattr(model, "predict_targets", None)
-    output = predict(list(smiles)) if callable(predict) else model.predict_properties(list(smiles))
-    failures = {int(k): str(v) for k, v in (getattr(model, "failures", None) or {}).items()}
+    output = _returned(done.outputs)
+    failures = dict(done.failures)
 
     def wrong(shape) -> UserInputError:
         return UserInputError(
@@ -251,9 +269,7 @@ def target_outputs(model, smiles: Sequence[str], data: PropertyData) -> tuple[li
             f"target(s) ({', '.join(data.target_names)})"
         )
 
-    if callable(predict):
-        outputs = [np.asarray(o, dtype=np.float64) for o in output]
-    elif isinstance(output, (list, tuple)) and output and all(np.ndim(o) == 2 for o in output) and data.task == "classification":
+    if isinstance(output, (list, tuple)) and output and all(np.ndim(o) == 2 for o in output) and data.task == "classification":
         outputs = [np.asarray(o, dtype=np.float64) for o in output]
         if len(outputs) != n_targets or any(o.shape[0] != n for o in outputs):
             raise wrong([o.shape for o in outputs])
@@ -286,7 +302,7 @@ def target_outputs(model, smiles: Sequence[str], data: PropertyData) -> tuple[li
             values = values.copy()
             values[bad] = 0.0
             outputs[j] = values
-    return outputs, failures
+    return outputs, failures, done
 
 
 # -- scoring ---------------------------------------------------------------------------
@@ -333,6 +349,8 @@ class DownstreamReport:
     n_scored: int
     item_scores: dict[str, list[float | None]] = field(default_factory=dict)
     """Per test molecule, for the metrics that are means over molecules (``accuracy``)."""
+    run: Run | None = None
+    """The model's latest run (:func:`chemassay.models.run`): its identity and request counts."""
 
 
 def per_molecule_accuracy(data: PropertyData, predictions: list[np.ndarray], rows: np.ndarray) -> list[float | None]:
@@ -367,8 +385,10 @@ def settle_rounding(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 def evaluate_downstream(
     data: PropertyData, model, augmentations: Sequence[str], *, seed: int = 0, n_jobs: int = 1,
+    context: dict[str, Any] | None = None,
 ) -> DownstreamReport:
-    """Score ``model`` on the original test set and on each augmentation of it.
+    """Score ``model`` (a spec, loaded once with ``context``, or an object) on the original
+    test set and on each augmentation of it, each set through :func:`chemassay.models.run`.
 
     Rows an augmentation fails on, or the model cannot predict, are listed in ``skipped``
     and left out of that augmentation's metric; rows an augmentation does not apply to
@@ -381,7 +401,7 @@ def evaluate_downstream(
 
     from chemassay.suites.robustness.amore import levenshtein_ratio, normalized_similarity
 
-    predictions, failures = target_outputs(model, data.test_smiles, data)
+    predictions, failures, done = target_outputs(model, data.test_smiles, data, context=context)
     skipped = [{"line": data.test_lines[i], "augmentation": "original", "reason": f"no prediction: {reason}"}
                for i, reason in sorted(failures.items())]
     base_rows = np.asarray([i not in failures for i in range(len(data.test_smiles))])
@@ -397,7 +417,7 @@ def evaluate_downstream(
     for kind in augmentations:
         rows = augment_many(data.test_smiles, kind, seed=seed, n_jobs=n_jobs)
         texts = [row.augmented if row.augmented else row.original for row in rows]
-        aug_predictions, aug_failures = target_outputs(model, texts, data)
+        aug_predictions, aug_failures, done = target_outputs(done.model_object, texts, data)
         aug_predictions = [settle_rounding(values, original) for values, original in
                            zip(aug_predictions, predictions, strict=True)]
         keep = base_rows.copy()
@@ -449,4 +469,4 @@ def evaluate_downstream(
         metrics[f"{kind}/normalized_similarity"] = row_entry["normalized_similarity"]
         metrics[f"{kind}/spearman_levenshtein_vs_error_change"] = rho
         table.append(row_entry)
-    return DownstreamReport(metrics, table, skipped, int(base_rows.sum()), item_scores)
+    return DownstreamReport(metrics, table, skipped, int(base_rows.sum()), item_scores, done)

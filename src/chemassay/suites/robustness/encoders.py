@@ -16,10 +16,15 @@ and ``predictions:FILE.npz``. Both built-ins return scipy sparse count matrices 
 exactly by :mod:`.retrieval`); ``hf:`` returns dense float32 arrays, one per layer with
 ``layers='all'``.
 
-Embeddings of encoders that define ``cache_key()`` (the built-ins and ``hf:``, whose key
-includes a digest of the checkpoint files) are cached through :mod:`chemassay.runtime.cache`
-(namespace ``robustness/embeddings``), keyed by the encoder, the sha256 of the SMILES and the
-layers; a damaged or altered entry is reported in one line and recomputed, never used.
+Every encoder runs through the one pipeline, :func:`chemassay.models.run` (protocol
+``encoder``: identical SMILES are embedded once, failures kept with their reasons, requests
+counted, the model named); :func:`load_encoder` loads a spec once for the several SMILES lists
+of an evaluation. In front of it, embeddings of encoders that define ``cache_key()`` (the
+built-ins and ``hf:``, whose key includes a digest of the checkpoint files) are cached through
+:mod:`chemassay.runtime.cache` (namespace ``robustness/embeddings``), keyed by the encoder, the
+sha256 of the SMILES and the layers, as one ``.npz`` per list (the run pipeline's response
+cache keeps one JSON row per item: far slower and larger for thousands of vectors); a damaged
+or altered entry is reported in one line and recomputed, never used.
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ from scipy import sparse
 
 from chemassay.chem.fingerprints import morgan_count_fingerprints
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles
+from chemassay.contract import Run
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_text
 from chemassay.runtime.progress import progress_task
+from chemassay.suites.robustness.protocol import ENCODER
 
 Embeddings = np.ndarray | sparse.csr_matrix
 """One layer's embeddings: dense ``(n, d)`` array or sparse count matrix."""
@@ -200,30 +207,55 @@ def _unpack(path: Path, n_rows: int) -> tuple[list[Embeddings], dict[int, str], 
 
 @dataclass
 class EncodedSet:
-    """Embeddings of one SMILES list (one entry per layer), failures, and whether cached."""
+    """Embeddings of one SMILES list (one entry per layer), failures, and whether cached;
+    ``run`` is the run that embedded it (``None`` when the cache answered)."""
 
     layers: list[Embeddings]
     failures: dict[int, str]
     from_cache: bool
     truncated: list[int] = field(default_factory=list)
+    run: Run | None = None
+
+
+def load_encoder(model: Any, layers: str = "last", context: dict[str, Any] | None = None) -> Run:
+    """Load and name an encoder (a spec or an object) for the SMILES lists of an evaluation: a
+    run of no items, whose ``model_object`` embeds each list and whose ``model`` names it."""
+    from chemassay.models import run
+
+    return run(model, ENCODER, [], {"layers": layers}, context=context)
+
+
+def stack_rows(outputs: Sequence[Any], layers: str) -> list[Embeddings]:
+    """The per-SMILES outputs of an encoder run as one matrix per layer: sparse rows stacked
+    as CSR, dense rows in their own dtype, so the matrix is the one the encoder returned."""
+    if not outputs or any(output is None for output in outputs):
+        joined = ENCODER.join(list(outputs), {"layers": layers})  # failed rows: NaN (left out)
+        return list(joined) if layers == "all" else [joined]
+    rows = [output if layers == "all" else [output] for output in outputs]
+    stacked = []
+    for layer in range(len(rows[0])):
+        column = [row[layer] for row in rows]
+        if all(sparse.issparse(value) for value in column):
+            stacked.append(sparse.vstack(column, format="csr"))
+        else:
+            stacked.append(np.vstack([value.toarray() if sparse.issparse(value) else value for value in column]))
+    return stacked
 
 
 def _encode(encoder, smiles: list[str], layers: str) -> EncodedSet:
-    result = encoder.encode(smiles, layers=layers)
-    layer_list = list(result) if isinstance(result, list) else [result]
-    for index, layer in enumerate(layer_list):
-        if not sparse.issparse(layer):
-            layer = np.asarray(layer)
-            if layer.ndim != 2 or layer.shape[0] != len(smiles):
-                raise UserInputError(
-                    f"encoder {getattr(encoder, 'name', '?')}: layer {index} has shape {layer.shape}, "
-                    f"expected ({len(smiles)}, d)"
-                )
-            layer_list[index] = layer
-    failures = {int(k): str(v) for k, v in (getattr(encoder, "failures", None) or {}).items()}
-    truncated = [int(i) for i in (getattr(encoder, "truncated", None)
-                                  or getattr(getattr(encoder, "model", None), "truncated", None) or [])]
-    return EncodedSet(layer_list, failures, False, truncated)
+    """Embed ``smiles`` through the run pipeline (identical strings once)."""
+    from chemassay.models import run
+
+    done = run(encoder, ENCODER, smiles, {"layers": layers})
+    model = done.model_object
+    truncated = [int(i) for i in (getattr(model, "truncated", None)
+                                  or getattr(getattr(model, "model", None), "truncated", None) or [])]
+    if truncated:
+        # the encoder saw each string once, in first-seen order: its positions name strings
+        asked = list(dict.fromkeys(smiles))
+        cut = {asked[i] for i in truncated if i < len(asked)}
+        truncated = [i for i, text in enumerate(smiles) if text in cut]
+    return EncodedSet(stack_rows(done.outputs, layers), dict(done.failures), False, truncated, done)
 
 
 def encode_cached(encoder, smiles: Sequence[str], layers: str = "last", *, use_cache: bool = True) -> EncodedSet:
@@ -231,7 +263,8 @@ def encode_cached(encoder, smiles: Sequence[str], layers: str = "last", *, use_c
 
     Encoders with a ``cache_key()`` are cached (see the module doc); failures (rows that
     could not be embedded) and truncated rows are cached with the embeddings. Others (HTTP
-    endpoints, Python objects, prediction files) are run every time.
+    endpoints, Python objects, prediction files) are run every time. What is not cached runs
+    through :func:`chemassay.models.run` (the set's ``run``).
     """
     from chemassay.runtime.cache import cached
 

@@ -34,6 +34,29 @@ def as_matrix(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
+def _as_layer(value: Any) -> Any:
+    """An encoder's matrix as it came: a sparse matrix as CSR, a dense one as an array of its
+    own dtype (float32 stays float32), so that rows put back together are the same matrix."""
+    from scipy import sparse
+
+    if sparse.issparse(value):
+        return sparse.csr_matrix(value)
+    array = np.asarray(value)
+    if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool) or np.iscomplexobj(array):
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"encode() returned {array.dtype} values, not real numbers") from None
+    return array
+
+
+def _rows(layer: Any) -> list[Any]:
+    """The rows of one layer: 1 x d CSR matrices of a sparse layer, 1-d arrays of a dense one."""
+    if hasattr(layer, "getrow"):
+        return [layer.getrow(i) for i in range(layer.shape[0])]
+    return list(layer)
+
+
 def _layers(options: Mapping[str, Any]) -> str:
     layers = options.get("layers", "last")
     if layers not in ("last", "all"):
@@ -61,18 +84,20 @@ class EncoderProtocol(Protocol):
         return model.encode(list(items), layers=_layers(options))
 
     def split(self, returned: Any, count: int, options: Mapping[str, Any]) -> list[Any]:
+        """One output per SMILES: its row (a 1 x d CSR matrix of a sparse encoder, else a 1-d
+        array of the encoder's dtype), or with ``layers='all'`` its row of every layer."""
         if _layers(options) == "all":
             if not isinstance(returned, (list, tuple)) or not returned:
                 raise ValueError(f"encode(layers='all') must return a non-empty list of matrices, got "
                                  f"{type(returned).__name__}")
-            matrices = [as_matrix(layer) for layer in returned]
+            matrices = [_as_layer(layer) for layer in returned]
             if any(m.ndim != 2 or m.shape[0] != count for m in matrices):
                 raise ValueError(f"encode(layers='all'): every layer must be ({count}, d)")
-            return [[m[i] for m in matrices] for i in range(count)]
-        matrix = as_matrix(returned)
+            return [list(row) for row in zip(*(_rows(m) for m in matrices), strict=True)]
+        matrix = _as_layer(returned)
         if matrix.ndim != 2 or matrix.shape[0] != count:
             raise ValueError(f"encode() returned shape {matrix.shape} for {count} SMILES; expected ({count}, d)")
-        return list(matrix)
+        return _rows(matrix)
 
     def join(self, outputs: list[Any], options: Mapping[str, Any]) -> Any:
         every = _layers(options) == "all"
@@ -86,7 +111,9 @@ class EncoderProtocol(Protocol):
         return matrices if every else matrices[0]
 
     def encode_output(self, output: Any) -> Any:
-        return [np.asarray(layer).tolist() for layer in output] if isinstance(output, list) else np.asarray(output).tolist()
+        if isinstance(output, list):
+            return [as_matrix(layer).reshape(-1).tolist() for layer in output]
+        return as_matrix(output).reshape(-1).tolist()
 
     def decode_output(self, stored: Any) -> Any:
         if stored and isinstance(stored[0], list):
@@ -193,7 +220,16 @@ class PropertyPredictorProtocol(Protocol):
     predictions_layout = "a table with a SMILES column and one 'prediction' column (or several 'prediction_*' columns)"
 
     def split(self, returned: Any, count: int, options: Mapping[str, Any]) -> list[Any]:
-        values = np.asarray(returned, dtype=np.float64)
+        """One output per SMILES: its value, its row of values, or (several classification
+        targets, one ``(n, classes)`` array each) its list of per-target rows."""
+        if (isinstance(returned, (list, tuple)) and returned and all(np.ndim(o) == 2 for o in returned)
+                and all(np.shape(o)[0] == count for o in returned)):
+            per_target = [np.asarray(o, dtype=np.float64) for o in returned]
+            return [[values[i] for values in per_target] for i in range(count)]
+        try:
+            values = np.asarray(returned, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("predict_properties() returned predictions that are not numbers") from None
         if values.ndim not in (1, 2) or values.shape[0] != count:
             raise ValueError(f"predict_properties() returned shape {values.shape} for {count} SMILES")
         return list(values)

@@ -2,8 +2,8 @@
 
 Scoring (the paper's metrics, Appendices B, E, F):
 
-* :func:`evaluate` — predicted bags against true bags (lists of ``{n}X.{m}Y`` strings or
-  files), or a live model run first (``model="algebraic:DIR"``, ``"openai:NAME,base_url=..."``
+* :func:`evaluate` — predicted bags against the reference (true bags: lists of ``{n}X.{m}Y``
+  strings or files), or a live model run first (``model="algebraic:DIR"``, ``"openai:NAME,base_url=..."``
   or any object with ``predict_bags``); returns the :class:`~chemassay.Result` the CLI writes.
 * :func:`predict` / :func:`run_predictions` — run a bag predictor over input bags.
 
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract import Options, Run
 from chemassay.errors import UserInputError
 from chemassay.report.result import DatasetRef, ModelRef, Result, SkippedItem, make_result
 
@@ -94,14 +95,15 @@ def _manifest_encoding(path: Path | None) -> str | None:
 class PredictionRun:
     """What :func:`run_predictions` returns: the predicted ``bags`` (one per input, ``""``
     where the model gave nothing usable), ``failures`` (index → reason), the model's
-    :class:`~chemassay.report.result.ModelRef`, the ``predict`` :class:`Result` (counts) and
-    the model object itself."""
+    :class:`~chemassay.report.result.ModelRef`, the ``predict`` :class:`Result` (counts), the
+    model object itself and the :class:`~chemassay.contract.Run` of the run pipeline."""
 
     bags: list[str]
     failures: dict[int, str]
     model: ModelRef
     result: Result
     predictor: Any = field(repr=False, default=None)
+    run: Run | None = field(repr=False, default=None)
 
 
 PROTOCOLS = ("bag-predictor", "reaction-predictor")
@@ -109,30 +111,70 @@ PROTOCOLS = ("bag-predictor", "reaction-predictor")
 standard reaction predictor (its top-1 product SMILES scored as a bag: Table 2)."""
 
 
-class ReactionPredictorBags:
-    """A reaction predictor asked as a bag predictor (ChemAlgebra Table 2): each input line
-    (plain SMILES of reactants and reagents, a molecule written once per copy) goes to
-    ``predict(reactants, k=1)`` and its top-1 product SMILES is the predicted bag, every
-    molecule counting once per copy; a query with no prediction gets an empty bag."""
+def _check_protocol(protocol: str) -> None:
+    if protocol not in PROTOCOLS:
+        raise UserInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
 
-    def __init__(self, predictor: Any) -> None:
-        self.predictor = predictor
-        self.failures: dict[int, str] = {}
 
-    def predict_bags(self, sources: Sequence[str]) -> list[str]:
-        """The top-1 product SMILES of each input (``""`` where the model gave none)."""
-        ranked = self.predictor.predict(list(sources), 1)
-        if not isinstance(ranked, list) or len(ranked) != len(sources):
-            count = len(ranked) if isinstance(ranked, list) else type(ranked).__name__
-            raise UserInputError(f"the reaction predictor returned {count} answers for {len(sources)} inputs; "
-                                 "predict(reactants, k) must return one ranked list per input")
-        self.failures = {int(i): str(r) for i, r in (getattr(self.predictor, "failures", None) or {}).items()}
-        return [str(options[0]) if isinstance(options, (list, tuple)) and options else "" for options in ranked]
+def _model_settings(context: Mapping[str, Any] | None, source_path: Path | None, notation: str | None) -> dict:
+    """What the model kind gets when a spec is loaded: ``context``, plus the input file's path
+    (``source``, which the baselines' ``split=auto`` reads) and the bag notation (``encoding``)."""
+    settings = dict(context or {})
+    if source_path is not None:
+        settings.setdefault("source", str(source_path))
+    if notation:
+        settings.setdefault("encoding", notation)
+    return settings
+
+
+def _ask_model(model: Any, protocol: str, lines: list[str], settings: dict, *, cache: bool, progress: bool) -> Run:
+    """Run ``model`` over the input lines through the run pipeline (:func:`chemassay.models.run`).
+
+    A bag predictor is asked each distinct line once (every line at its place for a model that
+    is ``line_aligned``, as the baselines are); a reaction predictor (the protocol of that name,
+    found by name) is asked for its top-1 product (``k=1``)."""
+    from chemassay.models import get_protocol, resolve_model
+    from chemassay.models import run as run_model
+    from chemassay.runtime.progress import progress_task
+    from chemassay.suites.stoichiometry.protocol import BAG_PREDICTOR, LINE_BY_LINE
+
+    predictor = resolve_model(model, protocol, settings)
+    asked = get_protocol(protocol)
+    if asked is BAG_PREDICTOR and getattr(predictor, "line_aligned", False):
+        asked = LINE_BY_LINE
+    label = model if isinstance(model, str) else type(predictor).__name__
+    with progress_task(f"asking {label}", len(lines), disable=not progress) as advance:
+        done = run_model(predictor, asked, lines, {"k": 1} if protocol == "reaction-predictor" else {},
+                         context=settings, cache=cache)
+        advance(len(lines))
+    return done
+
+
+def _bags(done: Run, protocol: str) -> list[str]:
+    """One bag string per input: a bag predictor's answers, or a reaction predictor's top-1
+    product SMILES (every molecule once per copy; ``""`` where it gave none)."""
+    if protocol == "reaction-predictor":
+        return [str(ranked[0]) if ranked else "" for ranked in done.outputs]
+    bad = next((type(bag).__name__ for bag in done.outputs if not isinstance(bag, str)), None)
+    if bad is not None:
+        raise UserInputError(f"model {done.model.spec}: predict_bags returned a {bad} among its answers; "
+                             "it must return one bag string per input")
+    return list(done.outputs)
+
+
+def _baseline_counts(predictor: Any) -> dict[str, Any]:
+    """The baselines' own counts of the run (unknown and undetermined reactions...), else nothing."""
+    counts = getattr(predictor, "counts", None)
+    if counts is None or not hasattr(counts, "unknown"):
+        return {}
+    return {"unknown_reactions": counts.unknown, "undetermined": counts.undetermined,
+            "unreadable_inputs": counts.unreadable, "memorised_reactions": getattr(predictor, "memorised", None)}
 
 
 def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
                     context: Mapping[str, Any] | None = None, protocol: str = "bag-predictor",
-                    limit: int | None = None, lines: Sequence[int] | None = None) -> PredictionRun:
+                    limit: int | None = None, cache: bool = False, progress: bool = False,
+                    lines: Sequence[int] | None = None) -> PredictionRun:
     """Run a bag predictor (or a reaction predictor) over input bags and count what happened.
 
     ``model`` is a spec string (``algebraic:DIR``, ``copy-coefficient:DIR,split=train``,
@@ -140,17 +182,15 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     ``sources`` a list of input bags or a file of them (only its first ``limit`` lines with
     ``limit``, only the 1-based ``lines`` with ``lines``). With ``protocol="bag-predictor"`` (default) the model's ``predict_bags(sources)``
     answers; with ``"reaction-predictor"`` its ``predict(reactants, k=1)`` does and its top-1
-    product SMILES is the bag (:class:`ReactionPredictorBags`, ChemAlgebra Table 2). The model
-    gets ``context`` plus the input file's path (``source``, which the baselines' ``split=auto``
+    product SMILES is the bag (ChemAlgebra Table 2). The model runs through the run pipeline
+    (:func:`chemassay.models.run`: identical inputs asked once, ``cache`` for the response
+    cache, failed inputs kept with their reason; ``progress`` reports it). The model gets
+    ``context`` plus the input file's path (``source``, which the baselines' ``split=auto``
     reads) and the bag notation (``encoding``: given, else the manifest next to the input file).
     The result (task ``predict``) counts lines, failed inputs and, for the baselines, unknown
     and undetermined reactions; every failed input is listed in ``skipped`` with its reason.
     """
-    from chemassay.models import model_ref, resolve_model
-    from chemassay.models.request_stats import request_summary
-
-    if protocol not in PROTOCOLS:
-        raise UserInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    _check_protocol(protocol)
     started = time.perf_counter()
     source_lines, source_name, source_path = _lines(sources, "source")
     if limit is not None:
@@ -158,41 +198,22 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     numbers = _check_lines(lines, len(source_lines), source_name) if lines is not None else None
     if numbers is not None:
         source_lines = [source_lines[n - 1] for n in numbers]
-    settings = dict(context or {})
-    if source_path is not None:
-        settings.setdefault("source", str(source_path))
     notation = encoding or _manifest_encoding(source_path)
-    if notation:
-        settings.setdefault("encoding", notation)
-    predictor = resolve_model(model, protocol, settings)
-    asked = ReactionPredictorBags(predictor) if protocol == "reaction-predictor" else predictor
-    bags = asked.predict_bags(source_lines)
-    ref = model_ref(predictor)
-    if not isinstance(bags, list) or len(bags) != len(source_lines) or not all(isinstance(b, str) for b in bags):
-        count = len(bags) if isinstance(bags, list) else type(bags).__name__
-        raise UserInputError(
-            f"model {ref.spec}: predict_bags returned {count} for {len(source_lines)} inputs; "
-            "it must return one bag string per input"
-        )
-    failures = {int(i): str(r) for i, r in (getattr(asked, "failures", None) or {}).items()}
-    failed = sorted(set(failures) | {i for i, bag in enumerate(bags) if not bag.strip()})
-    metrics: dict[str, Any] = {"lines": len(bags), "failed": len(failed)}
-    counts = getattr(predictor, "counts", None)
-    if counts is not None and hasattr(counts, "unknown"):
-        metrics.update(unknown_reactions=counts.unknown, undetermined=counts.undetermined,
-                       unreadable_inputs=counts.unreadable, memorised_reactions=getattr(predictor, "memorised", None))
+    done = _ask_model(model, protocol, source_lines, _model_settings(context, source_path, notation), cache=cache,
+                      progress=progress)
+    bags, predictor = _bags(done, protocol), done.model_object
+    failed = sorted(set(done.failures) | {i for i, bag in enumerate(bags) if not bag.strip()})
     result = make_result(
-        "stoichiometry", "predict", metrics=metrics, n=len(bags), model=ref, started=started,
-        inputs=[source_path] if source_path is not None else [],
+        "stoichiometry", "predict", metrics={"lines": len(bags), "failed": len(failed), **_baseline_counts(predictor)},
+        n=len(bags), run=done, started=started, inputs=[source_path] if source_path is not None else [],
         skipped=[SkippedItem(line=numbers[i] if numbers is not None else i + 1, item=source_lines[i][:200],
-                             reason=failures.get(i, "empty prediction")) for i in failed],
+                             reason=done.failures.get(i, "empty prediction")) for i in failed],
         config={"encoding": getattr(predictor, "encoding", notation), "source": source_name,
                 "train_split": getattr(predictor, "split_used", None), "protocol": protocol,
                 **({"limit": limit} if limit is not None else {}),
                 **({"lines": len(numbers)} if numbers is not None else {})},
-        requests=request_summary(predictor),
     )
-    return PredictionRun(bags, failures, ref, result, predictor)
+    return PredictionRun(bags, dict(done.failures), done.model, result, predictor, done)
 
 
 def _check_lines(lines: Sequence[int], count: int, name: str) -> list[int]:
@@ -226,9 +247,116 @@ def predict(model: Any, sources: Lines, *, encoding: str | None = None,
     return run_predictions(model, sources, encoding=encoding, context=context).bags
 
 
+@dataclass
+class _Bags:
+    """Line-aligned bags to score (predictions or the reference) with a name for messages,
+    the file they came from and, for given predictions, their identity."""
+
+    lines: list[str]
+    name: str
+    path: Path | None
+    ref: ModelRef | None = None
+
+
+@dataclass
+class _Reference:
+    """The true bags, the optional input bags, their notation and the built dataset they
+    belong to (see :func:`chemassay.suites.stoichiometry.scoring.built_setting`)."""
+
+    targets: _Bags
+    sources: _Bags | None
+    encoding: str
+    dataset: DatasetRef | None
+    setting: dict[str, str]
+    numbers: list[int] | None = None
+    """The 1-based file lines chosen with ``lines=`` (``None``: every line, or the first ``limit``)."""
+
+
+def _check_inputs(predictions: Lines | None, reference: Lines | None, sources: Lines | None, model: Any,
+                  protocol: str, out: Any) -> None:
+    if reference is None:
+        raise UserInputError("evaluate needs reference: the true product bags (a list or a file, one bag per line)")
+    if (predictions is None) == (model is None):
+        raise UserInputError("evaluate needs either predictions (bags or a file) or model= (a spec or a bag "
+                             "predictor run on the sources), not both")
+    _check_protocol(protocol)
+    if model is not None and sources is None:
+        raise UserInputError("evaluate with a model needs sources: the input bags the model predicts from")
+    if model is None and out is not None:
+        raise UserInputError("out= keeps a model's predicted bags; give model= (predictions are already written)")
+
+
+def _load_reference(reference: Lines, sources: Lines | None, limit: int | None, encoding: str | None,
+                    lines: Sequence[int] | None = None) -> _Reference:
+    """The reference (and source) bags, their first ``limit`` lines with ``limit``, only the
+    1-based ``lines`` with ``lines``."""
+    from chemassay.suites.stoichiometry.scoring import built_setting, encoding_for
+
+    if limit is not None and lines is not None:
+        raise UserInputError("evaluate: give limit (the first lines) or lines (chosen lines), not both")
+    targets = _Bags(*_lines(reference, "target"))
+    given = _Bags(*_lines(sources, "source")) if sources is not None else None
+    if limit is not None:
+        targets.lines = targets.lines[:_check_limit(limit)]
+        if given is not None:
+            given.lines = given.lines[:limit]
+    numbers = _check_lines(lines, len(targets.lines), targets.name) if lines is not None else None
+    if numbers is not None:
+        if given is not None and len(given.lines) != len(targets.lines):
+            raise UserInputError(f"{given.name} has {len(given.lines)} lines but {targets.name} has "
+                                 f"{len(targets.lines)}: files must be line-aligned")
+        targets.lines = [targets.lines[n - 1] for n in numbers]
+        if given is not None:
+            given.lines = [given.lines[n - 1] for n in numbers]
+    return _Reference(targets, given, encoding_for(targets.path, encoding), *built_setting(targets.path),
+                      numbers=numbers)
+
+
+def _given_predictions(predictions: Lines, reference: Lines, limit: int | None, notation: str,
+                       numbers: list[int] | None = None) -> _Bags:
+    """Predicted bags handed over (a list or a file), scored as they are (only the 1-based
+    lines ``numbers`` when given)."""
+    from chemassay.models.identity import in_memory_ref, predictions_ref
+
+    given = _Bags(*_lines(predictions, "prediction"))
+    if numbers is not None:
+        target_lines, target_name, _ = _lines(reference, "target")
+        if len(given.lines) != len(target_lines):
+            raise UserInputError(f"{given.name} has {len(given.lines)} lines but {target_name} has "
+                                 f"{len(target_lines)}: prediction and target files must be line-aligned")
+        given.lines = [given.lines[n - 1] for n in numbers]
+    if limit is not None:
+        target_lines, target_name, _ = _lines(reference, "target")
+        if len(given.lines) != len(target_lines):
+            # the files must be aligned as a whole, not only in the lines scored
+            raise UserInputError(f"{given.name} has {len(given.lines)} lines but {target_name} has "
+                                 f"{len(target_lines)}: prediction and target files must be line-aligned")
+        given.lines = given.lines[:limit]
+    given.ref = (predictions_ref(given.path, encoding=notation) if given.path is not None
+                 else in_memory_ref(given.lines, encoding=notation))
+    return given
+
+
+def _model_predictions(model: Any, truth: _Reference, protocol: str, options: Options) -> PredictionRun:
+    """Run the model on the reference's sources (written to ``options.out`` when given)."""
+    _writable(options.out, "predictions file")
+    # a file is read again (its path goes to the model) and cut the same way; given lines are already cut
+    from_file = truth.sources.path is not None
+    sources = truth.sources.path if from_file else truth.sources.lines
+    context = {"n_jobs": options.n_jobs, **dict(options.context)}
+    done = run_predictions(model, sources, encoding=truth.encoding, context=context, protocol=protocol,
+                           limit=options.limit, cache=options.cache, progress=options.progress,
+                           lines=truth.numbers if from_file else None)
+    if options.out is not None:
+        from chemassay.runtime.files import atomic_write_text
+
+        atomic_write_text(options.out, "".join(bag + "\n" for bag in done.bags))
+    return done
+
+
 def evaluate(
     predictions: Lines | None = None,
-    targets: Lines | None = None,
+    reference: Lines | None = None,
     sources: Lines | None = None,
     *,
     model: Any = None,
@@ -236,33 +364,45 @@ def evaluate(
     encoding: str | None = None,
     compat: str = "chemassay",
     rows: bool = True,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    seed: int | None = None,
+    bootstrap: int | None = None,
     limit: int | None = None,
+    n_jobs: int | None = None,
+    cache: bool | None = None,
+    progress: bool | None = None,
+    out: str | os.PathLike | None = None,
     context: Mapping[str, Any] | None = None,
-    predictions_out: str | os.PathLike | None = None,
+    options: Options | None = None,
     lines: Sequence[int] | None = None,
 ) -> Result:
     """Score predicted product bags against true bags with ChemAlgebra's metrics.
 
-    ``predictions``, ``targets`` and ``sources`` are line-aligned lists of bag strings
-    (``{n}X.{m}Y``, or plain ``X.X.Y`` where every molecule counts once) or paths of files with
-    one bag per line. Instead of ``predictions`` a ``model`` (spec string or model object) may
-    be given: it predicts from ``sources`` first (written to ``predictions_out`` if given), and
-    requests it failed are scored as invalid with their reason; ``protocol`` says what it is
-    asked: ``bag-predictor`` (``predict_bags``) or ``reaction-predictor`` (``predict``, its
+    ``predictions``, ``reference`` (the true bags) and ``sources`` are line-aligned lists of bag
+    strings (``{n}X.{m}Y``, or plain ``X.X.Y`` where every molecule counts once) or paths of
+    files with one bag per line. Instead of ``predictions`` a ``model`` (spec string or model
+    object) may be given: it predicts from ``sources`` first through the run pipeline
+    (:func:`run_predictions`; its bags are written to ``out`` if given), and inputs it failed
+    are scored as invalid and listed in ``skipped`` with their reason; ``protocol`` says what it
+    is asked: ``bag-predictor`` (``predict_bags``) or ``reaction-predictor`` (``predict``, its
     top-1 product SMILES scored as the bag, as ChemAlgebra's Table 2 scores standard
     predictors). Metrics: ``EM``, ``JAC``, ``F1``, ``mol_JAC``, ``mol_F1``, ``ACC``, ``ALO``,
     ``VAL``, and with sources the mass-balance diagnostics ``BAL``, ``DEF``, ``EXC``, ``DE``;
     each is a mean over samples with its per-sample values in ``item_scores`` and a seeded
-    bootstrap interval (``bootstrap`` resamples, 0 for none). ``encoding`` is ``smiles`` or
-    ``formula`` (default: the manifest next to the target file, else smiles);
-    ``compat="reference"`` scores as the authors' notebook; ``limit`` scores only the first
-    lines, ``lines`` only those 1-based lines (a seeded subset: ``chemassay assay --limit``; the
-    item ids stay the files' line numbers). A target that does not parse is skipped with its line and reason; inputs with nothing
-    to score raise :class:`~chemassay.errors.UserInputError`.
+    bootstrap interval (``bootstrap`` resamples, 0 for none, seeded by ``seed``). ``encoding``
+    is ``smiles`` or ``formula`` (default: the manifest next to the reference file, else
+    smiles); ``compat="reference"`` scores as the authors' notebook; ``limit`` scores only the
+    first lines, ``lines`` only those 1-based lines (a seeded subset: ``chemassay assay
+    --limit``; the item ids stay the files' line numbers). A target that does not parse is skipped with its line and reason; inputs with
+    nothing to score raise :class:`~chemassay.errors.UserInputError`.
 
-    When the target file sits in a folder written by ``build`` (or ``build-all``,
+    The common options (``seed``, ``bootstrap``, ``limit``, ``n_jobs``, ``cache``,
+    ``progress``, ``out``, ``context``) may also come as one
+    :class:`~chemassay.contract.Options` (``options=``); keyword arguments given override it.
+    ``cache`` answers inputs asked before from the run pipeline's response cache, ``context``
+    goes to the model kind when a spec is loaded (with ``n_jobs``), ``progress`` reports the
+    model run.
+
+    When the reference file sits in a folder written by ``build`` (or ``build-all``,
     ``build-uspto-t``, ``build-table2``), the result records the dataset it was built from
     (``dataset.name``, e.g. ``uspto-15k``) and its setting in the words of the paper's tables:
     ``setting = {"variant": "formula_t1_x1", "split": "test_in"}`` (see
@@ -287,96 +427,42 @@ def evaluate(
     >>> folder = f"{scratch.name}/t1"
     >>> _ = stoichiometry.build("uspto-15k", folder, task="t1", limit=30)
     >>> result = stoichiometry.evaluate(model=f"algebraic:{folder}", sources=f"{folder}/src-test_cross.txt",
-    ...                                 targets=f"{folder}/tgt-test_cross.txt")
+    ...                                 reference=f"{folder}/tgt-test_cross.txt")
     >>> result.metrics["EM"], result.model.kind, result.intervals["EM"].high
     (1.0, 'algebraic', 1.0)
     >>> result.dataset.name, result.setting
     ('uspto-15k', {'variant': 'smiles_t1_x1', 'split': 'test_cross'})
     >>> scratch.cleanup()
     """
-    from chemassay.models.identity import in_memory_ref, predictions_ref
-    from chemassay.suites.stoichiometry.scoring import (
-        built_setting,
-        encoding_for,
-        evaluation_result,
-        score_lines,
-    )
+    from chemassay.suites.stoichiometry.scoring import evaluation_result, score_lines
 
+    options = Options.merged(options, seed=seed, bootstrap=bootstrap, limit=limit, n_jobs=n_jobs, cache=cache,
+                             progress=progress, out=out, context=context)
     started = time.perf_counter()
-    if targets is None:
-        raise UserInputError("evaluate needs targets: the true product bags (a list or a file, one bag per line)")
-    if (predictions is None) == (model is None):
-        raise UserInputError("evaluate needs either predictions (bags or a file) or model= (a spec or a bag "
-                             "predictor run on the sources), not both")
-    if protocol not in PROTOCOLS:
-        raise UserInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-    target_lines, target_name, target_path = _lines(targets, "target")
-    source_lines, source_name, source_path = _lines(sources, "source") if sources is not None else (None, "", None)
-    if limit is not None and lines is not None:
-        raise UserInputError("evaluate: give limit (the first lines) or lines (chosen lines), not both")
-    if limit is not None:
-        target_lines = target_lines[:_check_limit(limit)]
-        source_lines = source_lines[:limit] if source_lines is not None else None
-    numbers = _check_lines(lines, len(target_lines), target_name) if lines is not None else None
-    if numbers is not None:
-        if source_lines is not None and len(source_lines) != len(target_lines):
-            raise UserInputError(f"{source_name} has {len(source_lines)} lines but {target_name} has "
-                                 f"{len(target_lines)}: files must be line-aligned")
-        target_lines = [target_lines[n - 1] for n in numbers]
-        source_lines = [source_lines[n - 1] for n in numbers] if source_lines is not None else None
-    notation = encoding_for(target_path, encoding)
-    dataset, setting = built_setting(target_path)
-    reasons: dict[int, str] = {}
-    prediction_counts = None
+    _check_inputs(predictions, reference, sources, model, protocol, options.out)
+    truth = _load_reference(reference, sources, options.limit, encoding, lines)
+    done = None
     if model is not None:
-        if sources is None:
-            raise UserInputError("evaluate with a model needs sources: the input bags the model predicts from")
-        _writable(predictions_out, "predictions file")
-        run = run_predictions(model, source_path if source_path is not None else source_lines, encoding=notation,
-                              context=context, protocol=protocol, limit=limit,
-                              lines=numbers if source_path is not None else None)
-        prediction_lines, reasons, model_field = run.bags, run.failures, run.model
-        prediction_name, prediction_path = f"the predictions of {run.model.spec}", None
-        prediction_counts = run.result.metrics
-        if predictions_out is not None:
-            from chemassay.runtime.files import atomic_write_text
-
-            atomic_write_text(predictions_out, "".join(bag + "\n" for bag in prediction_lines))
+        done = _model_predictions(model, truth, protocol, options)
+        predicted = _Bags(done.bags, f"the predictions of {done.model.spec}", None)
     else:
-        prediction_lines, prediction_name, prediction_path = _lines(predictions, "prediction")
-        if limit is not None:
-            if len(prediction_lines) != len(_lines(targets, "target")[0]):
-                # the files must be aligned as a whole, not only in the lines scored
-                raise UserInputError(f"{prediction_name} has {len(prediction_lines)} lines but {target_name} has "
-                                     f"{len(_lines(targets, 'target')[0])}: prediction and target files must be "
-                                     "line-aligned")
-            prediction_lines = prediction_lines[:limit]
-        if numbers is not None:
-            total = len(_lines(targets, "target")[0])
-            if len(prediction_lines) != total:
-                raise UserInputError(f"{prediction_name} has {len(prediction_lines)} lines but {target_name} has "
-                                     f"{total}: prediction and target files must be line-aligned")
-            prediction_lines = [prediction_lines[n - 1] for n in numbers]
-        model_field = (predictions_ref(prediction_path, encoding=notation) if prediction_path is not None
-                       else in_memory_ref(prediction_lines, encoding=notation))
-    report = score_lines(prediction_lines, target_lines, source_lines, encoding=notation, compat=compat,
-                         reasons=reasons, names=(prediction_name, target_name, source_name),
-                         check_format=model is None, numbers=numbers)
+        predicted = _given_predictions(predictions, reference, options.limit, truth.encoding, truth.numbers)
+    source_lines, source_name = (truth.sources.lines, truth.sources.name) if truth.sources else (None, "")
+    report = score_lines(predicted.lines, truth.targets.lines, source_lines, encoding=truth.encoding, compat=compat,
+                         reasons=done.failures if done else {}, names=(predicted.name, truth.targets.name, source_name),
+                         check_format=model is None, numbers=truth.numbers)
     config: dict[str, Any] = {"with_source": sources is not None}
-    if limit is not None:
-        config["limit"] = limit
-    if numbers is not None:
-        config["lines"] = len(numbers)
-    result = evaluation_result(
-        report, model=model_field, inputs=[p for p in (prediction_path, target_path, source_path) if p is not None],
-        config=config, started=started, rows=rows, bootstrap=bootstrap, seed=seed, dataset=dataset, setting=setting,
-        prediction_counts=prediction_counts, protocol=protocol if model is not None else None,
+    if options.limit is not None:
+        config["limit"] = options.limit
+    if truth.numbers is not None:
+        config["lines"] = len(truth.numbers)
+    inputs = [predicted.path, truth.targets.path, truth.sources.path if truth.sources else None]
+    return evaluation_result(
+        report, model=predicted.ref, run=done.run if done else None, inputs=[p for p in inputs if p is not None],
+        config=config, started=started, rows=rows, bootstrap=options.bootstrap, seed=options.seed,
+        dataset=truth.dataset, setting=truth.setting, prediction_counts=done.result.metrics if done else None,
+        protocol=protocol if model is not None else None,
     )
-    if model is not None:
-        # failed requests: scored invalid like any missing answer, and listed with their reason
-        result.requests = run.result.requests
-        result.skipped += [item for item in run.result.skipped if item.reason.startswith("request failed")]
-    return result
 
 
 # --- data: balance, build, verify ----------------------------------------------------------------

@@ -213,8 +213,9 @@ def _run(name: str, split: str, protocol: str, key: str) -> Callable[[AssayConte
             ids, subset = task_subset(ctx, _listing(name, split, protocol)(ctx).ids)
             lines = [int(i) for i in ids]
         result = evaluate(model=ctx.spec, protocol=protocol, sources=folder / f"src-{split}.txt",
-                          targets=folder / f"tgt-{split}.txt", limit=QUICK_ITEMS if ctx.quick else None,
-                          seed=ctx.seed, context=context, predictions_out=predictions, lines=lines)
+                          reference=folder / f"tgt-{split}.txt",
+                          limit=QUICK_ITEMS if ctx.quick and lines is None else None,
+                          seed=ctx.seed, context=context, out=predictions, lines=lines)
         return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
     return run

@@ -68,6 +68,10 @@ class MemorisingBaseline:
     and ``failures`` the inputs that got no prediction (index → reason), as for every model.
     """
 
+    line_aligned = True
+    """Asked for every input line at its place (the oracle file is line-aligned with the inputs,
+    and ``counts`` count input lines): the suite does not merge identical lines for it."""
+
     def __init__(self, baseline: str, train: str | Path | None = None, *, split: str = "auto",
                  oracle: str | Path | None = None, encoding: str | None = None,
                  source: str | Path | None = None) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.cli.tools import emit, finish_requests, info, need_file, writable_out
+from chemassay.cli.tools import emit, finish_requests, info, model_context, need_file, writable_out
 from chemassay.errors import UserInputError
 from chemassay.runtime.files import atomic_write_text
 from chemassay.suites.stoichiometry.api import evaluate, run_predictions
@@ -25,8 +25,8 @@ BaseUrlOption = typer.Option(
 )
 
 
-def _context(base_url: str | None) -> dict:
-    return {"base_url": base_url} if base_url else {}
+def _context(base_url: str | None, out: Path | None = None) -> dict:
+    return model_context(base_url, out)
 
 
 def evaluate_command(
@@ -72,8 +72,8 @@ def evaluate_command(
     if protocol != "bag-predictor" and model is None:
         raise UserInputError("--protocol says what --model is asked; a predictions file needs none")
     result = evaluate(predictions, targets, src, model=model, protocol=protocol, encoding=encoding, compat=compat,
-                      rows=rows, bootstrap=bootstrap, seed=seed, limit=limit, context=_context(base_url),
-                      predictions_out=predictions_out)
+                      rows=rows, bootstrap=bootstrap, seed=seed, limit=limit, context=_context(base_url, out),
+                      out=predictions_out)
     emit(result, out)
     finish_requests(result.requests)
 
@@ -97,7 +97,7 @@ def predict_command(
     if model is None:
         raise UserInputError("predict needs --model SPEC (e.g. algebraic:TRAIN_DIR; see 'chemassay models list')")
     need_file(src, "source")
-    run = run_predictions(model, src, encoding=encoding, context=_context(base_url))
+    run = run_predictions(model, src, encoding=encoding, context=_context(base_url, out))
     atomic_write_text(out, "".join(line + "\n" for line in run.bags))
     counts = run.result.metrics
     detail = ""

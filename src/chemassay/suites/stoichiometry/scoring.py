@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract import Run
 from chemassay.data.readers import iter_lines
 from chemassay.errors import UserInputError
 from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem
@@ -204,11 +205,12 @@ def evaluation_result(
     report: ScoreReport, *, model: ModelRef | None, inputs: list[InputRef], config: dict, started: float | None = None,
     rows: bool = True, bootstrap: int = 1000, seed: int = 0, dataset: DatasetRef | None = None,
     setting: Mapping[str, str] | None = None, prediction_counts: Mapping[str, Any] | None = None,
-    protocol: str | None = None,
+    protocol: str | None = None, run: Run | None = None,
 ) -> Result:
     """The ``evaluate`` result of a score report: metrics, per-item scores with their ids (the
     1-based target line) and seeded bootstrap intervals (``bootstrap`` resamples; 0: none),
-    skipped targets, the dataset and setting it was measured in, and its
+    skipped targets, the model (``model``, or the identity, request counts and failed inputs of
+    the model's ``run``), the dataset and setting it was measured in, and its
     :class:`~chemassay.suites.stoichiometry.details.EvaluateDetails` (per-sample ``rows`` unless
     ``rows=False``, the ``breakdown`` counts, the model run's ``prediction_counts``)."""
     from chemassay.report.intervals import attach_intervals
@@ -220,7 +222,7 @@ def evaluation_result(
         prediction_counts=dict(prediction_counts) if prediction_counts is not None else None, protocol=protocol,
     )
     result = make_result(
-        "stoichiometry", "evaluate", metrics=report.metrics, n=len(report.samples), model=model, inputs=inputs,
+        "stoichiometry", "evaluate", metrics=report.metrics, n=len(report.samples), model=model, run=run, inputs=inputs,
         started=started, details=details, item_ids=[str(s.line) for s in report.samples],
         item_scores=item_scores(report.samples), skipped=[SkippedItem(**item) for item in report.skipped],
         dataset=dataset, setting=dict(setting or {}),
