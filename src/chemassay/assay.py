@@ -9,8 +9,10 @@ runs, and sums its results up in a one-line verdict. This module only orchestrat
    (a suite the model cannot answer is skipped with one line naming the missing protocol);
 2. the suite's tasks for those protocols (``--dry-run`` prints them: items and, for a model
    behind an endpoint, the requests it would send);
-3. each task in turn, its result written to ``OUT/<suite>/<task>.json``; a task whose result
-   is already there for the same model and mode is not run again, so an assay that was killed
+3. each task in turn (with ``limit``/``precision``, on a seeded subset of at most ``N`` of its
+   items, the same for every model: :func:`task_subset`), its result written to
+   ``OUT/<suite>/<task>.json``; a task whose result is already there for the same model, mode
+   and subset is not run again, so an assay that was killed
    resumes where it stopped (and the response cache answers the requests already answered
    inside an unfinished task); a task that fails is recorded and the others go on;
 4. one verdict line per suite, and the scorecard of everything under ``OUT``
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.errors import UserInputError
-from chemassay.report.result import Result, read_result
+from chemassay.report.result import Result, SubsetRef, read_result
 from chemassay.runtime.files import atomic_write_text
 from chemassay.runtime.progress import info, warn
 
@@ -57,6 +59,46 @@ class AssayContext:
     n_jobs: int = 1
     model_context: dict[str, Any] = field(default_factory=dict)
     """Settings for loading the model (``base_url``...), as ``load_model`` takes them."""
+    limit: int | None = None
+    """At most this many items (``--limit N``, or the ``N`` that ``--precision`` chose): the
+    task runs the seeded subset :func:`task_subset` picks from its items (``None``: all)."""
+    precision: float | None = None
+    """The interval half-width ``--precision`` asked for (recorded with the subset)."""
+
+
+@dataclass
+class TaskItems:
+    """The items a task asks a model, listed before it runs: ``--limit`` picks its subset among
+    ``ids`` (stratified by ``strata``), and ``--dry-run`` builds the prompts of the chosen ones
+    with the protocol (``prompt(items, options, settings)``) to count their tokens."""
+
+    ids: list[str]
+    """Item ids, as the result's ``item_ids`` will name them."""
+    items: list[Any] = field(default_factory=list)
+    """What the protocol is asked for each id, aligned with ``ids`` (empty: not listed)."""
+    strata: list[str] | None = None
+    """Each item's stratum (split, difficulty level, rewrite class...), aligned with ``ids``."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The protocol options the task asks with (``k``, ``seed``...)."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """Model settings the task gives a text model (``encoding``, ``system``)."""
+    texts: list[list[str]] | None = None
+    """For an embeddings model: the strings embedded for each item (original and rewrites)."""
+    method: str = "stratified"
+    """How :func:`task_subset` chooses among ``ids``: ``stratified`` (seeded), or ``first`` (a
+    generator's samples ``0..n-1``, which are not items to choose among)."""
+
+    def chosen(self, ids: Sequence[str]) -> TaskItems:
+        """The same listing restricted to ``ids`` (kept in this listing's order)."""
+        wanted = set(ids)
+        keep = [i for i, item_id in enumerate(self.ids) if item_id in wanted]
+
+        def pick(values: list[Any] | None) -> list[Any] | None:
+            return None if values is None else [values[i] for i in keep] if values else []
+
+        return TaskItems(ids=[self.ids[i] for i in keep], items=pick(self.items) or [], strata=pick(self.strata),
+                         options=dict(self.options), context=dict(self.context), texts=pick(self.texts),
+                         method=self.method)
 
 
 @dataclass(frozen=True)
@@ -79,6 +121,13 @@ class AssayTask:
     """Prepare the data (cached), run the model, score, and return the result."""
     requests: int | None = None
     """Requests a model behind an endpoint receives (``None``: the same as ``items``)."""
+    listing: Callable[[AssayContext], TaskItems] | None = None
+    """The task's items before any subset, with what the model is asked for each (``--limit``
+    chooses among them; ``--dry-run`` counts the tokens of their prompts). It may prepare data
+    (cached) but asks no model."""
+    headline: tuple[str, ...] = ()
+    """The metric keys the verdict leads with; ``--precision H`` sizes the subset so that their
+    95 % intervals are at most ``±H`` (for metrics that are means of values in [0, 1])."""
 
     @property
     def request_count(self) -> int:
@@ -96,13 +145,27 @@ class SuiteAssay:
     baseline: str | None = None
     quick_note: str = ""
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
-        """The tasks for a model implementing ``protocols`` (a subset of the suite's)."""
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
+        """The tasks for a model implementing ``protocols`` (a subset of the suite's); with
+        ``limit`` each runs at most ``limit`` items (its ``items`` and ``requests`` say so, and
+        its ``run`` takes the seeded subset :func:`task_subset` picks with ``ctx.limit``)."""
         raise NotImplementedError
 
     def verdict(self, results: list[Result]) -> str:
         """One line summing up the suite's results (the headline numbers, with intervals)."""
         return ""
+
+
+def task_subset(ctx: AssayContext, ids: Sequence[str], strata: Sequence[str] | None = None,
+                method: str = "stratified") -> tuple[list[str], SubsetRef | None]:
+    """The ids a task runs and the record its result carries (``Result.subset``): all of
+    ``ids`` and ``None`` without ``ctx.limit``; else at most ``ctx.limit`` of them, seeded by
+    ``ctx.seed`` and stratified by ``strata`` (:func:`chemassay.report.subsets.stratified_subset`),
+    so every model gets the same items. ``method="first"`` takes the first ``ctx.limit``
+    instead (a generator's samples, which are not items to choose among)."""
+    from chemassay.report.subsets import subset_record
+
+    return subset_record(ids, limit=ctx.limit, seed=ctx.seed, strata=strata, precision=ctx.precision, method=method)
 
 
 def metric_text(result: Result, key: str, *, label: str | None = None, percent: bool = False,
@@ -137,6 +200,11 @@ class TaskOutcome:
     path: str | None = None
     message: str = ""
     elapsed_s: float = 0.0
+    subset: dict[str, Any] | None = None
+    """The seeded subset its result was measured on (``Result.subset``), when one was asked."""
+    requests: dict[str, Any] | None = None
+    """What its result says a model behind an endpoint was asked: answers, failures and the
+    tokens the server reported (``Result.requests``)."""
 
 
 @dataclass
@@ -167,6 +235,12 @@ class AssayReport:
     results: list[Result] = field(default_factory=list)
     scorecard: Path | None = None
     elapsed_s: float = 0.0
+    limit: int | None = None
+    """At most this many items per task (``--limit``, or the number ``--precision`` chose)."""
+    precision: float | None = None
+    seed: int = 0
+    price: Any = None
+    """The :class:`~chemassay.budget.Price` the manifest costs the reported tokens at."""
 
     @property
     def failed(self) -> bool:
@@ -174,13 +248,19 @@ class AssayReport:
         return any(suite.failed for suite in self.suites)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (written as ``OUT/assay.json``)."""
+        """JSON-ready form (written as ``OUT/assay.json``): with ``--limit``/``--precision`` the
+        subset asked, and the tokens the server reported (summed from the results'
+        ``requests``) with their cost at ``price``."""
+        from chemassay.budget import spent
+
         return {
             "model": self.model, "quick": self.quick, "elapsed_s": round(self.elapsed_s, 3),
+            "limit": self.limit, "precision": self.precision, "seed": self.seed,
             "scorecard": str(self.scorecard) if self.scorecard else None,
             "suites": [{"suite": s.suite, "spec": s.spec, "protocols": s.protocols, "verdict": s.verdict,
                         "skipped": s.skipped,
                         "tasks": [t.__dict__ for t in s.tasks]} for s in self.suites],
+            "spent": spent([t.requests for s in self.suites for t in s.tasks], self.price),
         }
 
 
@@ -233,8 +313,45 @@ def _suites(selected: Sequence[str] | None) -> list[Any]:
     return [suite for suite in all_suites() if suite.name in chosen]
 
 
+def _tasks_of(assay_def: SuiteAssay, suite: str, protocols: set[str], quick: bool, spec: str,
+              limit: int | None) -> list[AssayTask]:
+    """The suite's tasks, with ``limit`` when one is asked (a suite whose ``tasks`` takes no
+    ``limit`` cannot run a subset: a clear error rather than a full run)."""
+    if limit is None:
+        return assay_def.tasks(protocols, quick=quick, spec=spec)
+    import inspect
+
+    if "limit" not in inspect.signature(assay_def.tasks).parameters:
+        raise UserInputError(f"suite {suite}: its assay takes no limit, so --limit/--precision cannot run it on a "
+                             "subset; leave it out with --suites")
+    return assay_def.tasks(protocols, quick=quick, spec=spec, limit=limit)
+
+
+def subset_size(limit: int | None = None, precision: float | None = None, *, quick: bool = False) -> int | None:
+    """The most items per task: ``limit``, or the items ``precision`` needs (a proportion's 95 %
+    interval at most ``±precision`` at ``p = 0.5``: :func:`~chemassay.report.subsets.items_for_precision`);
+    ``None`` for neither. Both, either with ``quick``, or a value out of range: a one-line error."""
+    if limit is not None and precision is not None:
+        raise UserInputError("--limit and --precision both choose how many items each task runs: give one")
+    if quick and (limit is not None or precision is not None):
+        raise UserInputError("--quick runs its own documented subsets: leave out --limit/--precision, or --quick")
+    if limit is not None:
+        if limit < 1:
+            raise UserInputError(f"--limit {limit}: must be at least 1")
+        return int(limit)
+    if precision is not None:
+        from chemassay.report.subsets import items_for_precision
+
+        if not 0 < precision < 0.5:
+            raise UserInputError(f"--precision {precision}: the half-width of a 95 % interval of a proportion, "
+                                 "between 0 and 0.5 (0.05: ±5 points)")
+        return items_for_precision(precision)
+    return None
+
+
 def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, quick: bool,
-          context: Mapping[str, Any]) -> tuple[list[SuiteOutcome], dict[str, tuple[Any, list[AssayTask]]]]:
+          context: Mapping[str, Any], limit: int | None = None
+          ) -> tuple[list[SuiteOutcome], dict[str, tuple[Any, list[AssayTask]]]]:
     outcomes: list[SuiteOutcome] = []
     plans: dict[str, tuple[Any, list[AssayTask]]] = {}
     for suite in _suites(suites):
@@ -260,7 +377,7 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
         if assay_def is None:
             outcomes.append(SuiteOutcome(suite.name, spec, skipped=f"{suite.name} declares no assay"))
             continue
-        tasks = assay_def.tasks(set(protocols), quick=quick, spec=spec)
+        tasks = _tasks_of(assay_def, suite.name, set(protocols), quick, spec, limit)
         keys = [task.key for task in tasks]
         if len(set(keys)) != len(keys):
             raise ValueError(f"suite {suite.name}: assay task keys repeat: {keys}")
@@ -270,17 +387,21 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
 
 
 def plan(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None, quick: bool = False,
-         base_url: str | None = None) -> tuple[list[SuiteOutcome], list[PlannedTask]]:
-    """What :func:`assay` would run: per-suite outcomes (skips) and the planned tasks."""
+         base_url: str | None = None, limit: int | None = None,
+         precision: float | None = None) -> tuple[list[SuiteOutcome], list[PlannedTask]]:
+    """What :func:`assay` would run: per-suite outcomes (skips) and the planned tasks (with
+    ``limit``/``precision``: their items and requests on the subset)."""
     context = {"base_url": base_url} if base_url else {}
-    outcomes, plans = _plan(model, suites, quick, context)
+    outcomes, plans = _plan(model, suites, quick, context, subset_size(limit, precision, quick=quick))
     planned = [PlannedTask(outcome.suite, outcome.spec or "", task)
                for outcome in outcomes if outcome.suite in plans for task in plans[outcome.suite][1]]
     return outcomes, planned
 
 
-def _finished(path: Path, spec: str, quick: bool, setting: Mapping[str, str]) -> Result | None:
-    """The result at ``path`` if an earlier run of the same model, mode and setting finished it."""
+def _finished(path: Path, spec: str, quick: bool, setting: Mapping[str, str], limit: int | None = None,
+              seed: int = 0) -> Result | None:
+    """The result at ``path`` if an earlier run of the same model, mode, setting and subset
+    (the same ``limit`` and seed; none) finished it."""
     if not path.is_file():
         return None
     try:
@@ -295,7 +416,18 @@ def _finished(path: Path, spec: str, quick: bool, setting: Mapping[str, str]) ->
         return None
     if any(result.setting.get(key) != str(value) for key, value in setting.items()):
         return None
+    subset = result.subset
+    if (subset is None) != (limit is None):
+        return None
+    if subset is not None and (subset.limit != limit or subset.seed != seed):
+        return None
     return result
+
+
+def _recorded(result: Result) -> dict[str, Any]:
+    """What the manifest keeps of a task's result: its subset and its request counts."""
+    return {"subset": result.subset.model_dump() if result.subset is not None else None,
+            "requests": result.requests.model_dump() if result.requests is not None else None}
 
 
 def _write_manifest(report: AssayReport) -> None:
@@ -305,11 +437,19 @@ def _write_manifest(report: AssayReport) -> None:
 def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None,
           out: str | os.PathLike = "assay", quick: bool = False, seed: int = 0, n_jobs: int = 1,
           base_url: str | None = None, scorecard: bool = True,
-          title: str | None = None) -> AssayReport:
+          title: str | None = None, limit: int | None = None, precision: float | None = None,
+          price: Any = None) -> AssayReport:
     """Run ``model`` through every suite (of ``suites``) whose protocol it implements.
 
     Returns an :class:`AssayReport`; writes each result under ``out/<suite>/``, the manifest
     ``out/assay.json`` and the scorecard ``out/index.html`` (see the module docstring).
+
+    ``limit=N`` runs every task on a seeded subset of at most ``N`` of its items, stratified
+    where the suite has strata, the same for every model with the same ``seed``
+    (``Result.subset`` records it); ``precision=H`` chooses ``N`` so that a proportion's 95 %
+    interval is at most ``±H`` in the worst case (385 items for 0.05). ``price`` (a
+    :class:`~chemassay.budget.Price` or ``"in=X,out=Y"``, US$ per million tokens) costs the
+    tokens the server reported in the manifest.
 
     The stoichiometry suite's built-in baseline on the ``--quick`` subset (a suite whose protocols
     the model does not implement is skipped, saying so):
@@ -327,13 +467,17 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
     >>> copy.suites[0].skipped
     'generation asks for generator; copy-coefficient implements bag-predictor'
     """
+    from chemassay.budget import as_price
+
     started = time.perf_counter()
+    size = subset_size(limit, precision, quick=quick)
+    price = as_price(price)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     context: dict[str, Any] = {"base_url": base_url} if base_url else {}
-    outcomes, plans = _plan(model, suites, quick, context)
+    outcomes, plans = _plan(model, suites, quick, context, size)
     report = AssayReport(out=target, model=dict(model) if isinstance(model, Mapping) else model, quick=quick,
-                         suites=outcomes)
+                         suites=outcomes, limit=size, precision=precision, seed=seed, price=price)
     for outcome in outcomes:
         if outcome.skipped:
             info(f"[assay] skipped {outcome.skipped}")
@@ -346,21 +490,25 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
         suite_results: list[Result] = []
         for task in tasks:
             path = suite_dir / f"{task.key}.json"
-            earlier = _finished(path, outcome.spec or "", quick, task.setting)
+            earlier = _finished(path, outcome.spec or "", quick, task.setting, size, seed)
             if earlier is not None:
                 info(f"[assay] {outcome.suite} · {task.title}: done earlier ({path})")
-                outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "resumed", str(path)))
+                outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "resumed", str(path),
+                                                 **_recorded(earlier)))
                 suite_results.append(earlier)
                 continue
             info(f"[assay] {outcome.suite} · {task.title} ({task.items:,} items) ...")
             task_started = time.perf_counter()
             # out_dir: where a model keeps what a rerun resumes (a Batch API's batch ids)
             ctx = AssayContext(spec=outcome.spec or "", out_dir=suite_dir, quick=quick, seed=seed, n_jobs=n_jobs,
-                               model_context={**context, "out_dir": str(target)})
+                               model_context={**context, "out_dir": str(target)}, limit=size, precision=precision)
             try:
                 result = task.run(ctx)
                 if quick and not result.quick:
                     result = result.model_copy(update={"quick": True})
+                if size is not None and result.subset is None:
+                    raise RuntimeError(f"the task ran without recording its subset (--limit {size}): its suite's "
+                                       "assay must choose its items with task_subset(ctx, ...)")
                 result.write(path)
             except (KeyboardInterrupt, SystemExit):
                 _write_manifest(report)
@@ -376,7 +524,7 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
 
             store_result(result, path)
             outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "done", str(path), "",
-                                             time.perf_counter() - task_started))
+                                             time.perf_counter() - task_started, **_recorded(result)))
             suite_results.append(result)
         report.results.extend(suite_results)
         if suite_results:
@@ -384,6 +532,9 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
                 outcome.verdict = assay_def.verdict(suite_results)
             except Exception as exc:  # noqa: BLE001 - a verdict bug must not lose the results
                 outcome.verdict = f"(no verdict: {type(exc).__name__}: {exc})"
+        if size is not None and outcome.verdict and any(r.subset is not None and r.subset.partial
+                                                        for r in suite_results):
+            outcome.verdict += f" (seeded subsets of at most {size:,} items, seed {seed})"
         failed = sum(task.status == "failed" for task in outcome.tasks)
         line = outcome.verdict or "no result"
         if failed:

@@ -142,7 +142,7 @@ def test_failed_chat_requests_count_as_wrong_with_their_reason(openai_server, is
     assert result.n == 2 and result.metrics["n_model_failures"] == 1
     assert result.metrics["top1_accuracy"] == 0.0 and result.metrics["n_missing_predictions"] == 1
     [failure] = result.skipped
-    assert failure.line == 3 and failure.item == "1" and failure.index == 1
+    assert failure.line == 3 and failure.item == "a1" and failure.index == 1
     assert "the model failed (request failed" in failure.reason and failure.reason.endswith("scored as wrong")
 
 

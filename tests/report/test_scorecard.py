@@ -223,6 +223,29 @@ def test_rounding_noise_and_quick_results_are_never_starred(test_cards):
     assert not any(cell.best for row in board.rows for cell in row.cells.values())
 
 
+def test_subset_results_are_shown_beside_the_papers_rows_marked_and_never_starred(test_cards, tmp_path):
+    from chemassay.report.result import SubsetRef
+    from chemassay.report.scorecard import write_report
+    from chemassay.report.subsets import subset_sha256
+
+    strong, weak = stoichiometry_result("seq2seq", 0.9), stoichiometry_result("copy", 0.1, 1)
+    subset = SubsetRef(seed=0, size=60, of=2553, sha256=subset_sha256(strong.item_ids), limit=60)
+    subsets = [strong.model_copy(update={"subset": subset}), weak.model_copy(update={"subset": subset})]
+    card = build_scorecard([*subsets, strong])
+    boards = card.sections[0].leaderboards
+    assert len(boards) == 2  # the subset results share a table; the whole-task result has its own
+    board = next(b for b in boards if b.subset is not None)
+    assert "seeded subset: 60 of 2,553 items (seed 0)" in board.title and not board.ranked
+    assert not any(cell.best for row in board.rows for cell in row.cells.values())
+    assert any(row.published for row in board.rows + board.other_data)  # beside the papers' rows
+    assert all(row.cells["EM"].low is not None for row in board.rows if not row.published)  # with intervals
+    # a "subset" that holds every item of its task is the whole task
+    whole = strong.model_copy(update={"subset": subset.model_copy(update={"of": 60})})
+    assert build_scorecard([whole]).sections[0].leaderboards[0].subset is None
+    html, markdown = write_report(card, tmp_path)
+    assert "seeded subset: 60 of 2,553 items" in html.read_text() and "never ranked" in markdown.read_text()
+
+
 def test_a_models_published_metrics_spread_over_several_tables_are_one_row(test_cards):
     from .samples import generation_result
 

@@ -3,15 +3,15 @@ papers' headline settings, with one scorecard (a thin caller of :mod:`chemassay.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
 
-from chemassay.assay import ENDPOINT_KINDS, plan
 from chemassay.assay import assay as run_assay
+from chemassay.budget import Price, TaskBudget, estimate, parse_price
 from chemassay.cli.tools import console
 from chemassay.errors import UserInputError
-from chemassay.models.spec import parse_spec
 from chemassay.suites import get_suite
 
 
@@ -28,6 +28,15 @@ def assay_command(
     seed: int = typer.Option(0, "--seed", help="Seed for every random choice."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Worker processes for the scoring (-1: all cores)."),
     base_url: str = typer.Option(None, "--base-url", help="Server URL for openai: models without base_url=."),
+    limit: int = typer.Option(None, "--limit", "-n", min=1, metavar="N", help="Every task on a seeded subset of at "
+                              "most N items, stratified where the suite has strata, the same for every model with "
+                              "the same --seed (results marked as a subset, never ranked)."),
+    precision: float = typer.Option(None, "--precision", metavar="H", help="Choose N per task so that a proportion's "
+                                    "95 % interval is at most ±H at worst (p = 0.5): 0.05 runs 385 items; a task "
+                                    "with fewer runs them all. Not with --limit."),
+    price: str = typer.Option(None, "--price", metavar="in=X,out=Y", help="US$ per million prompt (in) and completion "
+                              "(out) tokens: --dry-run prints each task's cost range, a run the cost of the tokens "
+                              "the server reported (in assay.json)."),
 ) -> None:
     """One model through every suite whose protocol it implements, on the papers' headline
     settings, with one scorecard (OUT/index.html). Exit 0 when every task ran, 1 when one failed."""
@@ -43,25 +52,19 @@ def assay_command(
         else:
             spec = model[0]
     chosen = [name.strip() for item in (suites or []) for name in item.split(",") if name.strip()] or None
+    cost = parse_price(price) if price is not None else None
     if dry_run:
-        outcomes, planned = plan(spec, suites=chosen, quick=quick, base_url=base_url)
-        total_items = total_requests = 0
+        outcomes, budgets = estimate(spec, suites=chosen, quick=quick, limit=limit, precision=precision, seed=seed,
+                                     base_url=base_url)
         for outcome in outcomes:
             if outcome.skipped:
                 console.print(f"skip  {outcome.skipped}", highlight=False, markup=False)
-        for item in planned:
-            endpoint = parse_spec(item.spec).kind in ENDPOINT_KINDS
-            requests = f"{item.task.request_count:>7,} requests" if endpoint else ""
-            total_items += item.task.items
-            total_requests += item.task.request_count if endpoint else 0
-            console.print(f"run   {item.suite:<14} {item.task.key:<28} {item.task.items:>7,} items {requests}  "
-                          f"{item.task.title} [{item.task.protocol}; {item.spec}]", highlight=False, markup=False)
-        line = f"{len(planned)} tasks, {total_items:,} items"
-        if total_requests:
-            line += f", {total_requests:,} requests to the endpoint"
-        console.print(line + (" (quick)" if quick else ""), highlight=False, markup=False)
+        for budget in budgets:
+            console.print(_plan_line(budget, cost), highlight=False, markup=False, soft_wrap=True)
+        console.print(_total_line(budgets, cost, quick), highlight=False, markup=False, soft_wrap=True)
         return
-    report = run_assay(spec, suites=chosen, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url)
+    report = run_assay(spec, suites=chosen, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url,
+                       limit=limit, precision=precision, price=cost)
     for outcome in report.suites:
         if outcome.skipped:
             line = f"{outcome.suite:<14} skipped: {outcome.skipped}"
@@ -72,6 +75,60 @@ def assay_command(
                 line += f" — {len(failed)} of {len(outcome.tasks)} tasks failed: " + "; ".join(
                     f"{t.task}: {t.message.splitlines()[0]}" for t in failed)
         console.print(line, highlight=False, markup=False)
+    spent = report.as_dict()["spent"]
+    if spent["prompt_tokens"] is not None:
+        line = (f"tokens the server reported: {spent['prompt_tokens']:,} prompt + {spent['completion_tokens']:,} "
+                f"completion in {spent['requests']:,} requests")
+        if spent["cost_usd"] is not None:
+            line += f" = US$ {spent['cost_usd']:.4f} at {cost}"
+        console.print(line, highlight=False, markup=False)
     console.print(f"scorecard: {report.scorecard}", highlight=False, markup=False)
     if report.failed:
         raise typer.Exit(1)
+
+
+def _usd(value: float) -> str:
+    """US$ with cents above a dollar, else three significant digits (``0.000315``)."""
+    if value == float("inf"):
+        return "unbounded"
+    if value >= 1 or value == 0:
+        return f"{value:,.2f}"
+    return f"{value:.{2 - math.floor(math.log10(value))}f}"
+
+
+def _plan_line(budget: TaskBudget, price: Price | None) -> str:
+    """One task of ``--dry-run``: items (of the whole task, with the interval a subset gives),
+    requests, prompt tokens, the answer-token bound and the cost range."""
+    parts = [f"run   {budget.suite:<14} {budget.task:<28} {budget.items:>7,} items"]
+    if budget.of is not None and budget.of != budget.items:
+        parts.append(f"(of {budget.of:,})")
+    if budget.half_width is not None:
+        parts.append(f"±{100 * budget.half_width:.1f} pts")
+    if budget.endpoint:
+        parts.append(f"{budget.requests:>7,} requests")
+    if budget.prompt_tokens is not None:
+        answer = f"≤ {budget.answer_tokens:,}" if budget.answer_tokens is not None else "unbounded"
+        parts.append(f"{budget.prompt_tokens:>10,} prompt tokens, answers {answer} tokens")
+    span = budget.cost(price)
+    if span is not None:
+        parts.append(f"US$ {_usd(span[0])} to {_usd(span[1])}")
+    return "  ".join(parts) + f"  {budget.title} [{budget.protocol}; {budget.spec}]"
+
+
+def _total_line(budgets: list[TaskBudget], price: Price | None, quick: bool) -> str:
+    """The plan's totals: tasks, items, requests, tokens (and how they were counted), cost."""
+    line = f"{len(budgets)} tasks, {sum(b.items for b in budgets):,} items"
+    requests = sum(b.requests for b in budgets if b.endpoint)
+    if requests:
+        line += f", {requests:,} requests to the endpoint"
+    counted = [b for b in budgets if b.prompt_tokens is not None]
+    if counted:
+        methods = sorted({b.counted_by for b in counted})
+        bounded = all(b.answer_tokens is not None for b in counted)
+        line += (f", {sum(b.prompt_tokens or 0 for b in counted):,} prompt tokens ({'; '.join(methods)}), answers "
+                 + (f"≤ {sum(b.answer_tokens or 0 for b in counted):,} tokens" if bounded else "unbounded"))
+        if price is not None:
+            spans = [b.cost(price) for b in counted]
+            line += (f"; US$ {_usd(sum(s[0] for s in spans if s))} to {_usd(sum(s[1] for s in spans if s))} "
+                     f"at {price}")
+    return line + (" (quick)" if quick else "")

@@ -173,6 +173,35 @@ class RequestSummary(BaseModel):
         return text
 
 
+class SubsetRef(BaseModel):
+    """The seeded subset of a task's items a result was measured on (``assay --limit N`` or
+    ``--precision H``; :mod:`chemassay.report.subsets`): every model asked with the same seed
+    gets the same items, whose sorted ids hash to ``sha256``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    size: int
+    """Items chosen (the result scores these, less any it had to skip)."""
+    of: int
+    """Items of the whole task the subset was drawn from."""
+    sha256: str
+    """sha256 of the chosen ids, sorted, one per line (:func:`~chemassay.report.subsets.subset_sha256`)."""
+    limit: int
+    """The most items asked for (``--limit``, or the number ``--precision`` chose)."""
+    precision: float | None = None
+    """The interval half-width ``--precision`` asked for, when it chose ``limit``."""
+    strata: dict[str, int] = Field(default_factory=dict)
+    """Chosen items per stratum (split, difficulty level, rewrite class...), where the task has strata."""
+    method: str = "stratified"
+    """``stratified`` (seeded, proportional per stratum) or ``first`` (the first ``size``: samples of a generator)."""
+
+    @property
+    def partial(self) -> bool:
+        """Whether the subset leaves items of the task out (a result on every item is no subset)."""
+        return self.size < self.of
+
+
 class ResultDetails(BaseModel):
     """Base of every suite's typed details (``Result.details``): closed, so a misspelt or
     undeclared field is an error rather than a silently kept extra."""
@@ -206,6 +235,9 @@ class Result(BaseModel):
     quick: bool = False
     """Measured on the documented quick subset of the benchmark (``assay --quick``): shown
     for a smoke test, never ranked against published rows."""
+    subset: SubsetRef | None = None
+    """The seeded subset of the task's items it was measured on (``assay --limit``/``--precision``):
+    shown beside the papers' rows with its intervals, marked as a subset, never ranked."""
     inputs: list[InputRef] = Field(default_factory=list)
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=current_versions)

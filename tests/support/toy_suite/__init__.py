@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.chem.answers import candidate_lines
 from chemassay.contract import Protocol, Request
 from chemassay.data.readers import pick_column, read_records
@@ -155,8 +155,9 @@ class FormulaDetails(ResultDetails):
 
 # -- the api: evaluate -------------------------------------------------------------------------
 def evaluate(model: Any, *, limit: int | None = None, quick: bool = False, cache: bool = False,
-             context: dict[str, Any] | None = None) -> Result:
-    """Ask ``model`` (an object or a spec of any kind) for the formula of each molecule and score it.
+             context: dict[str, Any] | None = None, ids: Sequence[str] | None = None) -> Result:
+    """Ask ``model`` (an object or a spec of any kind) for the formula of each molecule and score it
+    (the first ``limit`` molecules, or those of ``ids``).
 
     >>> suite = getfixture("toy_suite")  # registered for this example (tests/conftest.py)
     >>> evaluate(CountingModel()).metrics["exact"]
@@ -167,6 +168,8 @@ def evaluate(model: Any, *, limit: int | None = None, quick: bool = False, cache
 
     started = time.perf_counter()
     molecules = load_molecules()[:limit]
+    if ids is not None:
+        molecules = [(mid, smiles) for mid, smiles in molecules if mid in set(ids)]
     done = run_model(model, FORMULA_PREDICTOR, [smiles for _, smiles in molecules], cache=cache, context=context)
     answers = done.outputs
     rows, scores, skipped = [], [], []
@@ -196,14 +199,21 @@ class FormulaAssay(SuiteAssay):
     baseline = "python:support.toy_suite:CountingModel"
     quick_note = "the first four molecules"
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
         size = 4 if quick else len(load_molecules())
 
+        def listing(ctx: AssayContext) -> TaskItems:
+            molecules = load_molecules()[:size]
+            return TaskItems(ids=[mid for mid, _ in molecules], items=[smiles for _, smiles in molecules])
+
         def run(ctx: AssayContext) -> Result:
-            return evaluate(ctx.spec, limit=size, quick=ctx.quick)
+            ids, subset = task_subset(ctx, listing(ctx).ids)  # at most ctx.limit of them, seeded
+            result = evaluate(ctx.spec, limit=size, quick=ctx.quick, ids=ids)
+            return result.model_copy(update={"subset": subset})
 
         return [AssayTask(key="exact", title="Table 1: exact formula", protocol="formula-predictor",
-                          dataset="toy-formulas", setting={"protocol": "zero-shot"}, items=size, run=run)]
+                          dataset="toy-formulas", setting={"protocol": "zero-shot"}, items=min(size, limit or size),
+                          run=run, listing=listing, headline=("exact",))]
 
     def verdict(self, results: list[Result]) -> str:
         result = results[0]

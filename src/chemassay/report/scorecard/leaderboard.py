@@ -1,9 +1,11 @@
 """Leaderboards: the user's results of one suite, grouped by task, dataset, setting and mode,
 with the papers' published rows of the same setting beside them — like with like.
 
-Grouping. Results of one suite are grouped by ``(task, dataset name, setting, quick)``; the
-setting is the one the result states (``Result.setting``, in the papers' vocabulary). Results
-of different suites never share a table.
+Grouping. Results of one suite are grouped by ``(task, dataset name, setting, quick, subset)``;
+the setting is the one the result states (``Result.setting``, in the papers' vocabulary); the
+subset is the seeded subset of the task's items a result was measured on (``assay --limit`` or
+``--precision``: its sha256), so results on the same items share a table. Results of different
+suites never share a table.
 
 Published rows. A published record joins a group when it has a metric of the group and its
 setting does not contradict the group's (every setting both name is equal). When some records
@@ -19,7 +21,7 @@ Columns. The metrics of the group's results: first those the papers publish, the
 metric card gives a direction, then the rest (at most :data:`MAX_COLUMNS`; every metric of
 every result is in the report's per-result details anyway).
 
-Best value (★). Only in a ranked table (one dataset, one setting, no quick result), in a
+Best value (★). Only in a ranked table (one dataset, one setting, no quick or subset result), in a
 column whose card says higher or lower is better, and only when the best value's interval
 separates it from every other row: for "higher", its interval's low end lies above every other
 row's interval high end (the value plus the printed std for a published row; the value itself
@@ -34,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemassay.report.result import Result
+from chemassay.report.result import Result, SubsetRef
 
 MAX_COLUMNS = 14
 MAX_PUBLISHED_ROWS = 30
@@ -118,11 +120,23 @@ class Leaderboard:
     """Published rows of the same setting measured on other data: shown apart, never ranked."""
     quick: bool = False
     """The group's results are quick-subset results: shown, never ranked."""
+    subset: SubsetRef | None = None
+    """The seeded subset of the task's items the group's results were measured on
+    (``assay --limit``/``--precision``): shown beside the papers' rows, never ranked."""
 
     @property
     def ranked(self) -> bool:
-        """Whether a best value may be marked (one dataset and setting, no quick result)."""
-        return not self.quick
+        """Whether a best value may be marked (one dataset and setting, no quick or subset result)."""
+        return not self.quick and self.subset is None
+
+    @property
+    def subset_label(self) -> str:
+        """``seeded subset: 100 of 2,553 items (seed 0)`` (empty for a whole task)."""
+        if self.subset is None:
+            return ""
+        subset = self.subset
+        how = f", chosen for ±{100 * subset.precision:g} points" if subset.precision is not None else ""
+        return f"seeded subset: {subset.size:,} of {subset.of:,} items (seed {subset.seed}{how})"
 
     @property
     def title(self) -> str:
@@ -134,6 +148,8 @@ class Leaderboard:
             parts.append(" ".join(f"{k}={v}" for k, v in self.setting.items()))
         if self.quick:
             parts.append("quick subset")
+        if self.subset is not None:
+            parts.append(self.subset_label)
         return " · ".join(parts)
 
     @property
@@ -162,13 +178,21 @@ def _source_of(result: Result) -> str:
     return f"store run {run}" if run is not None else "(in memory)"
 
 
-def group_results(results: list[Result]) -> dict[tuple[str, str | None, str, bool], list[Result]]:
-    """``(task, dataset name, setting as JSON, quick) → results``, in first-seen order."""
-    groups: dict[tuple[str, str | None, str, bool], list[Result]] = {}
+def partial_subset(result: Result) -> SubsetRef | None:
+    """The seeded subset a result was measured on, when it leaves items of its task out."""
+    subset = result.subset
+    return subset if subset is not None and subset.partial else None
+
+
+def group_results(results: list[Result]) -> dict[tuple[str, str | None, str, bool, str | None], list[Result]]:
+    """``(task, dataset name, setting as JSON, quick, subset sha256) → results``, in
+    first-seen order (the subset's sha256 is ``None`` for a result on every item)."""
+    groups: dict[tuple[str, str | None, str, bool, str | None], list[Result]] = {}
     for result in results:
         setting = dict(result.setting)
+        subset = partial_subset(result)
         key = (result.task, result.dataset.name if result.dataset else None, json.dumps(setting, sort_keys=True),
-               bool(result.quick))
+               bool(result.quick), subset.sha256 if subset is not None else None)
         groups.setdefault(key, []).append(result)
     return groups
 
@@ -320,7 +344,7 @@ def build_leaderboards(suite: str, results: list[Result], *, published: bool = T
     """Leaderboards of one suite's results (see the module docstring). ``runs`` adds the
     reference runs chemassay ships (``published=False`` records) beside the papers' rows."""
     boards = []
-    for (task, dataset, setting_json, quick), members in group_results(results).items():
+    for (task, dataset, setting_json, quick, _subset), members in group_results(results).items():
         setting = json.loads(setting_json)
         user_keys = {k for r in members for k, v in r.metrics.items() if _is_number(v)}
         records = matching_records(suite, setting, user_keys, runs=runs) if published else []
@@ -344,7 +368,8 @@ def build_leaderboards(suite: str, results: list[Result], *, published: bool = T
         rows += [_published_row(record, setting, columns) for record in same[:MAX_PUBLISHED_ROWS]]
         other_rows = [_published_row(record, setting, columns) for record in other[:MAX_OTHER_DATA_ROWS]]
         board = Leaderboard(suite=suite, task=task, dataset=dataset, setting=setting, columns=columns, rows=rows,
-                            hidden_published=hidden, other_data=other_rows, quick=quick)
+                            hidden_published=hidden, other_data=other_rows, quick=quick,
+                            subset=partial_subset(members[0]))
         mark_best(board)
         boards.append(board)
     return boards

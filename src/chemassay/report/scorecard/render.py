@@ -125,6 +125,11 @@ def _html_board(board: Leaderboard, index: int) -> str:
     if board.quick:
         extra += ('<p class="notes">Quick subset (<code>assay --quick</code>): a smoke test on a few items, '
                   "shown beside the papers' rows but never ranked.</p>")
+    if board.subset is not None:
+        extra += (f'<p class="notes subset">{escape(board.subset_label[0].upper() + board.subset_label[1:])} '
+                  "(<code>assay --limit</code>/<code>--precision</code>; the same items for every model with this "
+                  f"seed, sha256 {escape(board.subset.sha256[:12])}…): shown beside the papers' rows with its "
+                  "intervals, never ranked.</p>")
     if board.hidden_published:
         extra += f'<p class="notes">{board.hidden_published} more published rows of this setting are in the published tables below.</p>'
     return (f'<h4 id="{anchor}">{escape(board.title)}</h4><div class="scroll"><table class="leaderboard">'
@@ -275,6 +280,9 @@ def _html_assay(card: Scorecard) -> str:
     rows = "".join(f'<tr><td class="label">{escape(suite)}</td><td class="text">{escape(verdict)}</td>'
                    f'<td class="text">{escape(tasks)}</td></tr>' for suite, verdict, tasks in _assay_rows(card))
     quick = " (quick subset: a smoke test, not ranked)" if card.assay.quick else ""
+    if getattr(card.assay, "limit", None) is not None:
+        quick = (f" (seeded subsets of at most {card.assay.limit:,} items per task, seed {card.assay.seed}: "
+                 "shown with their intervals, not ranked)")
     return (f'<h3>Verdicts</h3><p class="notes">Model: <code>{escape(model)}</code>{escape(quick)} · '
             f"{card.assay.elapsed_s:.0f} s</p>"
             f'<table id="verdicts"><thead><tr><th class="label">suite</th><th class="label">verdict</th>'
@@ -336,6 +344,11 @@ def _md_board(board: Leaderboard) -> list[str]:
     lines += _md_rows(board, board.other_data, apart=True)
     if board.quick:
         lines += ["", "Quick subset (`assay --quick`): a smoke test, never ranked."]
+    if board.subset is not None:
+        label = board.subset_label
+        lines += ["", f"{label[0].upper() + label[1:]} (`assay --limit`/`--precision`; the same items for every "
+                      f"model with this seed, sha256 {board.subset.sha256[:12]}…): shown beside the papers' rows "
+                      "with its intervals, never ranked."]
     if board.other_data:
         lines += ["", "Rows marked *different data* were measured on the paper's own data: for orientation, never ranked."]
     if board.hidden_published:

@@ -14,6 +14,10 @@ the report ranks it beside their rows.
 ``--quick`` draws :data:`QUICK_SAMPLES` samples instead: a smoke test of the whole pipeline
 whose numbers are not comparable with the paper's (see :data:`QUICK_NOTE`).
 
+``--limit N`` draws ``N`` samples (at most 30,000) with the assay's seed: a generator's items
+are its sample slots, not items to choose among, so the subset is the first ``N`` (no strata).
+As with ``--quick``, unique@10000, FCD, Frag and Scaf then depend on the smaller sample.
+
 A generator behind an endpoint (``openai:...``) is asked for ``batch=`` molecules per request
 (50 unless the spec says otherwise), so the assay sends at least ``ceil(n / batch)``
 requests: 600 for 30,000 samples, 20 for the quick run (a model that answers with fewer lines
@@ -26,7 +30,7 @@ import hashlib
 import math
 from functools import partial
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, metric_text
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text, task_subset
 from chemassay.report.result import Result
 
 PROTOCOL = "generator"
@@ -68,15 +72,27 @@ def samples_path(ctx: AssayContext) -> str:
     return str(ctx.out_dir / f"{TASK_KEY}.samples.{digest}.txt")
 
 
+def list_samples(ctx: AssayContext, *, n: int) -> TaskItems:
+    """The ``n`` sample slots (ids ``0..n-1``) a generator is asked for with the assay's seed;
+    a subset takes the first ones (``method="first"``)."""
+    return TaskItems(ids=[str(i) for i in range(n)], items=list(range(n)), options={"seed": ctx.seed},
+                     method="first")
+
+
 def run_moses(ctx: AssayContext, *, n: int) -> Result:
-    """Draw ``n`` samples from the model with the assay's seed and score them with every
-    MOSES metric (published test statistics, Novelty against the full train split)."""
+    """Draw ``n`` samples (with ``ctx.limit``: at most that many) from the model with the
+    assay's seed and score them with every MOSES metric (published test statistics, Novelty
+    against the full train split)."""
     from chemassay.suites.generation.api import evaluate
 
+    subset = None
+    if ctx.limit is not None:
+        ids, subset = task_subset(ctx, list_samples(ctx, n=n).ids, method="first")
+        n = len(ids)
     result = evaluate(model=ctx.spec, n=n, seed=ctx.seed, **REFERENCES, n_jobs=ctx.n_jobs,
                       out=samples_path(ctx), plot=ctx.out_dir / f"{TASK_KEY}.properties.png",
                       context=ctx.model_context, progress=False)
-    return result.model_copy(update={"quick": ctx.quick})
+    return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
 
 def _value(result: Result, key: str, label: str | None = None) -> str:
@@ -103,14 +119,17 @@ class GenerationAssay(SuiteAssay):
     baseline = "ngram"
     quick_note = QUICK_NOTE
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
-        """One task: the MOSES protocol with 30,000 samples (quick: 1,000)."""
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
+        """One task: the MOSES protocol with 30,000 samples (quick: 1,000; with ``limit``: at
+        most ``limit``)."""
         if PROTOCOL not in protocols:
             return []
         n = QUICK_SAMPLES if quick else N_SAMPLES
-        title = f"MOSES Tables 1-4: {n:,} samples" + (" (quick)" if quick else "")
-        return [AssayTask(key=TASK_KEY, title=title, protocol=PROTOCOL, dataset="moses", setting={}, items=n,
-                          run=partial(run_moses, n=n), requests=requests_for(spec, n))]
+        drawn = min(n, limit) if limit is not None else n
+        title = f"MOSES Tables 1-4: {drawn:,} samples" + (" (quick)" if quick else "")
+        return [AssayTask(key=TASK_KEY, title=title, protocol=PROTOCOL, dataset="moses", setting={}, items=drawn,
+                          run=partial(run_moses, n=n), requests=requests_for(spec, drawn),
+                          listing=partial(list_samples, n=n), headline=("valid",))]
 
     def verdict(self, results: list[Result]) -> str:
         """``valid 0.238 [...], unique@10000 ..., FCD/Test 5.51, SNN/Test ..., Frag/Test ...,

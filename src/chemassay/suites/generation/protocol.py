@@ -41,6 +41,14 @@ def generation_prompt(n: int) -> str:
     )
 
 
+def _round_requests(left: int, batch: int, seed: int, first: int, temperature: float) -> list[Request]:
+    """One round of requests for ``left`` more samples, ``batch`` a request, seeded from the
+    request number ``first`` on (so a rerun asks the same seeds)."""
+    wanted = min(batch, left)
+    return [Request(generation_prompt(wanted), {"seed": seed * 1_000_003 + first + i, "temperature": temperature})
+            for i in range(-(-left // batch))]
+
+
 def _count(n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, int):
         raise UserInputError(f"n must be a whole number of molecules, got {n!r}")
@@ -74,6 +82,13 @@ class GeneratorProtocol(Protocol):
     def key(self, item: Any) -> str | None:
         return None
 
+    def prompt(self, items: Sequence[Any], options: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Request]:
+        """The requests of the first round for ``len(items)`` samples: one per ``batch``
+        molecules (a model that answers with fewer lines is asked again, up to three times as many)."""
+        temperature = settings.get("temperature")
+        return _round_requests(len(items), max(1, int(settings.get("batch") or 50)), int(options.get("seed", 0)), 0,
+                               1.0 if temperature is None else temperature)
+
     def answer_text(self, asker: TextAsker, items: Sequence[Any], options: Mapping[str, Any]) -> TextOutcome:
         n, seed = len(items), int(options.get("seed", 0))
         if asker.prompting == "raw":
@@ -89,11 +104,8 @@ class GeneratorProtocol(Protocol):
         max_requests = 3 * (-(-n // batch)) + 3
         while len(samples) < n and request < max_requests:
             wanted = min(batch, n - len(samples))
-            missing = -(-(n - len(samples)) // batch)
-            requests = [Request(generation_prompt(wanted), {"seed": seed * 1_000_003 + request + i,
-                                                            "temperature": temperature})
-                        for i in range(missing)]
-            request += missing
+            requests = _round_requests(n - len(samples), batch, seed, request, temperature)
+            request += len(requests)
             for answer in asker.ask(requests):
                 if isinstance(answer, Exception):
                     # A failed request is a failed item, not asked again under another seed (a rerun

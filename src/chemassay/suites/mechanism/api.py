@@ -120,6 +120,7 @@ def predict(
     context: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     info: Callable[[str], None] | None = None,
+    ids: Sequence[str] | None = None,
 ) -> PredictionRun:
     """Ask a mechanism predictor for the mechanism of every reaction (the paper's prompts).
 
@@ -127,7 +128,8 @@ def predict(
     ``nearest-neighbour:pool=template``, ``gold-oracle``...) or an object with
     ``predict_mechanisms(records)``. ``prompt`` is ``default`` (the paper's one-shot prompt),
     ``cot`` or ``kshot`` (``shots`` exemplars from ``pool`` by DRFP similarity, never of the
-    query's family unless ``allow_same_family``). ``limit`` keeps the first N reactions.
+    query's family unless ``allow_same_family``). ``limit`` keeps the first N reactions,
+    ``ids`` only the reactions of those ids (a seeded subset: ``chemassay assay --limit``).
     With ``out`` the answers go to a JSON Lines file as they arrive and a second call
     resumes it (only unanswered reactions are asked; ``overwrite`` starts again). Chat models
     on a server stream their answers; the others are asked through the run pipeline
@@ -144,7 +146,7 @@ def predict(
         from chemassay.runtime.files import ensure_writable
 
         target = ensure_writable(out, "predictions file")
-    chosen = load_reactions(reactions)[:limit]
+    chosen = _chosen(load_reactions(reactions), limit, ids)
     settings = dict(context or {})
     # The gold-oracle repeats the reactions asked about (by name when they have one).
     settings.setdefault("gold", str(reactions) if isinstance(reactions, (str, os.PathLike)) else chosen)
@@ -154,6 +156,15 @@ def predict(
 
     return run_model(loaded, jobs, style=_style(prompt, shots), out=target, overwrite=overwrite, progress=progress,
                      cache=cache)
+
+
+def _chosen(reactions: list[Reaction], limit: int | None, ids: Sequence[str] | None) -> list[Reaction]:
+    """The first ``limit`` reactions, only those of the ids ``ids`` when given."""
+    chosen = reactions[:limit]
+    if ids is not None:
+        wanted = {str(i) for i in ids}
+        chosen = [reaction for reaction in chosen if reaction.reaction_id in wanted]
+    return chosen
 
 
 # ---------------------------------------------------------------------------- evaluate
@@ -299,9 +310,10 @@ def _score_config(tau: float, round_to: int | None, strict: bool, weights: str) 
     return ScoreConfig(tau, round_to, strict, weights)
 
 
-def _given_answers(predictions: Source | Mapping[str, Any] | Sequence[Any], gold_path: Path) -> _Answers:
+def _given_answers(predictions: Source | Mapping[str, Any] | Sequence[Any], gold_path: Path,
+                   ids: Sequence[str] | None = None) -> _Answers:
     """Predictions handed over (a file, a dict or a list of rows), scored as they are against
-    every gold reaction."""
+    every gold reaction (only those of the ids ``ids`` when given)."""
     from chemassay.models.identity import predictions_ref
     from chemassay.suites.mechanism.scoring import (
         load_gold,
@@ -309,7 +321,7 @@ def _given_answers(predictions: Source | Mapping[str, Any] | Sequence[Any], gold
         predictions_from_items,
     )
 
-    reactions, gold_set = load_gold(gold_path)
+    reactions, gold_set = load_gold(gold_path, [str(i) for i in ids] if ids is not None else None)
     known = [r.reaction_id for r in reactions]
     if not isinstance(predictions, (str, os.PathLike)):
         attributed = predictions_from_items(predictions, known)
@@ -327,18 +339,22 @@ def _given_answers(predictions: Source | Mapping[str, Any] | Sequence[Any], gold
 
 
 def _model_answers(model: Any, reference: Source, gold_path: Path, options: Options, *, prompt: str, shots: int,
-                   pool: Any, allow_same_family: bool, overwrite: bool, info: Callable[[str], None] | None) -> _Answers:
+                   pool: Any, allow_same_family: bool, overwrite: bool, info: Callable[[str], None] | None,
+                   ids: Sequence[str] | None = None) -> _Answers:
     """Ask the model (:func:`predict`, resumable into ``options.out``) and attribute its answers
-    to the gold reactions asked (the first ``options.limit`` with a limit)."""
+    to the gold reactions asked (the first ``options.limit`` with a limit, those of ``ids``
+    with ids)."""
     from chemassay.runtime.progress import progress_task
     from chemassay.suites.mechanism.scoring import load_gold, predictions_from_items
 
-    total = len(load_reactions(reference)[:options.limit])
+    total = len(_chosen(load_reactions(reference), options.limit, ids))
     with progress_task(f"asking {model}", total, disable=not options.progress) as advance:
         done = predict(model, reference, prompt=prompt, shots=shots, pool=pool, allow_same_family=allow_same_family,
                        limit=options.limit, out=options.out, overwrite=overwrite, cache=options.cache,
-                       context={"n_jobs": options.n_jobs, **dict(options.context)}, progress=advance, info=info)
-    reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in done.rows] if options.limit else None)
+                       context={"n_jobs": options.n_jobs, **dict(options.context)}, progress=advance, info=info,
+                       ids=ids)
+    asked = options.limit or ids is not None
+    reactions, gold_set = load_gold(gold_path, [row["reaction_id"] for row in done.rows] if asked else None)
     attributed = predictions_from_items(done.rows, (r.reaction_id for r in reactions))
     config: dict[str, Any] = {"prompt": done.prompt_style, "limit": options.limit, "run": done.as_dict()}
     if prompt == "kshot":
@@ -373,6 +389,7 @@ def evaluate(
     out: Source | None = None,
     context: Mapping[str, Any] | None = None,
     options: Options | None = None,
+    ids: Sequence[str] | None = None,
 ) -> Result:
     """Score mechanisms against oMeBench gold with oMeS; the ``chemassay mechanism evaluate`` result.
 
@@ -380,8 +397,10 @@ def evaluate(
     ``"mechanism": [steps]``, or the published pipeline's ``"output"``), a dict
     ``reaction_id → raw answer text or step list``, or a list of such rows, scored as they are.
     Or give ``model=`` (a spec or a mechanism predictor): it is run first with :func:`predict`'s
-    options (``prompt``, ``shots``, ``pool``, ``allow_same_family``, ``limit``; its answers go to
+    options (``prompt``, ``shots``, ``pool``, ``allow_same_family``, ``limit``, ``ids``; its answers go to
     ``out`` when given, resumable, ``overwrite`` starting it again) and its answers are scored.
+    With ``ids`` only the gold reactions of those ids are scored (a seeded subset: ``chemassay
+    assay --limit``).
     ``reference`` is the gold: a dataset name (``gold``, ``template``) or a file. Every gold
     reaction is scored (a limited model run: those asked); one without prediction counts as an
     empty mechanism and is named in ``result.details.warnings`` and ``result.skipped``. ``tau`` is the Tanimoto threshold of partial
@@ -435,9 +454,9 @@ def evaluate(
     gold_path = reactions_path(reference)
     if model is not None:
         answers = _model_answers(model, reference, gold_path, options, prompt=prompt, shots=shots, pool=pool,
-                                 allow_same_family=allow_same_family, overwrite=overwrite, info=info)
+                                 allow_same_family=allow_same_family, overwrite=overwrite, info=info, ids=ids)
     else:
-        answers = _given_answers(predictions, gold_path)
+        answers = _given_answers(predictions, gold_path, ids)
     pool_reactions, pool_info = _domain_pool(domain_pool, answers.model_object,
                                              prompt if model is not None else "default", pool)
     if pool_info:

@@ -12,6 +12,10 @@ setting of Table 3's rows, so the report puts the paper's GPT-5, o3... rows besi
 
 ``--quick`` asks the first :data:`QUICK_REACTIONS` reactions only (8 easy, 19 medium, 3 hard):
 a smoke test whose numbers are not comparable with the paper's.
+
+``--limit N`` asks a seeded subset of at most ``N`` reactions, stratified by the paper's
+difficulty levels (easy, medium, hard: each level keeps its share of oMe-Gold, and at least one
+reaction), the same reactions for every model with the same seed.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import hashlib
 from functools import partial
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, metric_text
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text, task_subset
 from chemassay.report.result import Result
 
 PROTOCOL = "mechanism-predictor"
@@ -39,14 +43,32 @@ def predictions_path(ctx: AssayContext) -> str:
     return str(ctx.out_dir / f"{TASK_KEY}.predictions.{digest}.jsonl")
 
 
+def list_reactions(ctx: AssayContext, *, limit: int | None = None) -> TaskItems:
+    """oMe-Gold's reactions (the first ``limit``), their difficulty levels as strata, and the
+    records the model is asked with the paper's one-shot prompt (an ``openai:`` model gets the
+    prompt alone, no system prompt, as :func:`~chemassay.suites.mechanism.api.load_predictor` asks)."""
+    from chemassay.suites.mechanism.api import load_reactions
+    from chemassay.suites.mechanism.runners import prepare_jobs
+
+    reactions = load_reactions("gold")[:limit]
+    return TaskItems(ids=[r.reaction_id for r in reactions], strata=[r.level or "unknown" for r in reactions],
+                     items=[job.record("default") for job in prepare_jobs(reactions, "default")],
+                     context={"system": "none"})
+
+
 def run_one_shot(ctx: AssayContext, *, limit: int | None) -> Result:
-    """Ask the model for every (or the first ``limit``) oMe-Gold mechanism with the paper's
-    one-shot prompt, resuming from the answers already on disk, and score them with oMeS."""
+    """Ask the model for every (or the first ``limit``, or the seeded subset of ``ctx.limit``)
+    oMe-Gold mechanism with the paper's one-shot prompt, resuming from the answers already on
+    disk, and score them with oMeS."""
     from chemassay.suites.mechanism.api import evaluate
 
-    result = evaluate(model=ctx.spec, reference="gold", prompt="default", limit=limit,
+    ids, subset = None, None
+    if ctx.limit is not None:  # stratified by difficulty level, the same reactions for every model
+        listing = list_reactions(ctx, limit=limit)
+        ids, subset = task_subset(ctx, listing.ids, listing.strata)
+    result = evaluate(model=ctx.spec, reference="gold", prompt="default", limit=limit, ids=ids,
                       out=predictions_path(ctx), context=ctx.model_context, seed=ctx.seed)
-    return result.model_copy(update={"quick": ctx.quick})
+    return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
 
 def _interval(result: Result, key: str) -> str:
@@ -74,17 +96,20 @@ class MechanismAssay(SuiteAssay):
     quick_note = (f"the first {QUICK_REACTIONS} of the {GOLD_REACTIONS} oMe-Gold reactions (8 easy, 19 medium, "
                   "3 hard) with the one-shot prompt; not comparable with Table 3")
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
-        """One task: oMe-Gold with the one-shot prompt (one request per reaction)."""
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
+        """One task: oMe-Gold with the one-shot prompt (one request per reaction); with
+        ``limit``, at most ``limit`` reactions stratified by difficulty."""
         if PROTOCOL not in protocols:
             return []
+        first = QUICK_REACTIONS if quick else None
         items = QUICK_REACTIONS if quick else GOLD_REACTIONS
+        items = min(items, limit) if limit is not None else items
         return [AssayTask(
             key=TASK_KEY,
             title="oMeBench Table 3: oMe-Gold, one-shot prompt" + (f" (quick: first {items} reactions)" if quick else ""),
             protocol=PROTOCOL, dataset="omebench", setting=dict(SETTING), items=items,
-            run=partial(run_one_shot, limit=QUICK_REACTIONS if quick else None),
-            requests=items,
+            run=partial(run_one_shot, limit=first), requests=items,
+            listing=partial(list_reactions, limit=first), headline=("S_total",),
         )]
 
     def verdict(self, results: list[Result]) -> str:

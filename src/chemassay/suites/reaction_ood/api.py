@@ -409,7 +409,9 @@ def evaluate(
     if model is not None:
         max_k = k or DEFAULT_MODEL_K
         done = _model_run(model, _queries(table, reactants), max_k, options)
-        given = _Given(Predictions(done.outputs, None, "model"), "the model's predictions", None, done.model.name)
+        # the test table's own ids name the items (stable across subsets and reorderings), else positions
+        given = _Given(Predictions(done.outputs, _own_ids(table.frame, id_column), "model"), "the model's predictions",
+                       None, done.model.name)
     else:
         given = _given_predictions(predictions, id_column, n_best)
 
@@ -435,6 +437,19 @@ def evaluate(
                                 per_item=str(options.out) if options.out is not None else None),
     )
     return attach_intervals(result, resamples=options.bootstrap, seed=options.seed)
+
+
+def _own_ids(frame: pd.DataFrame, id_column: str | None) -> list[str] | None:
+    """The test table's id column (``id_column``, else the first of ``id``, ``reaction_id``,
+    ``source_row``) as text, when it names every row once; else ``None`` (rows by position)."""
+    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES
+
+    columns = [str(c) for c in frame.columns]
+    key = id_column if id_column in columns else next((c for c in ID_CANDIDATES if c in columns), None)
+    if key is None:
+        return None
+    ids = frame[key].astype(str).tolist()
+    return ids if len(set(ids)) == len(ids) else None
 
 
 def _evaluation_skipped(evaluation: Any, failures: Mapping[int, str], first_line: int, *,

@@ -26,6 +26,11 @@ chloro_suzuki-test_ood chloro Suzuki couplings held out (Table S2.4 "Chloro Suzu
 ``--quick`` runs the same eight tasks on 30 test reactions each, with the splits made from a
 sample of whole patents (:data:`QUICK_ROWS` raw reactions, seed 0, about 2,500 after cleaning)
 and their sizes scaled down (:data:`QUICK_SIZES`), so that it takes well under a minute.
+
+``--limit N`` runs each task on a seeded subset of at most ``N`` of its test reactions (of the
+sample above), the same for every model with the same seed. Each task is one part of one split,
+so the splits are kept apart by the tasks; within the time split's parts, which gather several
+test years, the subset keeps each year's share (stratified by year).
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.report.result import Result
 from chemassay.runtime.progress import info
 
@@ -269,6 +275,34 @@ def _expected_items(plan: SplitPlan, part: str, quick: bool) -> int:
     return min(FULL_TEST, sizes.get((plan.key, part), FULL_TEST))
 
 
+def _ids(frame: pd.DataFrame) -> list[str]:
+    """The reactions' ids, as the result names them (the cleaned set's ``source_row``)."""
+    from chemassay.suites.reaction_ood.api import _own_ids
+
+    ids = _own_ids(frame, None)
+    return ids if ids is not None else [str(i) for i in range(len(frame))]
+
+
+def task_reactions(plan: SplitPlan, part: Part, ctx: AssayContext) -> pd.DataFrame:
+    """The task's test reactions: a seeded sample of at most :data:`FULL_TEST` of the part
+    (quick: :data:`QUICK_TEST`), kept in the part's order."""
+    frame = test_part(plan, part.part, ctx.quick, ctx.n_jobs)
+    return _sample(frame, QUICK_TEST if ctx.quick else FULL_TEST, ctx.seed)
+
+
+def list_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> TaskItems:
+    """The task's test reactions (ids, their years as strata for the time split's parts) and
+    the reactants a model is asked for :data:`K` ranked products of."""
+    from chemassay.suites.reaction_ood.evaluation import truth_reactants
+
+    chosen = task_reactions(plan, part, ctx)
+    strata = None
+    if plan.key == "time" and "year" in chosen.columns:
+        strata = [str(year) for year in chosen["year"].tolist()]
+    return TaskItems(ids=_ids(chosen), items=truth_reactants(chosen, f"{plan.key} {part.part}").tolist(),
+                     strata=strata, options={"k": K})
+
+
 def run_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> Result:
     """Prepare one task's test reactions, run the model on them, and score them."""
     from chemassay.models.registry import load_model
@@ -277,8 +311,13 @@ def run_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> Result:
 
     baseline = is_baseline(ctx.spec)
     frame = test_part(plan, part.part, ctx.quick, ctx.n_jobs)
-    limit = QUICK_TEST if ctx.quick else FULL_TEST
-    chosen = _sample(frame, limit, ctx.seed)
+    chosen = task_reactions(plan, part, ctx)
+    subset = None
+    if ctx.limit is not None:  # a seeded subset, the same reactions for every model
+        listing = list_task(plan, part, ctx)
+        ids, subset = task_subset(ctx, listing.ids, listing.strata)
+        wanted = set(ids)
+        chosen = chosen[[i in wanted for i in listing.ids]].reset_index(drop=True)
     data_dir = Path(ctx.out_dir) / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     truth = data_dir / f"{plan.key}-{part.part}.parquet"
@@ -296,7 +335,7 @@ def run_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> Result:
                        else "the whole bundled set, cleaned")}
     if baseline:
         config["trained_on"] = f"{plan.train_part} part ({model.training_report.get('n_reactions')} reactions)"
-    return result.model_copy(update={"config": config, "quick": ctx.quick})
+    return result.model_copy(update={"config": config, "quick": ctx.quick, "subset": subset})
 
 
 def _top1(result: Result) -> str:
@@ -317,8 +356,9 @@ class ReactionOodAssay(SuiteAssay):
                   f"the splits made from {QUICK_ROWS:,} raw reactions of whole patents (seed 0) instead of the "
                   f"whole set ({FULL_TEST:,} per task)")
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
-        """One task per evaluated part of each split (:data:`SPLITS`)."""
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
+        """One task per evaluated part of each split (:data:`SPLITS`); with ``limit``, at most
+        ``limit`` test reactions each."""
         if PROTOCOL not in protocols:
             return []
         baseline = is_baseline(spec)
@@ -326,10 +366,11 @@ class ReactionOodAssay(SuiteAssay):
         for plan in SPLITS:
             for part in plan.parts:
                 items = _expected_items(plan, part.part, quick)
+                items = min(items, limit) if limit is not None else items
                 tasks.append(AssayTask(
                     key=f"{plan.key}-{part.part}", title=part.title, protocol=PROTOCOL, dataset=DATASET,
                     setting=_setting(plan, part.part, baseline, quick), items=items, requests=items,
-                    run=_runner(plan, part),
+                    run=_runner(plan, part), listing=partial(list_task, plan, part), headline=("top1_accuracy",),
                 ))
         return tasks
 

@@ -269,6 +269,7 @@ def evaluate(
     cache: bool | None = None,
     context: dict[str, Any] | None = None,
     options: Options | None = None,
+    molecules: Sequence[str] | None = None,
 ) -> Result:
     """AMORE retrieval: can each molecule be found again from a rewritten SMILES of itself?
 
@@ -294,7 +295,9 @@ def evaluate(
     string statistics and retrieval misses are in ``result.details``
     (:class:`~.details.EvaluateDetails`); a run over ``chebi20`` or ``isomers`` records
     ``setting={"dataset": ...}`` in the paper's words. ``limit`` scores only the first
-    ``limit`` reference molecules (a smoke test: retrieval among fewer candidates is easier).
+    ``limit`` reference molecules (a smoke test: retrieval among fewer candidates is easier),
+    ``molecules`` only the reference molecules of those ids (a seeded subset: ``chemassay assay
+    --limit``; retrieval among them, likewise easier).
 
     The common options (``seed``, ``bootstrap``, ``limit``, ``n_jobs``: augmentation workers,
     ``cache``, ``context``: the settings a spec is loaded with) may come as one ``options``
@@ -329,6 +332,8 @@ def evaluate(
         raise UserInputError("give both embedding sets (original and augmented), or neither and a model")
     if options.limit is not None and (options.limit < 1 or original_embeddings is not None or augmented is not None):
         raise UserInputError("limit must be 1 or more, and applies to a dataset's augmentations only")
+    if molecules is not None and (original_embeddings is not None or augmented is not None):
+        raise UserInputError("molecules applies to a dataset's augmentations only")
     if original_embeddings is not None:
         if model is not None:
             raise UserInputError("give embeddings or a model, not both")
@@ -341,7 +346,7 @@ def evaluate(
         return _evaluate_pair(loaded, reference, augmented, scoring, check_identity=check_identity,
                               drop_mismatched=drop_mismatched, smiles_column=smiles_column)
     return _evaluate_augmentations(loaded, reference, _augmentation_list(augmentations), scoring,
-                                   smiles_column=smiles_column)
+                                   smiles_column=smiles_column, molecules=molecules)
 
 
 def _evaluate_embeddings(original, augmented, ids: Sequence[str] | None, scoring: _Scoring) -> Result:
@@ -454,9 +459,9 @@ def _evaluate_pair(loaded: Run, originals, augmented, scoring: _Scoring, *, chec
 
 
 def _evaluate_augmentations(loaded: Run, reference, kinds: list[str], scoring: _Scoring, *,
-                            smiles_column: str | None) -> Result:
-    """Form (2): the reference molecules and each of their rewrites, embedded by the loaded
-    encoder and scored (AMORE's tables)."""
+                            smiles_column: str | None, molecules: Sequence[str] | None = None) -> Result:
+    """Form (2): the reference molecules (only those of the ids ``molecules`` when given) and
+    each of their rewrites, embedded by the loaded encoder and scored (AMORE's tables)."""
     from chemassay.suites.robustness.amore import run_amore
 
     options = scoring.options
@@ -465,6 +470,9 @@ def _evaluate_augmentations(loaded: Run, reference, kinds: list[str], scoring: _
         # The first rows only (a smoke test): retrieval among fewer candidates is easier, so such
         # a result says so in its config and is never ranked against the full benchmark.
         table = table.subset([i < options.limit for i in range(len(table))])
+    if molecules is not None:
+        wanted = {str(i) for i in molecules}
+        table = table.subset([i in wanted for i in table.ids])
     if not len(table):
         raise UserInputError(f"{table.path or table.name}: no molecules to score")
     outcome = run_amore(table, loaded.model_object, augmentations=kinds, layers=scoring.layers, metric=scoring.metric,
@@ -496,7 +504,8 @@ def _evaluate_augmentations(loaded: Run, reference, kinds: list[str], scoring: _
         inputs=[table.path] if kind == "file" else [], item_ids=list(table.ids), item_scores=outcome.item_scores,
         skipped=skipped, dataset=reference_ref, setting=amore_setting(reference_ref.name),
         config={**scoring.config, "input": "dataset", "augmentations": list(kinds), "seed": options.seed,
-                **({"limit": options.limit} if options.limit is not None else {})},
+                **({"limit": options.limit} if options.limit is not None else {}),
+                **({"molecules": len(table)} if molecules is not None else {})},
         details=details,
     )
     return _finish(result, options.bootstrap, options.seed)
@@ -594,6 +603,7 @@ def downstream(
     bootstrap: int = 1000,
     seed: int = 0,
     limit: int | None = None,
+    lines: Sequence[int] | None = None,
 ) -> Result:
     """Score a property model on a test set and on every augmentation of it: the metric per
     augmentation and its drop against the original (``rmse``/``rmse_drop`` for regression,
@@ -610,7 +620,8 @@ def downstream(
     floating-point rounding has a drop of exactly 0. The per-test-set table and the class
     labels are in ``result.details`` (:class:`~.details.DownstreamDetails`); the bundled set
     records ``setting={"task": "solubility"}``. ``limit`` scores only the first ``limit`` test
-    molecules (a smoke test; the model still trains on the whole training split).
+    molecules (a smoke test; the model still trains on the whole training split), ``lines``
+    only the test molecules of those file lines (a seeded subset: ``chemassay assay --limit``).
 
     >>> from chemassay.robustness import downstream
     >>> result = downstream("rf-fingerprint", targets=["logS"], augmentations=["kekulize"], n_estimators=10)
@@ -630,12 +641,7 @@ def downstream(
     settings = {"train_smiles": prepared.train_smiles, "train_targets": prepared.train_targets,
                 "task": prepared.task, "seed": seed, "n_estimators": n_estimators, "n_jobs": n_jobs,
                 "trained_on": f"{dataset.name} train split ({prepared.split_source})", **(context or {})}
-    if limit is not None:
-        if limit < 1:
-            raise UserInputError(f"limit must be 1 or more, got {limit}")
-        # Fewer test molecules only (a smoke test): the model is still trained on the full split.
-        prepared = replace(prepared, test_smiles=prepared.test_smiles[:limit], test_targets=prepared.test_targets[:limit],
-                           test_lines=prepared.test_lines[:limit])
+    prepared = _test_subset(prepared, limit, lines, path)
     report = evaluate_downstream(prepared, model, kinds, seed=seed, n_jobs=n_jobs, context=settings)
     ref = report.run.model
     skipped = _skipped_items(report.skipped)
@@ -654,10 +660,30 @@ def downstream(
                 "split": prepared.split_source, "n_train": len(prepared.train_smiles),
                 "n_test": len(prepared.test_smiles), "seed": seed,
                 "n_estimators": ref.parameters.get("n_estimators") if is_forest else None,
-                **({"limit": limit} if limit is not None else {})},
+                **({"limit": limit} if limit is not None else {}),
+                **({"lines": len(prepared.test_lines)} if lines is not None else {})},
         details=DownstreamDetails(table=report.table, classes=prepared.classes),
     )
     return _finish(result, bootstrap, seed)
+
+
+def _test_subset(prepared, limit: int | None, lines: Sequence[int] | None, path: Any):
+    """The test molecules scored: the first ``limit`` (a smoke test), or those of the file
+    ``lines`` (a seeded subset); the model is still trained on the full training split."""
+    if limit is not None:
+        if limit < 1:
+            raise UserInputError(f"limit must be 1 or more, got {limit}")
+        prepared = replace(prepared, test_smiles=prepared.test_smiles[:limit], test_targets=prepared.test_targets[:limit],
+                           test_lines=prepared.test_lines[:limit])
+    if lines is not None:
+        wanted = {int(line) for line in lines}
+        keep = [i for i, line in enumerate(prepared.test_lines) if line in wanted]
+        if not keep:
+            raise UserInputError(f"{path}: none of the chosen lines is a test molecule")
+        prepared = replace(prepared, test_smiles=[prepared.test_smiles[i] for i in keep],
+                           test_targets=prepared.test_targets[keep],
+                           test_lines=[prepared.test_lines[i] for i in keep])
+    return prepared
 
 
 def _property_file(data: str | os.PathLike):

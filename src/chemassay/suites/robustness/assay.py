@@ -17,6 +17,14 @@ The built-in baseline is ``fingerprint`` (Morgan counts, computed from the graph
 invariant upper bound), an encoder, so ``assay`` without a model runs the two retrieval
 tasks; ``--model rf-fingerprint`` runs the downstream baseline. The data ships with
 chemassay; the rewrites are computed once and cached (``robustness/augmented``).
+
+``--limit N`` runs each task on a seeded subset of at most ``N`` molecules, the same for every
+model with the same seed. The two AMORE sets are two tasks; within a set the subset is
+stratified by rewrite class — which of the four rewrites change a molecule's SMILES at all (a
+molecule without aromatic rings has no Kekulé form to rewrite, one without rings no ring
+closure to renumber) — so each class keeps its share. Retrieval among fewer candidates is
+easier, so such a result is shown beside the paper's rows with its intervals, marked as a
+subset, and never ranked. The solubility test set has no strata.
 """
 
 from __future__ import annotations
@@ -25,7 +33,15 @@ import math
 from collections.abc import Sequence
 from functools import partial
 
-from chemassay.assay import ENDPOINT_KINDS, AssayContext, AssayTask, SuiteAssay, metric_text
+from chemassay.assay import (
+    ENDPOINT_KINDS,
+    AssayContext,
+    AssayTask,
+    SuiteAssay,
+    TaskItems,
+    metric_text,
+    task_subset,
+)
 from chemassay.report.result import Result
 
 PAPER_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber_amore")
@@ -47,22 +63,64 @@ EMBEDDINGS_BATCH = 64
 """Texts per ``/v1/embeddings`` request of an ``openai:`` encoder unless its spec says ``batch=``."""
 
 
+def list_molecules(name: str, ctx: AssayContext) -> TaskItems:
+    """An AMORE set's molecules (quick: the first :data:`QUICK_ITEMS`), their rewrite class as
+    strata (the rewrites that change the SMILES, ``+``-joined; ``none``), and the strings an
+    encoder embeds for each: the original and its four rewrites (a rewrite that does not apply
+    embeds the original again)."""
+    from chemassay.data.registry import load_dataset
+    from chemassay.suites.robustness.amore import augmented_rows
+
+    table = load_dataset(AMORE_SETS[name][0])
+    if ctx.quick:
+        table = table.subset([i < QUICK_ITEMS for i in range(len(table))])
+    rewrites = [augmented_rows(table, kind, seed=ctx.seed, n_jobs=ctx.n_jobs) for kind in PAPER_AUGMENTATIONS]
+    texts, strata = [], []
+    for index, smiles in enumerate(table.smiles):
+        written = [rows[index].augmented or rows[index].original for rows in rewrites]
+        texts.append([smiles, *written])
+        changed = [kind for kind, text in zip(PAPER_AUGMENTATIONS, written, strict=True) if text != smiles]
+        strata.append("+".join(changed) or "none")
+    return TaskItems(ids=[str(i) for i in table.ids], items=list(table.smiles), strata=strata, texts=texts)
+
+
 def _amore_run(name: str, ctx: AssayContext) -> Result:
     from chemassay.suites.robustness import api
 
+    molecules, subset = None, None
+    if ctx.limit is not None:  # stratified by rewrite class, the same molecules for every model
+        listing = list_molecules(name, ctx)
+        molecules, subset = task_subset(ctx, listing.ids, listing.strata)
     result = api.evaluate(model=ctx.spec, reference=AMORE_SETS[name][0], augmentations=PAPER_AUGMENTATIONS,
                           n_jobs=ctx.n_jobs, seed=ctx.seed, context=dict(ctx.model_context),
-                          limit=QUICK_ITEMS if ctx.quick else None)
-    return result.model_copy(update={"quick": ctx.quick})
+                          limit=QUICK_ITEMS if ctx.quick else None, molecules=molecules)
+    return result.model_copy(update={"quick": ctx.quick, "subset": subset})
+
+
+def list_test_molecules(ctx: AssayContext) -> TaskItems:
+    """The solubility test set's molecules (quick: the first :data:`QUICK_ITEMS`), ids their
+    file lines, as :func:`~chemassay.suites.robustness.api.downstream` names them."""
+    from chemassay.suites.robustness.api import _property_file
+    from chemassay.suites.robustness.downstream import read_property_csv
+
+    path, _dataset = _property_file(DOWNSTREAM_DATASET)
+    prepared = read_property_csv(path, targets=["logS"], seed=ctx.seed)
+    count = QUICK_ITEMS if ctx.quick else len(prepared.test_lines)
+    return TaskItems(ids=[str(line) for line in prepared.test_lines[:count]],
+                     items=list(prepared.test_smiles[:count]))
 
 
 def _downstream_run(ctx: AssayContext) -> Result:
     from chemassay.suites.robustness import api
 
+    lines, subset = None, None
+    if ctx.limit is not None:  # a seeded subset of the test molecules, the same for every model
+        ids, subset = task_subset(ctx, list_test_molecules(ctx).ids)
+        lines = [int(i) for i in ids]
     result = api.downstream(ctx.spec, DOWNSTREAM_DATASET, targets=["logS"], augmentations=PAPER_AUGMENTATIONS,
                             n_estimators=QUICK_TREES if ctx.quick else 200, n_jobs=ctx.n_jobs, seed=ctx.seed,
-                            context=dict(ctx.model_context), limit=QUICK_ITEMS if ctx.quick else None)
-    return result.model_copy(update={"quick": ctx.quick})
+                            context=dict(ctx.model_context), limit=QUICK_ITEMS if ctx.quick else None, lines=lines)
+    return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
 
 def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: bool = True) -> int:
@@ -123,27 +181,32 @@ class RobustnessAssay(SuiteAssay):
                   f"{QUICK_ITEMS} candidates is easier than among 3,300 or 918), and the first {QUICK_ITEMS} "
                   f"molecules of the solubility test set (built-in forests with {QUICK_TREES} trees)")
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
-        """Both AMORE sets for an encoder, the solubility downstream task for a property predictor."""
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
+        """Both AMORE sets for an encoder, the solubility downstream task for a property
+        predictor; with ``limit``, at most ``limit`` molecules each."""
         tasks = []
-        limit = QUICK_ITEMS if quick else None
+        first = QUICK_ITEMS if quick else None
+        cap = first or limit
         if "encoder" in protocols:
             for name, (dataset, title, size) in AMORE_SETS.items():
-                items = min(size, limit) if limit else size
+                items = min(size, cap) if cap else size
                 tasks.append(AssayTask(
                     key=f"amore-{name}", title=f"AMORE retrieval, {title}, 4 rewrites, both directions",
                     protocol="encoder", dataset=dataset, setting={"dataset": name}, items=items,
-                    run=partial(_amore_run, name),
-                    # an endpoint: the exact count; any other encoder: the strings it is asked to embed
-                    requests=_endpoint_requests(spec, name, limit) or (1 + len(PAPER_AUGMENTATIONS)) * items,
+                    run=partial(_amore_run, name), listing=partial(list_molecules, name),
+                    headline=tuple(f"{kind}/o2a_acc@1" for kind in PAPER_AUGMENTATIONS),
+                    # an endpoint: the exact count (with a limit: of the first molecules, the dry run
+                    # counts the subset's); any other encoder: the strings it is asked to embed
+                    requests=_endpoint_requests(spec, name, cap) or (1 + len(PAPER_AUGMENTATIONS)) * items,
                 ))
         if "property-predictor" in protocols:
-            items = min(DOWNSTREAM_TEST, limit) if limit else DOWNSTREAM_TEST
+            items = min(DOWNSTREAM_TEST, cap) if cap else DOWNSTREAM_TEST
             tasks.append(AssayTask(
                 key="downstream-solubility",
                 title="downstream: measured solubility (logS) under the 4 rewrites (other data than AMORE's tables)",
                 protocol="property-predictor", dataset=DOWNSTREAM_DATASET, setting={"task": "solubility"},
                 items=items, run=_downstream_run, requests=(1 + len(PAPER_AUGMENTATIONS)) * items,
+                listing=list_test_molecules,
             ))
         return tasks
 

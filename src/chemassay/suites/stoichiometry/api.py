@@ -173,13 +173,14 @@ def _baseline_counts(predictor: Any) -> dict[str, Any]:
 
 def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
                     context: Mapping[str, Any] | None = None, protocol: str = "bag-predictor",
-                    limit: int | None = None, cache: bool = False, progress: bool = False) -> PredictionRun:
+                    limit: int | None = None, cache: bool = False, progress: bool = False,
+                    lines: Sequence[int] | None = None) -> PredictionRun:
     """Run a bag predictor (or a reaction predictor) over input bags and count what happened.
 
     ``model`` is a spec string (``algebraic:DIR``, ``copy-coefficient:DIR,split=train``,
     ``openai:NAME,base_url=URL``, ``python:module:factory``...) or a model object;
     ``sources`` a list of input bags or a file of them (only its first ``limit`` lines with
-    ``limit``). With ``protocol="bag-predictor"`` (default) the model's ``predict_bags(sources)``
+    ``limit``, only the 1-based ``lines`` with ``lines``). With ``protocol="bag-predictor"`` (default) the model's ``predict_bags(sources)``
     answers; with ``"reaction-predictor"`` its ``predict(reactants, k=1)`` does and its top-1
     product SMILES is the bag (ChemAlgebra Table 2). The model runs through the run pipeline
     (:func:`chemassay.models.run`: identical inputs asked once, ``cache`` for the response
@@ -194,6 +195,9 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     source_lines, source_name, source_path = _lines(sources, "source")
     if limit is not None:
         source_lines = source_lines[:_check_limit(limit)]
+    numbers = _check_lines(lines, len(source_lines), source_name) if lines is not None else None
+    if numbers is not None:
+        source_lines = [source_lines[n - 1] for n in numbers]
     notation = encoding or _manifest_encoding(source_path)
     done = _ask_model(model, protocol, source_lines, _model_settings(context, source_path, notation), cache=cache,
                       progress=progress)
@@ -202,13 +206,25 @@ def run_predictions(model: Any, sources: Lines, *, encoding: str | None = None,
     result = make_result(
         "stoichiometry", "predict", metrics={"lines": len(bags), "failed": len(failed), **_baseline_counts(predictor)},
         n=len(bags), run=done, started=started, inputs=[source_path] if source_path is not None else [],
-        skipped=[SkippedItem(line=i + 1, item=source_lines[i][:200], reason=done.failures.get(i, "empty prediction"))
-                 for i in failed],
+        skipped=[SkippedItem(line=numbers[i] if numbers is not None else i + 1, item=source_lines[i][:200],
+                             reason=done.failures.get(i, "empty prediction")) for i in failed],
         config={"encoding": getattr(predictor, "encoding", notation), "source": source_name,
                 "train_split": getattr(predictor, "split_used", None), "protocol": protocol,
-                **({"limit": limit} if limit is not None else {})},
+                **({"limit": limit} if limit is not None else {}),
+                **({"lines": len(numbers)} if numbers is not None else {})},
     )
     return PredictionRun(bags, dict(done.failures), done.model, result, predictor, done)
+
+
+def _check_lines(lines: Sequence[int], count: int, name: str) -> list[int]:
+    """``lines`` (1-based line numbers of a file of ``count`` lines) sorted, each once."""
+    numbers = sorted({int(n) for n in lines})
+    if not numbers:
+        raise UserInputError(f"{name}: no lines chosen to score")
+    if numbers[0] < 1 or numbers[-1] > count:
+        raise UserInputError(f"{name}: has {count} lines; line {numbers[0] if numbers[0] < 1 else numbers[-1]} "
+                             "cannot be chosen")
+    return numbers
 
 
 def _check_limit(limit: int) -> int:
@@ -252,6 +268,8 @@ class _Reference:
     encoding: str
     dataset: DatasetRef | None
     setting: dict[str, str]
+    numbers: list[int] | None = None
+    """The 1-based file lines chosen with ``lines=`` (``None``: every line, or the first ``limit``)."""
 
 
 def _check_inputs(predictions: Lines | None, reference: Lines | None, sources: Lines | None, model: Any,
@@ -268,24 +286,45 @@ def _check_inputs(predictions: Lines | None, reference: Lines | None, sources: L
         raise UserInputError("out= keeps a model's predicted bags; give model= (predictions are already written)")
 
 
-def _load_reference(reference: Lines, sources: Lines | None, limit: int | None, encoding: str | None) -> _Reference:
-    """The reference (and source) bags, their first ``limit`` lines with ``limit``."""
+def _load_reference(reference: Lines, sources: Lines | None, limit: int | None, encoding: str | None,
+                    lines: Sequence[int] | None = None) -> _Reference:
+    """The reference (and source) bags, their first ``limit`` lines with ``limit``, only the
+    1-based ``lines`` with ``lines``."""
     from chemassay.suites.stoichiometry.scoring import built_setting, encoding_for
 
+    if limit is not None and lines is not None:
+        raise UserInputError("evaluate: give limit (the first lines) or lines (chosen lines), not both")
     targets = _Bags(*_lines(reference, "target"))
     given = _Bags(*_lines(sources, "source")) if sources is not None else None
     if limit is not None:
         targets.lines = targets.lines[:_check_limit(limit)]
         if given is not None:
             given.lines = given.lines[:limit]
-    return _Reference(targets, given, encoding_for(targets.path, encoding), *built_setting(targets.path))
+    numbers = _check_lines(lines, len(targets.lines), targets.name) if lines is not None else None
+    if numbers is not None:
+        if given is not None and len(given.lines) != len(targets.lines):
+            raise UserInputError(f"{given.name} has {len(given.lines)} lines but {targets.name} has "
+                                 f"{len(targets.lines)}: files must be line-aligned")
+        targets.lines = [targets.lines[n - 1] for n in numbers]
+        if given is not None:
+            given.lines = [given.lines[n - 1] for n in numbers]
+    return _Reference(targets, given, encoding_for(targets.path, encoding), *built_setting(targets.path),
+                      numbers=numbers)
 
 
-def _given_predictions(predictions: Lines, reference: Lines, limit: int | None, notation: str) -> _Bags:
-    """Predicted bags handed over (a list or a file), scored as they are."""
+def _given_predictions(predictions: Lines, reference: Lines, limit: int | None, notation: str,
+                       numbers: list[int] | None = None) -> _Bags:
+    """Predicted bags handed over (a list or a file), scored as they are (only the 1-based
+    lines ``numbers`` when given)."""
     from chemassay.models.identity import in_memory_ref, predictions_ref
 
     given = _Bags(*_lines(predictions, "prediction"))
+    if numbers is not None:
+        target_lines, target_name, _ = _lines(reference, "target")
+        if len(given.lines) != len(target_lines):
+            raise UserInputError(f"{given.name} has {len(given.lines)} lines but {target_name} has "
+                                 f"{len(target_lines)}: prediction and target files must be line-aligned")
+        given.lines = [given.lines[n - 1] for n in numbers]
     if limit is not None:
         target_lines, target_name, _ = _lines(reference, "target")
         if len(given.lines) != len(target_lines):
@@ -301,10 +340,13 @@ def _given_predictions(predictions: Lines, reference: Lines, limit: int | None, 
 def _model_predictions(model: Any, truth: _Reference, protocol: str, options: Options) -> PredictionRun:
     """Run the model on the reference's sources (written to ``options.out`` when given)."""
     _writable(options.out, "predictions file")
-    sources = truth.sources.path if truth.sources.path is not None else truth.sources.lines
+    # a file is read again (its path goes to the model) and cut the same way; given lines are already cut
+    from_file = truth.sources.path is not None
+    sources = truth.sources.path if from_file else truth.sources.lines
     context = {"n_jobs": options.n_jobs, **dict(options.context)}
     done = run_predictions(model, sources, encoding=truth.encoding, context=context, protocol=protocol,
-                           limit=options.limit, cache=options.cache, progress=options.progress)
+                           limit=options.limit, cache=options.cache, progress=options.progress,
+                           lines=truth.numbers if from_file else None)
     if options.out is not None:
         from chemassay.runtime.files import atomic_write_text
 
@@ -331,6 +373,7 @@ def evaluate(
     out: str | os.PathLike | None = None,
     context: Mapping[str, Any] | None = None,
     options: Options | None = None,
+    lines: Sequence[int] | None = None,
 ) -> Result:
     """Score predicted product bags against true bags with ChemAlgebra's metrics.
 
@@ -348,7 +391,8 @@ def evaluate(
     bootstrap interval (``bootstrap`` resamples, 0 for none, seeded by ``seed``). ``encoding``
     is ``smiles`` or ``formula`` (default: the manifest next to the reference file, else
     smiles); ``compat="reference"`` scores as the authors' notebook; ``limit`` scores only the
-    first lines. A target that does not parse is skipped with its line and reason; inputs with
+    first lines, ``lines`` only those 1-based lines (a seeded subset: ``chemassay assay
+    --limit``; the item ids stay the files' line numbers). A target that does not parse is skipped with its line and reason; inputs with
     nothing to score raise :class:`~chemassay.errors.UserInputError`.
 
     The common options (``seed``, ``bootstrap``, ``limit``, ``n_jobs``, ``cache``,
@@ -396,20 +440,22 @@ def evaluate(
                              progress=progress, out=out, context=context)
     started = time.perf_counter()
     _check_inputs(predictions, reference, sources, model, protocol, options.out)
-    truth = _load_reference(reference, sources, options.limit, encoding)
+    truth = _load_reference(reference, sources, options.limit, encoding, lines)
     done = None
     if model is not None:
         done = _model_predictions(model, truth, protocol, options)
         predicted = _Bags(done.bags, f"the predictions of {done.model.spec}", None)
     else:
-        predicted = _given_predictions(predictions, reference, options.limit, truth.encoding)
+        predicted = _given_predictions(predictions, reference, options.limit, truth.encoding, truth.numbers)
     source_lines, source_name = (truth.sources.lines, truth.sources.name) if truth.sources else (None, "")
     report = score_lines(predicted.lines, truth.targets.lines, source_lines, encoding=truth.encoding, compat=compat,
                          reasons=done.failures if done else {}, names=(predicted.name, truth.targets.name, source_name),
-                         check_format=model is None)
+                         check_format=model is None, numbers=truth.numbers)
     config: dict[str, Any] = {"with_source": sources is not None}
     if options.limit is not None:
         config["limit"] = options.limit
+    if truth.numbers is not None:
+        config["lines"] = len(truth.numbers)
     inputs = [predicted.path, truth.targets.path, truth.sources.path if truth.sources else None]
     return evaluation_result(
         report, model=predicted.ref, run=done.run if done else None, inputs=[p for p in inputs if p is not None],

@@ -31,6 +31,11 @@ matrix: exact wherever it knows the species, and always balanced) runs the same 
 ``--quick`` builds ``formula_t1_x1`` and the Table 2 sets from the first 120 reactions of each
 split of USPTO-15K and scores the first 40 lines of each test file: three bag-predictor tasks
 and four reaction-predictor tasks of 40 items.
+
+``--limit N`` scores a seeded subset of at most ``N`` lines of each test file (the same lines
+for every model with the same seed; the item ids stay the file's line numbers). Every task is
+one variant and one split, so there are no strata to keep within a task: the variants and
+splits are kept apart by the tasks themselves.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay
+from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.report.result import Result
 
 HEADLINE_VARIANTS = ("formula_t1_x1", "formula_t2_x1", "smiles_t1_x1", "smiles_t2_x1")
@@ -174,6 +179,24 @@ def prepared_folder(name: str, ctx: AssayContext) -> Path:
     return _unpack(archive, name, Path(ctx.out_dir) / ("data-quick" if ctx.quick else "data"))
 
 
+def _listing(name: str, split: str, protocol: str) -> Callable[[AssayContext], TaskItems]:
+    def listing(ctx: AssayContext) -> TaskItems:
+        """The test file's lines (quick: the first :data:`QUICK_ITEMS`), ids their line numbers,
+        and the bag notation a text model is asked in (the variant's encoding)."""
+        from chemassay.data.readers import iter_lines
+        from chemassay.suites.stoichiometry.scoring import encoding_for
+
+        folder = prepared_folder(name, ctx)
+        sources = [line for _, line in iter_lines(folder / f"src-{split}.txt")]
+        if ctx.quick:
+            sources = sources[:QUICK_ITEMS]
+        return TaskItems(ids=[str(number) for number in range(1, len(sources) + 1)], items=sources,
+                         options={"k": 1} if protocol == "reaction-predictor" else {},
+                         context={"encoding": encoding_for(folder / f"tgt-{split}.txt", None)})
+
+    return listing
+
+
 def _run(name: str, split: str, protocol: str, key: str) -> Callable[[AssayContext], Result]:
     def run(ctx: AssayContext) -> Result:
         from chemassay.suites.stoichiometry.api import evaluate
@@ -185,10 +208,15 @@ def _run(name: str, split: str, protocol: str, key: str) -> Callable[[AssayConte
             context.setdefault("train_dir", str(folder))
         predictions = Path(ctx.out_dir) / ("predictions-quick" if ctx.quick else "predictions") / f"{key}.txt"
         predictions.parent.mkdir(parents=True, exist_ok=True)
+        lines, subset = None, None
+        if ctx.limit is not None:  # a seeded subset of the file's lines, the same for every model
+            ids, subset = task_subset(ctx, _listing(name, split, protocol)(ctx).ids)
+            lines = [int(i) for i in ids]
         result = evaluate(model=ctx.spec, protocol=protocol, sources=folder / f"src-{split}.txt",
-                          reference=folder / f"tgt-{split}.txt", limit=QUICK_ITEMS if ctx.quick else None,
-                          seed=ctx.seed, context=context, out=predictions)
-        return result.model_copy(update={"quick": ctx.quick})
+                          reference=folder / f"tgt-{split}.txt",
+                          limit=QUICK_ITEMS if ctx.quick and lines is None else None,
+                          seed=ctx.seed, context=context, out=predictions, lines=lines)
+        return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
     return run
 
@@ -199,25 +227,33 @@ class StoichiometryAssay(SuiteAssay):
     baseline = "copy-coefficient"
     quick_note = QUICK_NOTE
 
-    def tasks(self, protocols: set[str], *, quick: bool, spec: str) -> list[AssayTask]:
+    def tasks(self, protocols: set[str], *, quick: bool, spec: str, limit: int | None = None) -> list[AssayTask]:
         """Twelve bag-predictor tasks (four variants × in/cross/out) and four reaction-predictor
-        tasks (Table 2's test sets); on ``quick`` one variant and 40 items each."""
+        tasks (Table 2's test sets); on ``quick`` one variant and 40 items each; with ``limit``
+        at most ``limit`` lines each."""
         tasks = []
+
+        def size(full: int) -> int:
+            items = QUICK_ITEMS if quick else full
+            return min(items, limit) if limit is not None else items
+
         if "bag-predictor" in protocols:
             for variant in QUICK_VARIANTS if quick else HEADLINE_VARIANTS:
                 for split in SPLITS:
                     key = f"{variant}-{split}"
                     tasks.append(AssayTask(
                         key=key, title=f"ChemAlgebra Table 4: {variant} {split}", protocol="bag-predictor",
-                        dataset=DATASET, setting={"variant": variant, "split": split},
-                        items=QUICK_ITEMS if quick else FULL_ITEMS[split], run=_run(variant, split, "bag-predictor", key)))
+                        dataset=DATASET, setting={"variant": variant, "split": split}, items=size(FULL_ITEMS[split]),
+                        run=_run(variant, split, "bag-predictor", key),
+                        listing=_listing(variant, split, "bag-predictor"), headline=("EM",)))
         if "reaction-predictor" in protocols:
             for name in TABLE2_SETS:
                 key = f"table2-{name}"
                 tasks.append(AssayTask(
                     key=key, title=f"ChemAlgebra Table 2: {name} test set", protocol="reaction-predictor",
-                    dataset=DATASET, setting={"variant": name, "split": "test"},
-                    items=QUICK_ITEMS if quick else TABLE2_ITEMS[name], run=_run(name, "test", "reaction-predictor", key)))
+                    dataset=DATASET, setting={"variant": name, "split": "test"}, items=size(TABLE2_ITEMS[name]),
+                    run=_run(name, "test", "reaction-predictor", key),
+                    listing=_listing(name, "test", "reaction-predictor"), headline=("ACC",)))
         return tasks
 
     def verdict(self, results: list[Result]) -> str:

@@ -105,7 +105,7 @@ def score_lines(
     pred_lines: Sequence[str], tgt_lines: Sequence[str], src_lines: Sequence[str] | None = None, *,
     encoding: str = "smiles", compat: str = "chemassay", reader: BagReader | None = None,
     reasons: Mapping[int, str] | None = None, names: tuple[str, str, str] = ("predictions", "targets", "sources"),
-    check_format: bool = True,
+    check_format: bool = True, numbers: Sequence[int] | None = None,
 ) -> ScoreReport:
     """Score line-aligned prediction/target (and optional source) bag lines.
 
@@ -115,7 +115,8 @@ def score_lines(
     line that does not parse leaves its sample without balance diagnostics. ``names`` name the
     three inputs in error messages; ``check_format=False`` scores predictions that look like
     JSON or CSV (a live model's answers) instead of refusing them. A ``reader`` of the same encoding may be passed to share
-    its species cache across calls.
+    its species cache across calls. ``numbers`` are the file line numbers of the given lines
+    (when they are a selection of a file's lines; default 1, 2, ...).
     """
     if compat not in COMPAT_MODES:
         raise UserInputError(f"--compat must be 'chemassay' or 'reference', got {compat!r}")
@@ -133,7 +134,7 @@ def score_lines(
     invalid_reasons: Counter = Counter()
     source_errors: list[tuple[int, str]] = []
     for index, (pred_line, tgt_line) in enumerate(zip(pred_lines, tgt_lines, strict=True)):
-        number = index + 1
+        number = numbers[index] if numbers is not None else index + 1
         try:
             target = reader.parse(tgt_line, "tgt")
         except BagError as exc:
