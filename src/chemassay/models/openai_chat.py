@@ -843,7 +843,7 @@ class OpenAIChatClient:
                     events = True
                     data = self._read_events(response.iter_bytes(), job.body_limit)
                 else:
-                    content = self._read_body(response, job, endpoint)
+                    content = self._read_body(response, job)
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except httpx.ConnectError as exc:
@@ -892,7 +892,7 @@ class OpenAIChatClient:
             value.streamed = True
         return value
 
-    def _read_body(self, response: Any, job: _Job, endpoint: _Endpoint) -> bytes:
+    def _read_body(self, response: Any, job: _Job) -> bytes:
         """The whole body of a reply that is not streamed, up to the job's ``body_limit``."""
         chunks: list[bytes] = []
         size = 0
@@ -900,16 +900,16 @@ class OpenAIChatClient:
             size += len(chunk)
             if size > job.body_limit:
                 if job.kind == "embeddings":
-                    raise self._embeddings_too_large(job, endpoint, b"".join(chunks) + chunk)
+                    raise self._embeddings_too_large(job, b"".join([*chunks[:16], chunk])[:65536])
                 cap = f"answer over {self.max_answer_bytes} bytes"
                 raise _Problem(f"{cap} (a reply of more than {job.body_limit} bytes)", retryable=False, kind=cap)
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _embeddings_too_large(self, job: _Job, endpoint: _Endpoint, head: bytes) -> Exception:
-        """The reason an embeddings reply over its bound is refused: per-token vectors (then
-        the setting to change), else the bound."""
-        if self.pooling is None and re.search(rb'"embedding"\s*:\s*\[\s*\[', head[:1 << 20]):
+    def _embeddings_too_large(self, job: _Job, head: bytes) -> Exception:
+        """The reason an embeddings reply over its bound is refused: per-token vectors (the
+        ``head`` of the reply shows a list of lists: the setting to change), else the bound."""
+        if self.pooling is None and re.search(rb'"embedding"\s*:\s*\[\s*\[', head):
             return self._per_token(None)
         count = len(job.body.get("input") or [])
         bound = f"embeddings reply over {job.body_limit} bytes"
