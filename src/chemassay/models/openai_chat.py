@@ -18,8 +18,9 @@ failure contract:
   is refused as it arrives). A request given up (its deadline, an answer over the cap) closes
   its connection, and a streaming server then stops generating: a model rambling to its token
   limit no longer keeps the server busy after the client gave up. A server that answers one
-  JSON body instead, or refuses ``stream`` (HTTP 400, 415 or 422 before any streamed answer;
-  the request is asked again at once without it), is asked without it from then on
+  JSON body instead, or refuses ``stream`` (HTTP 400, 415 or 422 whose message names
+  ``stream``, before any streamed answer; the request is asked again at once without it; any
+  other such error is the request's, and fails as before), is asked without it from then on
   (``stream=False`` never asks). Streamed or not, the request is the same for the cache key.
 * **Reasoning**: a reply's ``reasoning_content`` (or ``reasoning``) and the ``<think>`` blocks
   of its content are not the answer: :attr:`ChatResponse.answer` (what protocols parse) is the
@@ -111,7 +112,8 @@ NUMBER_BYTES = 32
 POOLINGS = ("mean", "last")
 """How a per-token embeddings reply (one vector per token) is pooled into one vector."""
 STREAM_REFUSED = frozenset({400, 415, 422})
-"""Statuses with which a server may refuse ``stream``: asked again at once without it."""
+"""Statuses with which a server may refuse ``stream``: a reply of one of them whose message
+names ``stream``, before the server ever streamed, is asked again at once without it."""
 STOP_MIN_FAILURES = 8
 STOP_RATE = 0.9
 CACHE_FLUSH_SECONDS = 0.2
@@ -837,13 +839,14 @@ class OpenAIChatClient:
                 if sock is not None:
                     watched = run.watchdog.arm(deadline, sock)
                 status, headers = response.status_code, response.headers
-                if stream and status in STREAM_REFUSED and endpoint.streams is None:
-                    raise _StreamRefused()
                 if status == 200 and "text/event-stream" in headers.get("content-type", ""):
                     events = True
                     data = self._read_events(response.iter_bytes(), job.body_limit)
                 else:
                     content = self._read_body(response, job)
+                    if stream and status in STREAM_REFUSED and endpoint.streams is None \
+                            and b"stream" in content[:4096].lower():
+                        raise _StreamRefused()
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except httpx.ConnectError as exc:
