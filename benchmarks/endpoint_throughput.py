@@ -19,8 +19,11 @@ share of it reached. ``--replicas`` adds the same suites against two servers of 
 with a full batch) named in one ``base_url=A|B``, beside one such server: with capacity K per
 server and C ≥ 2K, one server gives at most K / latency, two give 2K / latency.
 
+Chat replies are streamed (the client asks, the server streams); ``--spec-options stream=false``
+adds options to every model spec (here: plain JSON replies), to compare.
+
 Run: ``PYTHONPATH=src python benchmarks/endpoint_throughput.py [--latency 0.1] [--concurrency 1,4,16,64]
-[--suites ...] [--replicas] [--capacity 16] [--json OUT]``
+[--suites ...] [--replicas] [--capacity 16] [--spec-options K=V,...] [--json OUT]``
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ SERVER = ROOT / "tests" / "support" / "openai_server.py"
 
 
 SERVER_PIDS: dict[str, int] = {}
+SPEC_OPTIONS = ""
+"""Extra ``key=value`` options of every model spec (``--spec-options``)."""
 
 
 @contextmanager
@@ -73,7 +78,8 @@ def server_cpu(base_url: str) -> float:
 
 
 def spec(base_url: str, concurrency: int, extra: str = "") -> str:
-    return f"openai:bench,base_url={base_url},concurrency={concurrency},timeout=30{extra}"
+    more = f",{SPEC_OPTIONS}" if SPEC_OPTIONS else ""
+    return f"openai:bench,base_url={base_url},concurrency={concurrency},timeout=30{extra}{more}"
 
 
 def run_stoichiometry(base_url: str, concurrency: int, n: int) -> int:
@@ -184,8 +190,11 @@ def main() -> None:
     parser.add_argument("--replicas", action="store_true", help="also one vs two servers of limited capacity")
     parser.add_argument("--capacity", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3, help="runs per point; the median is shown")
+    parser.add_argument("--spec-options", default="", help="extra options of every spec, e.g. stream=false")
     parser.add_argument("--json", type=Path, default=None)
     options = parser.parse_args()
+    global SPEC_OPTIONS
+    SPEC_OPTIONS = options.spec_options
     levels = [int(c) for c in options.concurrency.split(",")]
     suites = options.suites.split(",")
     for suite in suites:  # warm imports (RDKit, the mechanism prompts) outside the timings

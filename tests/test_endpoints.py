@@ -12,7 +12,14 @@ suites (``SUITES`` says how each is asked); per suite they check:
   flight, the tokens the server reported summed, no API key in any output, and a rerun
   answered from the cache;
 * a server that fails every request stops the run early with one line (exit 2);
+* a reply's reasoning (``reasoning_content``, streamed or not, or a ``<think>`` block) is taken
+  out before parsing: the same metrics as without it, the reasoning tokens counted;
+* slow requests print a progress line every interval;
 * a run killed with SIGKILL resumes asking only what was not answered (slow).
+
+The server streams the chat replies (the client asks it to), so every fault is also a fault of
+a streamed reply; tests/models/test_openai_client.py checks that each gives the same reason
+not streamed.
 """
 
 from __future__ import annotations
@@ -71,9 +78,10 @@ REASONS = {
     "no-content": ("reply has no content after 3 attempts", "an item of the reply has no embedding after 3 attempts"),
     "empty": ("empty answer after 3 attempts", None),
     "length": ("answer cut off (finish_reason=length)", None),
-    "huge": ("answer over 65536 bytes",) * 2,
+    "huge": ("answer over 65536 bytes", "embeddings reply over 589824 bytes"),
     "hang": ("no complete reply within 1 s after 2 attempts",) * 2,
     "trickle": ("no complete reply within 1 s after 2 attempts",) * 2,
+    "ramble": ("no complete reply within 1 s after 2 attempts",) * 2,
 }
 assert set(REASONS) == set(FAULTS)
 
@@ -140,6 +148,7 @@ def test_a_fault_makes_a_failed_item_with_its_reason_never_cached(cli, server, i
     assert failed and all(reason in item["reason"] for item in failed), failed
     summary = result["requests"]
     assert summary["failed"] >= 2 and summary["new"] >= 1 and list(summary["reasons"])[0].startswith(reason)
+    assert summary["cut_off"] == (summary["failed"] if fault == "length" else 0)
     assert f"{summary['failed']} failed" in outcome.stdout and "answered:" in outcome.stdout
     assert "Traceback" not in outcome.stderr
     # Nothing of the failed items was cached: without the fault, a rerun asks exactly them.
@@ -194,6 +203,52 @@ def test_a_server_failing_every_request_stops_the_run_early(cli, server, inputs,
     assert server.base_url in errors[0] and "stopped early" in errors[0] and "HTTP 500 after 2 attempts" in errors[0]
     assert requests_asked(server) <= 2 * 10  # stopped, not every item asked twice more
     assert time.perf_counter() - started < 30
+
+
+@pytest.mark.parametrize("suite", [suite for suite in SUITES if not SUITES[suite].embeddings])
+def test_reasoning_is_taken_out_before_parsing_and_counted(cli, server, inputs, tmp_path, isolated_home, suite):
+    """The reasoning (which holds SMILES, numbered lines and a bag of its own) never reaches
+    the parser: the metrics are those of the answers alone; a mechanism row keeps it."""
+    extra = ("--predictions-out", str(tmp_path / "{name}.jsonl")) if suite == "mechanism" else ()
+
+    def ask(name: str, **options: str):
+        out = tmp_path / f"{name}.json"
+        args = arguments(suite, spec_for(suite, server.base_url, cache="false", **options), inputs, out)
+        outcome = cli(*args, *[arg.format(name=name) for arg in extra])
+        assert outcome.code == 0, (outcome.stdout, outcome.stderr)
+        return outcome, json.loads(out.read_text())
+
+    _, plain = ask("plain")
+    assert plain["requests"]["reasoning_tokens"] is None
+    for where, stream in (("content", "true"), ("think", "false")):
+        server.reasoning = where
+        outcome, result = ask(f"{where}-{stream}", stream=stream)
+        assert result["metrics"] == plain["metrics"], (where, stream)
+        summary = result["requests"]
+        assert summary["reasoning_tokens"] == summary["new"] * len(server.reasoning_text.split()) > 0
+        assert f"({summary['reasoning_tokens']} reasoning)" in outcome.stdout
+        if suite == "mechanism":
+            rows = [json.loads(line) for line in (tmp_path / f"{where}-{stream}.jsonl").read_text().splitlines()]
+            assert rows and all(row["reasoning"] == server.reasoning_text and "<think>" not in row["response"]
+                                for row in rows)
+
+
+def test_slow_requests_print_a_progress_line_every_few_seconds(cli, server, inputs, tmp_path, isolated_home,
+                                                                monkeypatch):
+    monkeypatch.setenv("CHEMASSAY_PROGRESS_INTERVAL", "0.5")
+    server.latency = 1.0
+    started = time.perf_counter()
+    outcome, _ = run(cli, "stoichiometry", server, inputs, tmp_path, concurrency="2", timeout="10")
+    elapsed = time.perf_counter() - started
+    assert outcome.code == 0, outcome.stderr
+    lines = [line for line in outcome.stderr.splitlines() if " requests answered, " in line]
+    assert elapsed > 5 and len(lines) >= 6, outcome.stderr  # ten requests two at a time, a second each
+    assert all(line.startswith(f"chemist at {server.base_url}: ") for line in lines)
+    assert "0/10 requests answered, 0 failed, 2 in flight (oldest 0." in lines[0]
+    assert lines[-1].startswith(f"chemist at {server.base_url}: 10/10 requests answered") and lines[-1].endswith("(done)")
+    quiet = cli("--quiet", *arguments("stoichiometry", spec_for(  # all ten at once: a second and a half
+        "stoichiometry", server.base_url, concurrency="10", cache="false", timeout="10"), inputs, tmp_path / "quiet.json"))
+    assert quiet.code == 0 and "requests answered" not in quiet.stderr
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ an interrupted batch keeping what it received."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -207,3 +208,151 @@ def test_the_refresh_flag_asks_every_endpoint_model_again(server, isolated_home,
     refreshed = cli("--refresh", *args)
     assert refreshed.code == 0 and len(server.requests) == asked + 1
     assert "1 new, 0 from cache" in refreshed.stderr + refreshed.stdout
+
+
+# ---------------------------------------------------------------------------- streaming
+def test_a_streamed_reply_is_the_same_answer_under_the_same_cache_key(server, isolated_home):
+    store = KeyValueStore("llm-responses")
+    streamed = OpenAIChatClient(server.base_url, "m", cache=store).complete(HI)
+    assert streamed.streamed and server.streamed == 1 and server.chat_requests()[0]["stream"] is True
+    assert streamed.usage == {"prompt_tokens": 4, "completion_tokens": 4}  # asked with stream_options
+    plain = OpenAIChatClient(server.base_url, "m", cache=None, stream=False).complete(HI)
+    assert not plain.streamed and "stream" not in server.chat_requests()[1]
+    assert (plain.text, plain.finish_reason, plain.usage) == (streamed.text, streamed.finish_reason, streamed.usage)
+    # the key does not say whether the reply was streamed: either client finds the other's answer
+    assert OpenAIChatClient(server.base_url, "m", cache=store, stream=False).complete(HI).from_cache
+    OpenAIChatClient(server.base_url, "m", cache=store, stream=False).complete(conversation(1))
+    assert OpenAIChatClient(server.base_url, "m", cache=store).complete(conversation(1)).from_cache
+    assert len(server.chat_requests()) == 3
+
+
+@pytest.mark.parametrize("fault", ["malformed", "no-choices", "no-content", "empty", "length", "huge", "trickle"])
+def test_a_fault_gives_the_same_reason_streamed_or_not(server, fault):
+    server.fault, server.trickle_interval = fault, 0.05
+    reasons = []
+    for stream in (True, False):
+        client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, max_retries=1, stream=stream)
+        with pytest.raises(ChatError) as info:
+            client.complete(HI)
+        reasons.append(info.value.kind)  # the reason without details (an oversized body says its size)
+    assert reasons[0] == reasons[1], reasons
+    assert server.streamed >= 1
+
+
+def test_giving_up_on_a_streamed_answer_stops_its_generation(server):
+    """A model rambling past the deadline: the client closes the connection, and a streaming
+    server stops generating (a non-streamed generation runs on after the client gave up)."""
+    server.fault, server.trickle_interval, server.hang_seconds = "ramble", 0.05, 3.0
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    started = time.perf_counter()
+    with pytest.raises(ChatError, match=r"no complete reply within 0.5 s after 2 attempts"):
+        client.complete(HI)
+    assert time.perf_counter() - started < 2
+    deadline = time.monotonic() + 2
+    while server.generating and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.generating == 0 and server.cancelled == 2 and server.streamed == 2
+    # the same answer not streamed: both attempts are still being generated after the client gave up
+    with pytest.raises(ChatError, match="no complete reply within 0.5 s"):
+        OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, stream=False).complete(HI)
+    assert server.generating == 2 and server.cancelled == 2
+
+
+def test_an_answer_over_the_cap_ends_its_stream_at_once(server):
+    server.fault, server.huge_bytes = "huge", 50_000_000
+    started = time.perf_counter()
+    with pytest.raises(ChatError, match="answer over 65536 bytes"):
+        OpenAIChatClient(server.base_url, "m").complete(HI)
+    assert time.perf_counter() - started < 2
+    deadline = time.monotonic() + 2
+    while not server.cancelled and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.cancelled == 1  # the server stopped sending the other 49.9 MB
+
+
+@pytest.mark.parametrize("server_kind", ["ignores stream", "refuses stream"])
+def test_a_server_that_does_not_stream_still_answers(server, server_kind):
+    if server_kind == "ignores stream":
+        server.streaming = False
+    else:
+        server.refuse_stream = True
+    client = OpenAIChatClient(server.base_url, "m")
+    outcomes = client.complete_many([conversation(i) for i in range(6)], concurrency=1)
+    assert all(not isinstance(o, ChatError) and not o.streamed for o in outcomes)
+    assert client.stats.summary().failed == 0 and server.streamed == 0
+    asked = [body.get("stream") for body in server.chat_requests()]
+    # asked to stream once; told no (an HTTP 400, then asked again at once without it) or
+    # answered with one body, it asks that server without stream from then on
+    expected = [True, None] if server_kind == "refuses stream" else [True]
+    assert asked == expected + [None] * (6 - 1)
+
+
+def test_the_answers_cut_off_at_the_length_limit_are_counted(server):
+    server.fault, server.fault_filter = "length", first_bodies(2)
+    client = OpenAIChatClient(server.base_url, "m")
+    outcomes = client.complete_many([conversation(i) for i in range(5)], concurrency=1)
+    assert sum(isinstance(o, ChatError) for o in outcomes) == 2
+    summary = client.stats.summary()
+    assert summary.failed == summary.cut_off == 2 and summary.cut_off_share == pytest.approx(0.4)
+    assert "2 failed; 2 cut off at the length limit (40 % of the replies)" in summary.line()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("where", ["content", "think"])
+def test_reasoning_is_taken_out_of_the_answer_and_kept(server, isolated_home, stream, where):
+    server.reasoning = where
+    store = KeyValueStore("llm-responses")
+    client = OpenAIChatClient(server.base_url, "m", cache=store, stream=stream)
+    reply = client.complete(HI)
+    plain = server.responder({"messages": HI})
+    assert reply.answer == plain and reply.all_reasoning == server.reasoning_text
+    assert (reply.reasoning is not None) == (where == "content")  # reasoning_content as sent
+    assert client.stats.summary().reasoning_tokens == len(server.reasoning_text.split())
+    again = OpenAIChatClient(server.base_url, "m", cache=store).complete(HI)
+    assert again.from_cache and again.text == reply.text and again.reasoning == reply.reasoning  # the whole reply
+
+
+# ---------------------------------------------------------------------------- progress lines
+def test_slow_requests_are_never_silent(server):
+    """With a slow server a progress line comes every interval (answered, failed, in flight,
+    the oldest request's age), through the chemassay logger."""
+    import logging
+
+    server.latency = 1.2
+    lines: list[tuple[float, str]] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append((time.perf_counter(), record.getMessage()))
+
+    logger = logging.getLogger("chemassay")
+    handler, level = Keep(logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        client = OpenAIChatClient(server.base_url, "m", progress_interval=0.5)
+        started = time.perf_counter()
+        client.complete_many([conversation(i) for i in range(6)], concurrency=2)
+        ended = time.perf_counter()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    times = [started] + [t for t, _ in lines]
+    assert ended - started > 3.4 and len(lines) >= 6
+    assert max(b - a for a, b in zip(times, times[1:], strict=False)) < 0.5 + 0.3  # the interval, checked every 0.2 s
+    first = re.fullmatch(rf"m at {re.escape(server.base_url)}: 0/6 requests answered, 0 failed, 2 in flight "
+                         r"\(oldest (\d\.\d) s\); (\d\.\d) s", lines[0][1])
+    assert first and 0.5 <= float(first[1]) <= float(first[2]) < 1.0, lines[0][1]
+    assert any(" 2/6 requests answered, 0 failed, 2 in flight" in text for _, text in lines)
+    assert re.fullmatch(rf"m at {re.escape(server.base_url)}: 6/6 requests answered, 0 failed; \d\.\d s \(done\)",
+                        lines[-1][1]), lines[-1][1]
+
+
+def test_progress_lines_name_the_requests_waiting_to_retry(server, logged):
+    server.fault = "http-500"
+    client = OpenAIChatClient(server.base_url, "m", progress_interval=0.3, backoff=1.0, max_retries=1)
+    with pytest.raises(ChatError, match="HTTP 500 after 2 attempts"):
+        client.complete(HI)
+    text = logged.read()
+    assert re.search(r"0/1 requests answered, 0 failed, 0 in flight \(oldest 0\.\d s\), 1 waiting to retry "
+                     r"\(last problem: HTTP 500\)", text), text

@@ -5,12 +5,40 @@ failure contract:
 
 * **A reply is an answer only when it is whole.** A reply with no ``choices``, no
   ``content``, an empty answer, a body that is not JSON, an answer cut off by the server
-  (``finish_reason: length``) or one over ``max_answer_bytes`` (default 65,536 bytes of
-  UTF-8) is a *failed request* with that reason: it is never cached, and it is asked again
-  where that can help (a malformed or empty reply may be a glitch; a cut-off or oversized
-  answer would come back the same, so it is not retried). An answer that arrives whole but
-  does not parse as what the suite asked for is the model's answer: the suite scores it as
-  invalid output and it is cached like any answer (asking again would change the result).
+  (``finish_reason: length``, also counted as ``cut_off``) or one over ``max_answer_bytes``
+  (default 65,536 bytes of UTF-8; its reasoning may be 8 times that) is a *failed request*
+  with that reason: it is never cached, and it is asked again where that can help (a
+  malformed or empty reply may be a glitch; a cut-off or oversized answer would come back the
+  same, so it is not retried). An answer that arrives whole but does not parse as what the
+  suite asked for is the model's answer: the suite scores it as invalid output and it is
+  cached like any answer (asking again would change the result).
+* **Streaming**: chat requests ask for ``"stream": true`` (with ``stream_options.include_usage``)
+  and the reply's server-sent events (``data:`` chunks up to ``data: [DONE]``) are put together
+  into the same answer a plain reply gives, checked by the same rules (an answer over the cap
+  is refused as it arrives). A request given up (its deadline, an answer over the cap) closes
+  its connection, and a streaming server then stops generating: a model rambling to its token
+  limit no longer keeps the server busy after the client gave up. A server that answers one
+  JSON body instead, or refuses ``stream`` (HTTP 400, 415 or 422 whose message names
+  ``stream``, before any streamed answer; the request is asked again at once without it; any
+  other such error is the request's, and fails as before), is asked without it from then on
+  (``stream=False`` never asks). Streamed or not, the request is the same for the cache key.
+* **Reasoning**: a reply's ``reasoning_content`` (or ``reasoning``) and the ``<think>`` blocks
+  of its content are not the answer: :attr:`ChatResponse.answer` (what protocols parse) is the
+  content without them; the cache keeps the whole reply. Reasoning tokens
+  (``usage.completion_tokens_details.reasoning_tokens``) are counted where the server
+  reports them.
+* **Embeddings**: a batch's reply may be up to ``max_dimension`` (16,384) numbers of 32
+  bytes per input, plus 64 KiB (about 16 MiB for a batch of 32; a 3,072-number vector takes
+  about 60 kB of JSON), instead of the chat-answer cap; a longer vector is refused. A reply of
+  one vector per token (llama.cpp's server without ``--pooling``) is pooled with
+  ``pooling="mean"`` or ``"last"`` (the bound then allows a vector per byte of each input),
+  and without it ends the run at once (:class:`EndpointMisconfigured`) with one line naming
+  the server option (``--pooling mean``) and the spec option.
+* **Never silent**: while a batch runs, a progress line goes to the ``chemassay`` logger every
+  ``progress_interval`` seconds (default :func:`~chemassay.runtime.progress.progress_interval`,
+  5 s or ``$CHEMASSAY_PROGRESS_INTERVAL``): requests answered and failed, in flight (and the
+  age of the oldest request), waiting to retry and the last problem; the CLI shows it on
+  stderr, on a terminal and in a log alike.
 * **Retries** on transport errors and the statuses a server uses for "try again" (408, 409,
   425, 429, 500, 502, 503, 504): ``backoff × 2^(attempt-1)`` seconds (1, 2, 4, 8, 16 by
   default), or the server's ``Retry-After``, both capped at ``max_backoff`` (60 s). A request
@@ -56,6 +84,7 @@ import hashlib
 import heapq
 import json
 import queue
+import re
 import socket
 import threading
 import time
@@ -63,23 +92,74 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from chemassay.errors import UserInputError, require
 from chemassay.models.request_stats import RequestStats
+from chemassay.runtime.progress import info, progress_interval
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 DEFAULT_TIMEOUT = 60.0
 """Seconds per attempt: connect, send and receive the whole reply."""
 DEFAULT_MAX_ANSWER_BYTES = 65536
 """Largest answer (UTF-8 bytes of the message content) taken as an answer."""
+REASONING_FACTOR = 8
+"""A reply's reasoning (``reasoning_content``) may be this many times ``max_answer_bytes``."""
+DEFAULT_MAX_DIMENSION = 16384
+"""Longest embedding taken (numbers per vector): the embeddings reply bound scales with it."""
+NUMBER_BYTES = 32
+"""Bytes one number of an embedding may take in a JSON reply (``-1.2345678901234567e-05, ``)."""
+POOLINGS = ("mean", "last")
+"""How a per-token embeddings reply (one vector per token) is pooled into one vector."""
+STREAM_REFUSED = frozenset({400, 415, 422})
+"""Statuses with which a server may refuse ``stream``: a reply of one of them whose message
+names ``stream``, before the server ever streamed, is asked again at once without it."""
 STOP_MIN_FAILURES = 8
 STOP_RATE = 0.9
 CACHE_FLUSH_SECONDS = 0.2
 Message = Mapping[str, Any]
 
 
+_THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``(answer, reasoning)`` of a message's content: the ``<think>...</think>`` blocks are the
+    reasoning, the rest the answer. A content that only closes a block (the chat template
+    opened it in the prompt) has its reasoning up to the last ``</think>``; an unterminated
+    ``<think>`` (cut off while reasoning) makes the rest reasoning.
+
+    >>> split_reasoning("<think>ester?</think>\\nCCOC(C)=O")
+    ('CCOC(C)=O', 'ester?')
+    >>> split_reasoning("acid first... </think> CC(=O)O")
+    ('CC(=O)O', 'acid first...')
+    """
+    if "think>" not in text.lower():
+        return text, None
+    thoughts = [m.strip() for m in _THINK_BLOCK.findall(text)]
+    answer = _THINK_BLOCK.sub("", text)
+    lower = answer.lower()
+    if "</think>" in lower:  # opened by the template, closed by the model
+        end = lower.rindex("</think>")
+        thoughts.insert(0, answer[:end].strip())
+        answer = answer[end + len("</think>"):]
+        lower = answer.lower()
+    if "<think>" in lower:  # never closed: cut off while reasoning
+        start = lower.index("<think>")
+        thoughts.append(answer[start + len("<think>"):].strip())
+        answer = answer[:start]
+    reasoning = "\n\n".join(t for t in thoughts if t)
+    return answer.strip(), reasoning or None
+
+
 @dataclass
 class ChatResponse:
-    """A whole answer: the text, what the server reported, and what it cost."""
+    """A whole answer: the text, what the server reported, and what it cost.
+
+    ``text`` is the message's content as the server sent it and ``reasoning`` its
+    ``reasoning_content`` (the field reasoning servers send beside the content); both are
+    what the response cache keeps. :attr:`answer` is what a protocol parses: the content
+    without its ``<think>`` blocks."""
 
     text: str
     model: str | None = None
@@ -90,6 +170,18 @@ class ChatResponse:
     reasoning: str | None = None
     system_fingerprint: str | None = None
     from_cache: bool = False
+    streamed: bool = False
+
+    @property
+    def answer(self) -> str:
+        """The content without its reasoning (``<think>`` blocks): what is parsed."""
+        return split_reasoning(self.text)[0]
+
+    @property
+    def all_reasoning(self) -> str | None:
+        """Every piece of reasoning of the reply: ``reasoning_content``, then the ``<think>`` blocks."""
+        parts = [self.reasoning, split_reasoning(self.text)[1]]
+        return "\n\n".join(p for p in parts if p) or None
 
 
 class ChatError(Exception):
@@ -100,11 +192,13 @@ class ChatError(Exception):
     """
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False,
-                 kind: str | None = None) -> None:
+                 kind: str | None = None, cut_off: bool = False) -> None:
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
         self.kind = kind or message
+        self.cut_off = cut_off
+        """The answer was cut off at the length limit (``finish_reason: length``)."""
         super().__init__(message)
 
 
@@ -120,11 +214,18 @@ class EndpointFailing(ChatError, UserInputError):
     exit_code = 2
 
 
+class EndpointMisconfigured(ChatError, UserInputError):
+    """The server answers in a way no request can use (one vector per token without
+    ``pooling=``): the run stops at once with one line naming the setting to change."""
+
+    exit_code = 2
+
+
 class _Problem(Exception):
     """One attempt that did not give an answer."""
 
     def __init__(self, reason: str, *, retryable: bool, status: int | None = None, retry_after: float | None = None,
-                 timeout: bool = False, kind: str | None = None) -> None:
+                 timeout: bool = False, kind: str | None = None, cut_off: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
@@ -132,6 +233,11 @@ class _Problem(Exception):
         self.retry_after = retry_after
         self.timeout = timeout
         self.kind = kind or reason
+        self.cut_off = cut_off
+
+
+class _StreamRefused(Exception):
+    """The server refused a streamed request (a status of :data:`STREAM_REFUSED`)."""
 
 
 def split_base_urls(value: str | Sequence[str]) -> list[str]:
@@ -195,6 +301,8 @@ class _Endpoint:
     answered: bool = False
     refused: bool = False
     down_until: float = 0.0
+    streams: bool | None = None
+    """Whether the server streams chat replies (``None``: not known yet)."""
 
 
 @dataclass
@@ -205,6 +313,8 @@ class _Job:
     kind: str  # "chat" or "embeddings"
     body: dict[str, Any]
     read: Callable[[Any], Any]
+    body_limit: int = 0
+    """Largest reply body read (bytes); a longer one is refused."""
     attempt: int = 0
     timeouts: int = 0
     started: float = 0.0
@@ -261,6 +371,11 @@ class _Watchdog:
             self._cond.notify()
 
 
+def _seconds(value: float) -> str:
+    """``0.6 s``, ``37 s``: tenths below 10 s."""
+    return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
+
+
 class _Run:
     """One batch of requests: ``concurrency`` worker threads take the jobs that are ready; a job
     waiting to retry is back in the queue with the time it may go again, so it holds no worker."""
@@ -272,8 +387,15 @@ class _Run:
         self.results: queue.SimpleQueue = queue.SimpleQueue()
         self.stop = False
         self.watchdog = _Watchdog()
+        self.total = len(jobs)
         self.new = 0
         self.failed = 0
+        self.asking: dict[int, _Job] = {}
+        """Jobs with an attempt in flight."""
+        self.waiting: dict[int, _Job] = {}
+        """Jobs waiting out their backoff before the next attempt."""
+        self.last_problem: str | None = None
+        self.started = time.perf_counter()
         self.writes: list[tuple[str, Any]] = []
         self.flushed = time.monotonic()
         self.workers = [threading.Thread(target=self._work, daemon=True, name="chemassay-request")
@@ -289,7 +411,10 @@ class _Run:
                     continue
                 wait = self.queue[0][0] - time.monotonic()
                 if wait <= 0:
-                    return heapq.heappop(self.queue)[2]
+                    job = heapq.heappop(self.queue)[2]
+                    self.waiting.pop(job.index, None)
+                    self.asking[job.index] = job
+                    return job
                 self.cond.wait(wait)
             return None
 
@@ -303,14 +428,38 @@ class _Run:
                     outcome = exc
                 if outcome is None:  # to be retried: back in the queue; this worker takes another job
                     continue
+                with self.cond:
+                    self.asking.pop(job.index, None)
                 self.results.put((job, outcome))
         finally:
             self.client._give_back(http)
 
-    def retry_later(self, job: _Job, seconds: float) -> None:
+    def retry_later(self, job: _Job, seconds: float, reason: str) -> None:
         with self.cond:
+            self.asking.pop(job.index, None)
+            self.waiting[job.index] = job
+            self.last_problem = reason
             heapq.heappush(self.queue, (time.monotonic() + seconds, job.index, job))
             self.cond.notify()
+
+    def progress_line(self, label: str, final: bool = False) -> str:
+        """``LABEL: 12/40 requests answered, 1 failed, 4 in flight (oldest 37 s), 2 waiting to
+        retry (last: HTTP 503); 45 s``: where the batch stands, for the progress lines."""
+        now = time.perf_counter()
+        with self.cond:
+            asking, waiting = len(self.asking), len(self.waiting)
+            starts = [job.started for job in (*self.asking.values(), *self.waiting.values()) if job.started]
+            last = self.last_problem
+        text = f"{label}: {self.new}/{self.total} requests answered, {self.failed} failed"
+        if not final:
+            text += f", {asking} in flight"
+            if starts:
+                text += f" (oldest {_seconds(now - min(starts))})"
+            if waiting:
+                text += f", {waiting} waiting to retry"
+            if last:
+                text += f" (last problem: {last})"
+        return text + f"; {_seconds(now - self.started)}" + (" (done)" if final else "")
 
     def put(self, key: str | None, value: Any) -> None:
         if key is not None and self.client.cache is not None:
@@ -364,8 +513,18 @@ class OpenAIChatClient:
     """Ask again even when the cache holds an answer (and overwrite it)."""
     revision: str | None = None
     """The model revision for the cache key (``None``: ask the server's ``/models``)."""
+    stream: bool = True
+    """Stream chat replies where the server does (``False``: never ask it to)."""
+    pooling: str | None = None
+    """How a per-token embeddings reply is pooled: ``mean``, ``last`` or ``None`` (refused)."""
+    max_dimension: int = DEFAULT_MAX_DIMENSION
+    """Longest embedding taken; the bound on an embeddings reply scales with it."""
+    progress_interval: float | None = None
+    """Seconds between the progress lines of a batch (``None``: :func:`~chemassay.runtime.progress.progress_interval`)."""
 
     def __post_init__(self) -> None:
+        if self.pooling is not None and self.pooling not in POOLINGS:
+            raise UserInputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
         self._httpx = require("httpx", "llm", "OpenAI-compatible endpoints")
         self.base_urls = [_base(u) for u in split_base_urls(self.base_url)]
         self.endpoints = [_Endpoint(u) for u in self.base_urls]
@@ -454,10 +613,10 @@ class OpenAIChatClient:
                 if on_result is not None:
                     on_result(index, outcomes[index])
             else:
-                jobs.append(_Job(index, "chat", body, self._read_chat))
+                jobs.append(_Job(index, "chat", body, self._read_chat, body_limit=self.chat_body_limit))
 
         def done(run: _Run, job: _Job, outcome: Any) -> None:
-            if isinstance(outcome, ChatResponse):
+            if isinstance(outcome, ChatResponse):  # the whole reply, streamed or not (the key does not say)
                 run.put(keys[job.index], {
                     "text": outcome.text, "model": outcome.model, "finish_reason": outcome.finish_reason,
                     "usage": outcome.usage, "reasoning": outcome.reasoning,
@@ -469,12 +628,26 @@ class OpenAIChatClient:
         self._execute(jobs, concurrency, done)
         return outcomes
 
+    @property
+    def chat_body_limit(self) -> int:
+        """Largest chat reply body read: the answer, its reasoning and JSON escapes."""
+        return REASONING_FACTOR * self.max_answer_bytes + 65536
+
+    def embeddings_body_limit(self, texts: Sequence[str]) -> int:
+        """Largest embeddings reply read for ``texts``: ``max_dimension`` numbers of
+        :data:`NUMBER_BYTES` per vector, one vector per text, or, with ``pooling``, one per
+        token (at most the text's UTF-8 bytes + 16), plus 64 KiB."""
+        vectors = len(texts) if self.pooling is None else sum(len(t.encode("utf-8")) + 16 for t in texts)
+        return vectors * self.max_dimension * NUMBER_BYTES + 65536
+
     def embed(self, texts: Sequence[str], *, batch_size: int = 64, concurrency: int = 4,
               **params: Any) -> list[list[float] | ChatError]:
         """Embeddings of ``texts`` from ``/embeddings`` (cached per text), in input order.
 
         Each entry is a vector, or the :class:`ChatError` of the request that should have
-        given it. Batches of ``batch_size`` texts go ``concurrency`` at a time.
+        given it. Batches of ``batch_size`` texts go ``concurrency`` at a time. A reply of one
+        vector per token is pooled as ``pooling`` says, and refused without it
+        (:class:`EndpointMisconfigured`).
         """
         texts = list(texts)
         batch_size = max(1, batch_size)
@@ -482,7 +655,8 @@ class OpenAIChatClient:
         keys: list[str | None] = [None] * len(texts)
         if self.cache is not None:
             self._ensure_revision()
-            keys = [self._key({"embeddings": text, **params}) for text in texts]
+            pooled = {"pooling": self.pooling} if self.pooling else {}
+            keys = [self._key({"embeddings": text, **params, **pooled}) for text in texts]
         stored = self.cache.get_many(sorted({k for k in keys if k})) if self.cache is not None and not self.refresh else {}
         todo = []
         for index in range(len(texts)):
@@ -493,8 +667,11 @@ class OpenAIChatClient:
             else:
                 todo.append(index)
         chunks = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
-        jobs = [_Job(number, "embeddings", {"model": self.model, "input": [texts[i] for i in chunk], **params},
-                     self._read_embeddings) for number, chunk in enumerate(chunks)]
+        jobs = []
+        for number, chunk in enumerate(chunks):
+            inputs = [texts[i] for i in chunk]
+            jobs.append(_Job(number, "embeddings", {"model": self.model, "input": inputs, **params},
+                             self._read_embeddings, body_limit=self.embeddings_body_limit(inputs)))
 
         def done(run: _Run, job: _Job, outcome: Any) -> None:
             for position, index in enumerate(chunks[job.index]):
@@ -542,22 +719,29 @@ class OpenAIChatClient:
         if not jobs:
             return
         run = _Run(self, concurrency, jobs)
+        interval = progress_interval() if self.progress_interval is None else self.progress_interval
+        label = f"{self.model} at {self.endpoint_label}"
+        reported = time.perf_counter()
+        spoke = False
         finished = False
         try:
             for _ in range(len(jobs)):
                 while True:
+                    if time.perf_counter() - reported >= interval:  # never silent while requests are slow
+                        info(run.progress_line(label))
+                        reported, spoke = time.perf_counter(), True
                     try:
                         job, outcome = run.results.get(timeout=CACHE_FLUSH_SECONDS)
                         break
                     except queue.Empty:  # nothing new: write what is pending, so a kill loses little
                         run.flush()
-                if isinstance(outcome, EndpointUnreachable) or (
+                if isinstance(outcome, UserInputError) or (  # unreachable or misconfigured: the run ends
                         isinstance(outcome, BaseException) and not isinstance(outcome, ChatError)):
                     raise outcome
                 count = per_job[job.index] if per_job is not None else 1
                 if isinstance(outcome, ChatError):
                     run.failed += 1
-                    self.stats.failed_for_good(outcome.kind, count)
+                    self.stats.failed_for_good(outcome.kind, count, cut_off=outcome.cut_off)
                 else:
                     run.new += 1
                     self.stats.answered_new(count)
@@ -571,6 +755,8 @@ class OpenAIChatClient:
             run.close(finished)
             if self.cache is not None:
                 run.flush(force=True)
+            if spoke and finished:
+                info(run.progress_line(label, final=True))
 
     def _failing(self, run: _Run) -> EndpointFailing:
         common = self.stats.reasons.most_common(1)
@@ -596,12 +782,12 @@ class OpenAIChatClient:
                 if problem.retryable and job.attempt > 1:
                     reason, kind = f"{reason} after {job.attempt} attempts", f"{kind} after {job.attempt} attempts"
                 return ChatError(reason, status=problem.status, attempts=job.attempt, retryable=problem.retryable,
-                                 kind=kind)
+                                 kind=kind, cut_off=problem.cut_off)
             wait = self.wait_time(job.attempt, problem.retry_after)
             if self.sleep is not None:
                 self.sleep(wait)
                 wait = 0.0
-            run.retry_later(job, wait)
+            run.retry_later(job, wait, problem.reason)
             return None
         if isinstance(value, ChatResponse):
             value.attempts = job.attempt
@@ -619,30 +805,48 @@ class OpenAIChatClient:
             return chosen
 
     def _attempt(self, run: _Run, job: _Job, http: Any) -> Any:
-        httpx = self._httpx
         endpoint = self._pick()
+        try:
+            stream = job.kind == "chat" and self.stream and endpoint.streams is not False
+            try:
+                return self._post(run, job, http, endpoint, stream=stream)
+            except _StreamRefused:  # asked again at once, without stream; if that works, never stream there
+                value = self._post(run, job, http, endpoint, stream=False)
+                endpoint.streams = False
+                return value
+        finally:
+            with self._lock:
+                endpoint.in_flight -= 1
+
+    def _post(self, run: _Run, job: _Job, http: Any, endpoint: _Endpoint, *, stream: bool) -> Any:
+        """One POST of ``job`` to ``endpoint`` (streamed when ``stream``): its value, or a
+        :class:`_Problem`."""
+        httpx = self._httpx
         url = (chat_url if job.kind == "chat" else embeddings_url)(endpoint.base)
-        # a reply may hold reasoning and JSON escapes besides the answer: the body may be larger
-        body_limit = 8 * self.max_answer_bytes + 65536
+        body = {**job.body, "stream": True, "stream_options": {"include_usage": True}} if stream else job.body
         deadline = time.monotonic() + self.timeout
         watched = None
+        data: dict[str, Any] | None = None
+        events = False
         try:
             # waiting for the headers is bounded by the read time-out (the whole deadline); once
-            # they are in, the watchdog ends a body still arriving at the deadline
-            with http.stream("POST", url, json=job.body) as response:
-                stream = response.extensions.get("network_stream")
-                sock = stream.get_extra_info("socket") if stream is not None else None
+            # they are in, the watchdog ends a body still arriving at the deadline. Leaving this
+            # block before the reply is whole (a deadline, an answer over the cap) closes the
+            # connection: a server streaming its answer then stops generating it.
+            with http.stream("POST", url, json=body) as response:
+                network = response.extensions.get("network_stream")
+                sock = network.get_extra_info("socket") if network is not None else None
                 if sock is not None:
                     watched = run.watchdog.arm(deadline, sock)
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > body_limit:
-                        cap = f"answer over {self.max_answer_bytes} bytes"
-                        raise _Problem(f"{cap} (a reply of more than {body_limit} bytes)", retryable=False, kind=cap)
-                    chunks.append(chunk)
                 status, headers = response.status_code, response.headers
+                if status == 200 and "text/event-stream" in headers.get("content-type", ""):
+                    events = True
+                    data = self._read_events(response.iter_bytes(), job.body_limit)
+                else:
+                    content = self._read_body(response, job)
+                    if stream and status in STREAM_REFUSED and endpoint.streams is None \
+                            and b"stream" in content[:4096].lower():
+                        raise _StreamRefused()
         except httpx.TimeoutException:
             raise self._timed_out() from None
         except httpx.ConnectError as exc:
@@ -662,25 +866,159 @@ class OpenAIChatClient:
         finally:
             if watched is not None:
                 run.watchdog.disarm(watched)
-            with self._lock:
-                endpoint.in_flight -= 1
         if time.monotonic() > deadline:
             raise self._timed_out()
         endpoint.answered = True
-        content = b"".join(chunks)
-        if status != 200:
-            snippet = content[:300].decode("utf-8", "replace").replace("\n", " ")
-            if status in RETRY_STATUSES:
-                raise _Problem(f"HTTP {status}", retryable=True, status=status, retry_after=_retry_after(headers))
-            raise _Problem(f"HTTP {status}: {snippet}", retryable=False, status=status, kind=f"HTTP {status}")
-        try:
-            data = json.loads(content)
-        except (ValueError, RecursionError):
-            raise _Problem("reply is not JSON", retryable=True, status=200) from None
-        if not isinstance(data, dict):
-            raise _Problem("reply is not a JSON object", retryable=True, status=200)
+        if data is None:
+            if status != 200:
+                snippet = content[:300].decode("utf-8", "replace").replace("\n", " ")
+                if status in RETRY_STATUSES:
+                    raise _Problem(f"HTTP {status}", retryable=True, status=status, retry_after=_retry_after(headers))
+                raise _Problem(f"HTTP {status}: {snippet}", retryable=False, status=status, kind=f"HTTP {status}")
+            if content.lstrip().startswith(b"data:"):  # events without their content type
+                events = True
+                data = self._read_events([content], job.body_limit)
+            else:
+                if stream:  # asked to stream, the server answered one body: it does not stream
+                    endpoint.streams = False
+                try:
+                    data = json.loads(content)
+                except (ValueError, RecursionError):
+                    raise _Problem("reply is not JSON", retryable=True, status=200) from None
+                if not isinstance(data, dict):
+                    raise _Problem("reply is not a JSON object", retryable=True, status=200)
+        if events:
+            endpoint.streams = True
         self.stats.add_usage(data.get("usage"))
-        return job.read(data)
+        value = job.read(data)
+        if events and isinstance(value, ChatResponse):
+            value.streamed = True
+        return value
+
+    def _read_body(self, response: Any, job: _Job) -> bytes:
+        """The whole body of a reply that is not streamed, up to the job's ``body_limit``."""
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > job.body_limit:
+                if job.kind == "embeddings":
+                    raise self._embeddings_too_large(job, b"".join([*chunks[:16], chunk])[:65536])
+                cap = f"answer over {self.max_answer_bytes} bytes"
+                raise _Problem(f"{cap} (a reply of more than {job.body_limit} bytes)", retryable=False, kind=cap)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _embeddings_too_large(self, job: _Job, head: bytes) -> Exception:
+        """The reason an embeddings reply over its bound is refused: per-token vectors (the
+        ``head`` of the reply shows a list of lists: the setting to change), else the bound."""
+        if self.pooling is None and re.search(rb'"embedding"\s*:\s*\[\s*\[', head):
+            return self._per_token(None)
+        count = len(job.body.get("input") or [])
+        bound = f"embeddings reply over {job.body_limit} bytes"
+        return _Problem(f"{bound} ({count} input{'s' if count != 1 else ''} of at most max_dimension="
+                        f"{self.max_dimension} numbers)", retryable=False, status=200, kind=bound)
+
+    def _per_token(self, shape: tuple[int, int] | None) -> EndpointMisconfigured:
+        got = f" ({shape[0]} vectors of {shape[1]} numbers for one input)" if shape else ""
+        return EndpointMisconfigured(
+            f"{self.endpoint_label}: the embeddings endpoint returns one vector per token{got}, not one per input; "
+            f"start the server with pooling (llama.cpp: llama-server --embeddings --pooling mean) or add "
+            f"pooling=mean (or pooling=last) to the model spec", kind="one vector per token")
+
+    def _read_events(self, chunks: Any, line_limit: int) -> dict[str, Any]:
+        """A streamed chat reply (server-sent events: ``data: {chunk}`` lines, then ``data:
+        [DONE]``) put together as the body a non-streamed reply would have had. The answer is
+        checked against ``max_answer_bytes`` as it arrives: a longer one is refused at once
+        (and the connection closed, which stops the generation)."""
+        answer_cap, reasoning_cap = self.max_answer_bytes, REASONING_FACTOR * self.max_answer_bytes
+        content: list[str] = []
+        reasoning: list[str] = []
+        sizes = [0, 0]
+        state: dict[str, Any] = {"content": False, "choice": False, "finish": None, "done": False}
+        reply: dict[str, Any] = {}
+        pending: list[bytes] = []
+
+        def event(payload: bytes) -> None:
+            if payload.strip() == b"[DONE]":
+                state["done"] = True
+                return
+            try:
+                chunk = json.loads(payload)
+            except (ValueError, RecursionError):
+                raise _Problem("reply is not JSON", retryable=True, status=200) from None
+            if not isinstance(chunk, dict):
+                raise _Problem("reply is not a JSON object", retryable=True, status=200)
+            if chunk.get("error") is not None:
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else error
+                raise _Problem(f"error in the stream: {str(message)[:200]}", retryable=True, status=200,
+                               kind="error in the stream")
+            for key in ("model", "system_fingerprint", "usage"):
+                if chunk.get(key) is not None:
+                    reply[key] = chunk[key]
+            choices = chunk.get("choices")
+            for choice in choices if isinstance(choices, list) else []:
+                if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                    continue
+                state["choice"] = True
+                delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else choice.get("message")
+                delta = delta if isinstance(delta, dict) else {}
+                text = _content_text(delta.get("content"))
+                if text is None and isinstance(choice.get("text"), str):
+                    text = choice["text"]
+                if text is not None:
+                    state["content"] = True
+                    content.append(text)
+                    sizes[0] += len(text.encode("utf-8"))
+                    if sizes[0] > answer_cap:
+                        raise _Problem(f"answer over {answer_cap} bytes", retryable=False, status=200)
+                thought = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(thought, str):
+                    reasoning.append(thought)
+                    sizes[1] += len(thought.encode("utf-8"))
+                    if sizes[1] > reasoning_cap:
+                        raise _Problem(f"reasoning over {reasoning_cap} bytes", retryable=False, status=200)
+                if choice.get("finish_reason"):
+                    state["finish"] = choice["finish_reason"]
+
+        def line(raw: bytes) -> None:
+            raw = raw.rstrip(b"\r")
+            if not raw:  # the end of an event
+                if pending:
+                    event(b"\n".join(pending))
+                    pending.clear()
+            elif raw.startswith(b"data:"):
+                value = raw[5:]
+                pending.append(value[1:] if value.startswith(b" ") else value)
+            # comments (": ping") and the event:, id: and retry: fields carry no answer
+
+        rest = b""
+        for chunk in chunks:
+            if state["done"]:
+                continue  # read to the end, so the connection can serve the next request
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            if len(rest) > line_limit:
+                raise _Problem(f"answer over {answer_cap} bytes (an event of more than {line_limit} bytes)",
+                               retryable=False, kind=f"answer over {answer_cap} bytes")
+            for raw in lines:
+                line(raw)
+                if state["done"]:
+                    break
+        if not state["done"]:
+            line(rest)
+            line(b"")
+        if not state["done"] and state["finish"] is None:
+            raise _Problem("connection lost (the stream ended before the answer did)", retryable=True)
+        if state["choice"]:
+            message: dict[str, Any] = {"role": "assistant", "content": "".join(content) if state["content"] else None}
+            if reasoning:
+                message["reasoning_content"] = "".join(reasoning)
+            reply["choices"] = [{"index": 0, "message": message, "finish_reason": state["finish"]}]
+        else:
+            reply["choices"] = []
+        return reply
 
     def _timed_out(self) -> _Problem:
         return _Problem(f"no complete reply within {self.timeout:g} s", retryable=True, timeout=True)
@@ -702,7 +1040,7 @@ class OpenAIChatClient:
             text = choice.get("text") if isinstance(choice.get("text"), str) else None
         finish = choice.get("finish_reason")
         if finish == "length":
-            raise _Problem("answer cut off (finish_reason=length)", retryable=False, status=200)
+            raise _Problem("answer cut off (finish_reason=length)", retryable=False, status=200, cut_off=True)
         if text is None:
             raise _Problem("reply has no content", retryable=True, status=200)
         if not text.strip():
@@ -710,6 +1048,9 @@ class OpenAIChatClient:
         if len(text.encode("utf-8")) > self.max_answer_bytes:
             raise _Problem(f"answer over {self.max_answer_bytes} bytes", retryable=False, status=200)
         reasoning = message.get("reasoning_content") or message.get("reasoning")
+        cap = REASONING_FACTOR * self.max_answer_bytes
+        if isinstance(reasoning, str) and len(reasoning.encode("utf-8")) > cap:
+            raise _Problem(f"reasoning over {cap} bytes", retryable=False, status=200)
         fingerprint = data.get("system_fingerprint")
         return ChatResponse(
             text=text, model=data.get("model") if isinstance(data.get("model"), str) else None,
@@ -720,6 +1061,10 @@ class OpenAIChatClient:
         )
 
     def _read_embeddings(self, data: dict[str, Any]) -> list[list[float]]:
+        """The vectors of an embeddings reply, in input order. A reply of one vector per token
+        (a list of vectors per input: llama.cpp's server without ``--pooling``) is pooled as
+        ``pooling`` says (``mean``: the mean of the token vectors; ``last``: the last one), and
+        refused without it."""
         items = data.get("data")
         if not isinstance(items, list) or not items:
             raise _Problem("reply has no embeddings", retryable=True, status=200)
@@ -728,10 +1073,25 @@ class OpenAIChatClient:
             raise _Problem("an item of the reply has no embedding", retryable=True, status=200)
         try:
             ordered = sorted(items, key=lambda item: int(item.get("index", 0)))
-            vectors = [[float(x) for x in item["embedding"]] for item in ordered]
+            vectors = [self._one_vector(item["embedding"]) for item in ordered]
         except (TypeError, ValueError):
             raise _Problem("an embedding holds something other than numbers", retryable=True, status=200) from None
+        longest = max(len(vector) for vector in vectors)
+        if longest > self.max_dimension:
+            raise _Problem(f"embedding of {longest} numbers, over max_dimension={self.max_dimension}",
+                           retryable=False, status=200, kind="embedding over max_dimension")
         return vectors
+
+    def _one_vector(self, embedding: list[Any]) -> list[float]:
+        """One input's vector: the numbers, or its token vectors pooled (see :meth:`_read_embeddings`)."""
+        if not isinstance(embedding[0], list):
+            return [float(x) for x in embedding]
+        tokens = np.asarray(embedding, dtype=np.float64)  # ValueError: ragged or not numbers
+        if tokens.ndim != 2 or not tokens.size:
+            raise ValueError("not one vector per token")
+        if self.pooling is None:
+            raise self._per_token(tokens.shape)
+        return (tokens[-1] if self.pooling == "last" else tokens.mean(axis=0)).tolist()
 
     def _ensure_revision(self) -> None:
         """Learn the model revision once (``GET /models``'s ``root`` for this model), for the cache key."""

@@ -29,7 +29,12 @@ from chemassay.contract import EXTRACT_MODES, Protocol, Request, TextAsker
 from chemassay.errors import UserInputError
 from chemassay.models.adapters import ProtocolModel, protocol_model
 from chemassay.models.openai_batch import DEFAULT_POLL_INTERVAL, BatchChatClient, batch_state_dir
-from chemassay.models.openai_chat import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT
+from chemassay.models.openai_chat import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_MAX_DIMENSION,
+    DEFAULT_TIMEOUT,
+    POOLINGS,
+)
 from chemassay.models.protocols import get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_bool, option_float, option_int
 from chemassay.runtime.progress import warn
@@ -168,7 +173,9 @@ class OpenAIBackend(TextBackend):
 
     def answer_each(self, prompts: Sequence[str], params: Sequence[Mapping[str, Any]] | None = None,
                     on_answer: Callable[[int, str | Exception], None] | None = None) -> list[str | Exception]:
-        """:meth:`answer`, calling ``on_answer(index, text or error)`` as each outcome arrives."""
+        """:meth:`answer`, calling ``on_answer(index, text or error)`` as each outcome arrives.
+        The text is the reply's answer without its reasoning (``reasoning_content`` and
+        ``<think>`` blocks), which the response cache keeps with the whole reply."""
         conversations = [
             ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
             + [{"role": "user", "content": prompt}]
@@ -177,11 +184,11 @@ class OpenAIBackend(TextBackend):
 
         def on_result(index: int, outcome: Any) -> None:
             if on_answer is not None:
-                on_answer(index, outcome if isinstance(outcome, Exception) else outcome.text)
+                on_answer(index, outcome if isinstance(outcome, Exception) else outcome.answer)
 
         outcomes = self.client.complete_many(conversations, concurrency=self.concurrency, params=params,
                                              on_result=on_result)
-        return [o if isinstance(o, Exception) else o.text for o in outcomes]
+        return [o if isinstance(o, Exception) else o.answer for o in outcomes]
 
 
 class EmbeddingsModel(ProtocolModel):
@@ -227,6 +234,9 @@ OPENAI_OPTIONS = {
     "refresh": "ask again even when the cache holds an answer, and overwrite it (default false)",
     "revision": "model revision for the cache key (default: the server's /models root, if it reports one)",
     "max_answer_bytes": f"largest answer taken, in UTF-8 bytes (default {DEFAULT_MAX_ANSWER_BYTES})",
+    "stream": "stream chat replies where the server does, so a request given up stops its generation (default true)",
+    "pooling": f"pool an embeddings reply of one vector per token: {' or '.join(POOLINGS)} (default: refuse it)",
+    "max_dimension": f"longest embedding taken; bounds an embeddings reply (default {DEFAULT_MAX_DIMENSION})",
     "batch": "molecules asked for per generation request (default 50); texts per embeddings request (64)",
     "encoding": "bag notation of the stoichiometry prompt: smiles or formula",
     "extract": "how answers are read: lenient (default: Markdown, JSON, reaction SMILES, equations, as a chemist "
@@ -281,8 +291,17 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
         max_answer_bytes=option_int(spec, "max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES, minimum=1),
         cache=KeyValueStore("llm-responses") if use_cache else None,
         refresh=option_bool(spec, "refresh", bool(context.get("refresh", _settings().refresh))),
-        revision=spec.options.get("revision") or None,
+        revision=spec.options.get("revision") or None, stream=option_bool(spec, "stream", True),
+        pooling=_pooling(spec), max_dimension=option_int(spec, "max_dimension", DEFAULT_MAX_DIMENSION, minimum=1),
     )
+
+
+def _pooling(spec: ModelSpec) -> str | None:
+    """The spec's ``pooling`` (``mean`` or ``last``), else ``None``."""
+    value = spec.options.get("pooling") or None
+    if value is not None and value not in POOLINGS:
+        raise UserInputError(f"--model {spec.text}: pooling must be {' or '.join(POOLINGS)}, got {value!r}")
+    return value
 
 
 def create_openai(spec: ModelSpec, protocol: str, context: dict[str, Any]):

@@ -136,9 +136,12 @@ class RequestSummary(BaseModel):
 
     ``new`` answers came from the server in this run, ``cached`` from the response cache,
     ``failed`` requests failed for good (their items are in ``skipped`` with the reason;
-    ``reasons`` counts them by reason). ``prompt_tokens`` / ``completion_tokens`` sum the
-    ``usage`` the server reported for this run's replies (``None``: it reported none);
-    ``endpoints`` are the base URLs asked. ``unreadable`` answers came back but held nothing
+    ``reasons`` counts them by reason); ``cut_off`` of them were answers cut off at the length
+    limit (``finish_reason: length``; :attr:`cut_off_share` of the replies). ``prompt_tokens`` /
+    ``completion_tokens`` sum the ``usage`` the server reported for this run's replies
+    (``None``: it reported none), ``reasoning_tokens`` the part of the completion tokens spent
+    reasoning (``usage.completion_tokens_details.reasoning_tokens``, where the server reports
+    it); ``endpoints`` are the base URLs asked. ``unreadable`` answers came back but held nothing
     the protocol could read (no SMILES, no bag...): their items are scored as missing answers
     (a local text model without an endpoint reports only this count).
     """
@@ -150,6 +153,8 @@ class RequestSummary(BaseModel):
     reasons: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cut_off: int = 0
     endpoints: list[str] = Field(default_factory=list)
 
     @property
@@ -157,16 +162,32 @@ class RequestSummary(BaseModel):
         """Requests answered, new or from the cache."""
         return self.new + self.cached
 
+    @property
+    def cut_off_share(self) -> float:
+        """Share of this run's replies (whole answers and cut-off ones) cut off at the length limit."""
+        replies = self.new + self.cut_off
+        return self.cut_off / replies if replies else 0.0
+
     def line(self) -> str:
         """The one summary line: ``N answered: A new, C from cache, F failed`` (+ ``, U
-        unreadable`` where some answers were, and the tokens)."""
+        unreadable`` where some answers were, the answers cut off at the length limit, tokens,
+        the most common failure).
+
+        >>> RequestSummary(new=18, failed=2, cut_off=2, prompt_tokens=900, completion_tokens=5000,
+        ...                reasoning_tokens=4100, reasons={"answer cut off (finish_reason=length)": 2}).line()
+        '18 answered: 18 new, 0 from cache, 2 failed; 2 cut off at the length limit (10 % of the replies); tokens: 900 prompt + 5000 completion (4100 reasoning) (most common: answer cut off (finish_reason=length), 2x)'
+        """
         if not (self.answered or self.failed or self.endpoints):  # a local model: only its unreadable answers
             return f"{self.unreadable} unreadable answers"
         text = f"{self.answered} answered: {self.new} new, {self.cached} from cache, {self.failed} failed"
         if self.unreadable:
             text += f", {self.unreadable} unreadable"
+        if self.cut_off:
+            text += f"; {self.cut_off} cut off at the length limit ({100 * self.cut_off_share:.0f} % of the replies)"
         if self.prompt_tokens is not None or self.completion_tokens is not None:
             text += f"; tokens: {self.prompt_tokens or 0} prompt + {self.completion_tokens or 0} completion"
+            if self.reasoning_tokens is not None:
+                text += f" ({self.reasoning_tokens} reasoning)"
         if self.failed and self.reasons:
             reason, count = next(iter(self.reasons.items()))
             text += f" (most common: {reason}, {count}x)"

@@ -78,18 +78,22 @@ def _format_count(value: float) -> str:
     return f"{value:,.0f}"
 
 
+def progress_interval() -> float:
+    """Seconds between two progress lines: ``$CHEMASSAY_PROGRESS_INTERVAL``, else 5."""
+    try:
+        value = float(os.environ.get("CHEMASSAY_PROGRESS_INTERVAL", "5"))
+    except ValueError:
+        return 5.0
+    return value if value >= 0 else 5.0
+
+
 class LineRenderer:
     """Progress as log lines, at most one every ``interval`` seconds per unit of work (for
-    stderr that is not a terminal: logs, CI, pipes). The default interval is 5 s, or
-    ``$CHEMASSAY_PROGRESS_INTERVAL`` seconds."""
+    stderr that is not a terminal: logs, CI, pipes). The default interval is
+    :func:`progress_interval` (5 s, or ``$CHEMASSAY_PROGRESS_INTERVAL`` seconds)."""
 
     def __init__(self, interval: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        if interval is None:
-            try:
-                interval = float(os.environ.get("CHEMASSAY_PROGRESS_INTERVAL", "5"))
-            except ValueError:
-                interval = 5.0
-        self.interval = interval
+        self.interval = progress_interval() if interval is None else interval
         self.clock = clock
 
     @contextlib.contextmanager

@@ -15,6 +15,8 @@ answer it, the baselines ignore it.
 Rows are ``{"reaction_id", "response": text}`` (or ``"mechanism": steps`` when the model
 returns parsed steps), plus ``model`` (``KIND:ARG``), ``spec``, ``prompt_style`` and
 ``exemplars``; a request that failed for good gives ``{"reaction_id", "error": reason}``.
+A chat reply's reasoning (a reasoning server's ``reasoning_content``, ``<think>`` blocks)
+is kept in ``reasoning``, and ``response`` is the answer without it.
 **Streaming** (chat models on an OpenAI-compatible server: vLLM, llama.cpp's server, TGI,
 Ollama, a hosted API): every pending reaction is queued at once on the client's pool of
 ``concurrency`` workers, so exactly ``concurrency`` requests stay in flight until the queue
@@ -295,9 +297,10 @@ def streaming_client(model: Any):
 
 
 def _stream(model: Any, backend: Any, batch: Sequence[PromptJob], style: str,
-            emit: Callable[[int, Any, str | None], None]) -> None:
-    """Ask every job at once on the client's worker pool; ``emit(index, answer, failure)``
-    runs (serialized) as each answer arrives."""
+            emit: Callable[[int, Any, str | None, dict[str, Any]], None]) -> None:
+    """Ask every job at once on the client's worker pool; ``emit(index, answer, failure,
+    details)`` runs (serialized) as each answer arrives (``details``: the reply's reasoning,
+    ``reasoning_content`` and ``<think>`` blocks, where it had any)."""
     conversations = []
     for job in batch:
         record = job.record(style)
@@ -308,9 +311,10 @@ def _stream(model: Any, backend: Any, batch: Sequence[PromptJob], style: str,
 
     def on_result(index: int, outcome: Any) -> None:
         if isinstance(outcome, Exception):
-            emit(index, "", f"request failed: {outcome}")
-        else:
-            emit(index, outcome.text, None)
+            emit(index, "", f"request failed: {outcome}", {})
+        else:  # the answer is parsed; its reasoning is kept beside it
+            reasoning = outcome.all_reasoning
+            emit(index, outcome.answer, None, {"reasoning": reasoning} if reasoning else {})
 
     backend.client.complete_many(conversations, concurrency=getattr(backend, "concurrency", 4), on_result=on_result)
 
@@ -371,8 +375,8 @@ def run_model(
         if backend is not None and pending:
             queued = list(pending)
 
-            def emit(index: int, answer: Any, failure: str | None) -> None:
-                keep(queued[index], answer, failure, {})
+            def emit(index: int, answer: Any, failure: str | None, details: dict[str, Any]) -> None:
+                keep(queued[index], answer, failure, details)
                 if progress is not None:
                     progress(1)
 
