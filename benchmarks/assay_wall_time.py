@@ -58,7 +58,7 @@ def per_suite(manifest: dict) -> list[tuple[str, float, str]]:
 
 def requests_planned(quick: bool) -> list[tuple[str, str, int, int]]:
     """``(suite, task, items, requests)`` of an assay of a chat/embeddings endpoint."""
-    from chemassay.assay import plan
+    from chemassay.assaying import plan
 
     _outcomes, planned = plan("openai:any-model,base_url=http://127.0.0.1:9/v1", quick=quick)
     return [(p.suite, p.task.key, p.task.items, p.task.request_count) for p in planned]

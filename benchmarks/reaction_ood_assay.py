@@ -36,7 +36,7 @@ def main() -> None:
     out = args.out or Path(tempfile.mkdtemp(prefix="rood-assay-"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
-    from chemassay.assay import assay, plan
+    from chemassay.assaying import assay, plan
 
     _outcomes, planned = plan(None, suites=["reaction-ood"], quick=args.quick)
     endpoint = plan("openai:m,base_url=http://127.0.0.1:1/v1", suites=["reaction-ood"], quick=args.quick)[1]

@@ -29,7 +29,7 @@ def main() -> int:
     args = parser.parse_args()
     from timing import cpu_model
 
-    from chemassay.assay import assay, plan
+    from chemassay.assaying import assay, plan
     from chemassay.runtime.progress import settings
 
     settings.quiet = True

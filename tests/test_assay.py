@@ -79,7 +79,7 @@ def test_without_the_registration_the_suite_is_gone(toy_suite):
 
 
 def test_a_suite_the_model_cannot_answer_is_skipped_with_one_line(toy_suite, tmp_path):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     report = assay("python:support.toy_suite:CountingModel", suites=["formula", "generation", "mechanism"],
                    out=tmp_path, scorecard=False)
@@ -101,7 +101,7 @@ def test_a_failing_task_is_shown_and_the_others_go_on(toy_suite, cli, tmp_path):
 
 
 def test_a_rerun_resumes_and_quick_results_are_kept_apart(toy_suite, tmp_path):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
     from support.toy_suite import CountingModel
 
     CountingModel.calls.clear()

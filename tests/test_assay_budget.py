@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from chemassay.assay import assay
+from chemassay.assaying import assay
 from chemassay.report.result import read_result
 from chemassay.report.subsets import items_for_precision, subset_sha256, wilson_half_width
 
@@ -112,7 +112,7 @@ def test_limit_on_stoichiometry_gives_two_models_the_same_lines(tmp_path):
 def test_precision_bounds_every_headline_interval(tmp_path):
     """``--precision 0.05``: 385 items per task (the whole of a smaller one), and each headline
     metric's interval at ±5 points or less; the built-in baselines of two suites."""
-    from chemassay.assay import plan
+    from chemassay.assaying import plan
 
     assert items_for_precision(0.05) == 385 and wilson_half_width(385) <= 0.05 < wilson_half_width(380)
     report = assay(None, suites=["stoichiometry", "mechanism"], out=tmp_path, precision=0.05, scorecard=False)

@@ -53,7 +53,7 @@ def moses_available(monkeypatch, tmp_path):
 
 
 def test_one_quick_assay_of_an_endpoint_model_in_every_suite(moses_available, cli, tmp_path, browser):
-    from chemassay.assay import results_under
+    from chemassay.assaying import results_under
     from chemassay.report.scorecard import build_scorecard
 
     server = OpenAIServer()

@@ -129,10 +129,10 @@ class TaskBudget:
 def estimate(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None,
              quick: bool = False, limit: int | None = None, precision: float | None = None, seed: int = 0,
              base_url: str | None = None, tokens: bool = True) -> tuple[list[Any], list[TaskBudget]]:
-    """The plan of :func:`chemassay.assay.assay` with each task's budget: per-suite outcomes
+    """The plan of :func:`chemassay.assaying.assay` with each task's budget: per-suite outcomes
     (skips) and one :class:`TaskBudget` per task. ``tokens=False`` leaves the prompts unbuilt
     (no data is prepared)."""
-    from chemassay.assay import ENDPOINT_KINDS, AssayContext, plan, subset_size, task_subset
+    from chemassay.assaying import ENDPOINT_KINDS, AssayContext, plan, subset_size, task_subset
     from chemassay.models.budget import prompt_budget
     from chemassay.models.spec import parse_spec
     from chemassay.report.subsets import wilson_half_width

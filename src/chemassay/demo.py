@@ -21,8 +21,8 @@ SUMMARY = "summary.md"
 
 def run_demo(out: str | Path, suites: list[str] | None = None, *, quick: bool = False, n_jobs: int = 1):
     """Run the baselines of the selected (default: all) suites through the assay; returns the
-    :class:`~chemassay.assay.AssayReport` (its ``scorecard`` is the HTML file)."""
-    from chemassay.assay import assay
+    :class:`~chemassay.assaying.AssayReport` (its ``scorecard`` is the HTML file)."""
+    from chemassay.assaying import assay
 
     target = Path(out)
     report = assay(None, suites=suites, out=target, quick=quick, n_jobs=n_jobs, title="chemassay demo scorecard")

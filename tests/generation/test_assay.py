@@ -106,7 +106,7 @@ def test_charts_report_a_missing_picture(tmp_path):
 
 
 def test_assay_tasks_and_requests_per_batch():
-    from chemassay.assay import plan
+    from chemassay.assaying import plan
     from chemassay.suites.generation.assay import ASSAY, requests_for
 
     assert ASSAY.baseline == "ngram" and "1,000 samples" in ASSAY.quick_note and "unique@10000" in ASSAY.quick_note
@@ -130,7 +130,7 @@ def small_references(monkeypatch):
 
 
 def test_quick_task_draws_scores_and_keeps_its_files(ngram_file, small_references, tmp_path):
-    from chemassay.assay import AssayContext
+    from chemassay.assaying import AssayContext
     from chemassay.suites.generation.assay import ASSAY, samples_path
 
     spec = f"ngram:{ngram_file}"
@@ -147,7 +147,7 @@ def test_quick_task_draws_scores_and_keeps_its_files(ngram_file, small_reference
 
 
 def test_assay_entry_point_runs_and_resumes(ngram_file, small_references, tmp_path):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     spec = f"ngram:{ngram_file}"
     report = assay(spec, suites=["generation"], quick=True, out=tmp_path, scorecard=False)
@@ -163,7 +163,7 @@ def test_assay_entry_point_runs_and_resumes(ngram_file, small_references, tmp_pa
 def test_quick_assay_with_the_built_in_baseline(moses_home, tmp_path):
     """The n-gram trained on the full MOSES train split (about a minute the first time),
     1,000 samples scored against the MOSES statistics: about two minutes from an empty cache."""
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     report = assay(None, suites=["generation"], quick=True, out=tmp_path, scorecard=False)
     (result,) = report.results

@@ -154,7 +154,7 @@ def test_plots_write_pngs(oracle, tmp_path):
 def test_assay_tasks_and_quick_run_with_the_baseline(tmp_path):
     from pathlib import Path
 
-    from chemassay.assay import AssayContext
+    from chemassay.assaying import AssayContext
     from chemassay.suites.mechanism.assay import ASSAY
 
     assert ASSAY.baseline == "nearest-neighbour" and "30" in ASSAY.quick_note
@@ -172,7 +172,7 @@ def test_assay_tasks_and_quick_run_with_the_baseline(tmp_path):
 
 
 def test_assay_entry_point_runs_the_baseline_and_resumes(tmp_path):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     report = assay(None, suites=["mechanism"], quick=True, out=tmp_path, scorecard=False)
     (outcome,) = report.suites
@@ -186,7 +186,7 @@ def test_assay_entry_point_runs_the_baseline_and_resumes(tmp_path):
 
 def test_killed_assay_asks_only_the_missing_reactions(tmp_path, fake_openai):
     pytest.importorskip("httpx", reason="the llm extra is not installed")
-    from chemassay.assay import assay, plan
+    from chemassay.assaying import assay, plan
 
     spec = f"openai:chem-llm,base_url={fake_openai.base_url},cache=false"
     _outcomes, planned = plan(spec, suites=["mechanism"], quick=True)

@@ -124,7 +124,7 @@ def test_robustness_evaluate_with_3072_numbers_in_batches_of_32(server, cli, tmp
 
 
 def test_the_assay_robustness_tasks_with_3072_numbers_in_batches_of_32(server, tmp_path, isolated_home):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     server.embedding_dim, server.embedding_noise = 3072, 0.01
     report = assay(f"openai:e,base_url={server.base_url},batch=32", suites=["robustness"], quick=True,

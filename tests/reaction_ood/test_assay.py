@@ -22,7 +22,7 @@ def home(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def quick_baseline(home, tmp_path_factory):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     out = tmp_path_factory.mktemp("rood-assay")
     report = assay(None, suites=["reaction-ood"], quick=True, out=out, n_jobs=1, scorecard=False)
@@ -84,7 +84,7 @@ def report_tasks():
 
 
 def test_a_second_run_resumes_every_finished_task(quick_baseline):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     _report, out = quick_baseline
     again = assay(None, suites=["reaction-ood"], quick=True, out=out, n_jobs=1, scorecard=False)
@@ -96,7 +96,7 @@ def test_a_second_run_resumes_every_finished_task(quick_baseline):
 def test_a_users_model_is_scored_on_the_same_test_reactions(quick_baseline, tmp_path, monkeypatch):
     import pandas as pd
 
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     _report, baseline_out = quick_baseline
     module = tmp_path / "recorded_products.py"
@@ -127,7 +127,7 @@ def test_a_users_model_is_scored_on_the_same_test_reactions(quick_baseline, tmp_
 def test_a_chat_model_gets_one_request_per_test_reaction_and_none_again(quick_baseline, openai_server, tmp_path):
     import pandas as pd
 
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     spec = f"openai:chemist-7b,base_url={openai_server.base_url}"
     out = tmp_path / "assay"

@@ -155,7 +155,7 @@ def test_assay_plan_names_the_papers_settings():
 
 
 def test_assay_quick_with_the_baseline_and_a_forest(tmp_path, isolated_home):
-    from chemassay.assay import AssayContext, assay
+    from chemassay.assaying import AssayContext, assay
 
     report = assay(None, suites=["robustness"], quick=True, out=tmp_path / "assay")
     (outcome,) = report.suites
@@ -178,7 +178,7 @@ def test_assay_quick_with_the_baseline_and_a_forest(tmp_path, isolated_home):
 
 
 def test_assay_sends_an_endpoint_exactly_the_requests_it_plans(openai_server, tmp_path, isolated_home):
-    from chemassay.assay import assay, plan
+    from chemassay.assaying import assay, plan
 
     spec = f"openai:embedder,base_url={openai_server.base_url}"
     _outcomes, planned = plan(spec, suites=["robustness"], quick=True)

@@ -143,7 +143,7 @@ def test_table2_test_sets_are_built_and_verified(tmp_path):
 
 
 def test_the_quick_tasks_run_the_baseline_on_cached_data(isolated_home, tmp_path, monkeypatch):
-    from chemassay.assay import AssayContext
+    from chemassay.assaying import AssayContext
     from chemassay.suites.stoichiometry.assay import ASSAY
 
     assert ASSAY.baseline == "copy-coefficient"
@@ -179,7 +179,7 @@ def test_the_quick_tasks_run_the_baseline_on_cached_data(isolated_home, tmp_path
 
 
 def test_assay_runs_the_suite_with_its_baseline_and_resumes(isolated_home, tmp_path):
-    from chemassay.assay import assay
+    from chemassay.assaying import assay
 
     report = assay(None, suites=["stoichiometry"], quick=True, out=tmp_path / "assay")
     (outcome,) = report.suites
@@ -223,7 +223,7 @@ def _plain_products(folder):
 
 
 def test_a_chat_model_is_asked_table2_as_a_reaction_predictor(openai_server, isolated_home, tmp_path):
-    from chemassay.assay import assay, plan
+    from chemassay.assaying import assay, plan
     from chemassay.suites.stoichiometry.assay import QUICK_ITEMS, QUICK_REACTIONS
 
     reference = tmp_path / "reference"

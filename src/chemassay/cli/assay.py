@@ -1,5 +1,5 @@
 """``chemassay assay``: one model through every suite whose protocol it implements, on the
-papers' headline settings, with one scorecard (a thin caller of :mod:`chemassay.assay`)."""
+papers' headline settings, with one scorecard (a thin caller of :mod:`chemassay.assaying`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from chemassay.assay import assay as run_assay
+from chemassay.assaying import assay as run_assay
 from chemassay.budget import Price, TaskBudget, estimate, parse_price
 from chemassay.cli.tools import console
 from chemassay.errors import UserInputError

@@ -26,10 +26,14 @@ the registered suites are no longer the same objects.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import importlib.util
 import operator
+import sys
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from chemassay.errors import ChemassayError, UserInputError
@@ -102,7 +106,7 @@ class Suite:
     dataset_names: tuple[str, ...] = ()
     """Datasets it reads (its own and shared ones), for ``chemassay data list --suite``."""
     assay: str | None = None
-    """``"module:ASSAY"``: its :class:`chemassay.assay.SuiteAssay` (headline settings, quick
+    """``"module:ASSAY"``: its :class:`chemassay.assaying.SuiteAssay` (headline settings, quick
     subset, data preparation) for ``chemassay assay``."""
     published: str | None = None
     """``"module:PUBLISHED"``: its :class:`chemassay.report.published.PaperBinding` (the
@@ -163,8 +167,47 @@ def _add(suite: Suite) -> None:
     for key in {suite.name, suite.alias}:
         if key in _SUITES or key in _ALIASES:
             raise DuplicateSuiteError(f"suite {key!r} is already registered")
+    if importlib.machinery.PathFinder.find_spec(f"{_PACKAGE}.{suite.alias}", [_PACKAGE_DIR]) is not None:
+        raise DuplicateSuiteError(f"suite alias {suite.alias!r} is already a module of {_PACKAGE}")
     _SUITES[suite.name] = suite
     _ALIASES[suite.alias] = suite.name
+    _expose_api(suite)
+
+
+# ``import chemassay.<alias>`` gives the suite's api module without an import hook: the api
+# module object itself is placed in sys.modules under both its own name and the alias, so the
+# two names are one module (same classes, same state), and a plain import statement finds it
+# there. So that registering the suites (at ``import chemassay``) costs no api import, the
+# module is made with importlib.util.LazyLoader (the importlib docs' recipe for lazy imports):
+# its code runs on first attribute use or on the first import statement that names it. This is
+# also what gives a suite registered at run time (a plugin, a test) its ``chemassay.<alias>``.
+_PACKAGE = __name__.rpartition(".")[0]
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+def _expose_api(suite: Suite) -> None:
+    module = sys.modules.get(suite.api)
+    if module is None:
+        try:
+            spec = importlib.util.find_spec(suite.api)
+        except ImportError:  # its package is missing: chemassay.<alias> fails when asked, naming it
+            spec = None
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[suite.api] = module
+        spec.loader.exec_module(module)
+        parent, _, child = suite.api.rpartition(".")
+        if parent:
+            setattr(sys.modules[parent], child, module)
+    sys.modules[f"{_PACKAGE}.{suite.alias}"] = module
+
+
+def _withdraw_api(suite: Suite) -> None:
+    alias = f"{_PACKAGE}.{suite.alias}"
+    if sys.modules.get(alias) is sys.modules.get(suite.api):
+        sys.modules.pop(alias, None)
 
 
 def unregister_suite(name: str) -> None:
@@ -173,6 +216,7 @@ def unregister_suite(name: str) -> None:
         suite = _SUITES.pop(name, None)
         if suite is not None:
             _ALIASES.pop(suite.alias, None)
+            _withdraw_api(suite)
 
 
 def _entry_point_suites() -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
+from chemassay.assaying import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.chem.answers import candidate_lines
 from chemassay.contract import Protocol, Request
 from chemassay.data.readers import pick_column, read_records

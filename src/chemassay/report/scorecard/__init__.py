@@ -58,7 +58,7 @@ class Scorecard:
     resamples: int
     notes: list[str] = field(default_factory=list)
     assay: Any = None
-    """The :class:`chemassay.assay.AssayReport` this scorecard closes (verdicts, failures,
+    """The :class:`chemassay.assaying.AssayReport` this scorecard closes (verdicts, failures,
     skipped suites), when it was written by ``chemassay assay``."""
 
 

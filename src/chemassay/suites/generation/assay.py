@@ -30,7 +30,14 @@ import hashlib
 import math
 from functools import partial
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text, task_subset
+from chemassay.assaying import (
+    AssayContext,
+    AssayTask,
+    SuiteAssay,
+    TaskItems,
+    metric_text,
+    task_subset,
+)
 from chemassay.report.result import Result
 
 PROTOCOL = "generator"

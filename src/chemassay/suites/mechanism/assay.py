@@ -23,7 +23,14 @@ from __future__ import annotations
 import hashlib
 from functools import partial
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text, task_subset
+from chemassay.assaying import (
+    AssayContext,
+    AssayTask,
+    SuiteAssay,
+    TaskItems,
+    metric_text,
+    task_subset,
+)
 from chemassay.report.result import Result
 
 PROTOCOL = "mechanism-predictor"

@@ -44,7 +44,7 @@ from typing import Any
 
 import pandas as pd
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
+from chemassay.assaying import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.report.result import Result
 from chemassay.runtime.progress import info
 

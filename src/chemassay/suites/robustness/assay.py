@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 from functools import partial
 
-from chemassay.assay import (
+from chemassay.assaying import (
     ENDPOINT_KINDS,
     AssayContext,
     AssayTask,

@@ -48,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chemassay.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
+from chemassay.assaying import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.report.result import Result
 
 HEADLINE_VARIANTS = ("formula_t1_x1", "formula_t2_x1", "smiles_t1_x1", "smiles_t2_x1")

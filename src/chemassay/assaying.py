@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import traceback
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -574,14 +572,3 @@ def write_assay_scorecard(report: AssayReport, *, title: str | None = None) -> P
     card.assay = report
     html, _markdown = write_report(card, report.out)
     return html
-
-
-class _CallableModule(types.ModuleType):
-    """``chemassay.assay`` is this module once anything imported it (Python sets a package's
-    attribute to its submodule), so the module itself answers ``chemassay.assay(model, ...)``."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> AssayReport:
-        return assay(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
