@@ -10,7 +10,9 @@ takes 30-100 s on two busy cores):
   those n items, no failed request, the model named ``hf`` with the GGUF path;
 * each prompt is the protocol's own (``bag_prompt``, the reaction's one-shot prompt), wrapped in
   the model's ChatML chat template; every answer is non-empty text and is what the suite scored;
-* greedy decoding gives the same answers twice; the model is loaded once for both suites.
+* greedy decoding gives the same answers twice; the model is loaded once for both suites;
+* robustness' AMORE retrieval on 20 QM9 isomers with the same model's hidden states as
+  embeddings (the mean of the last layer, checked by hand; the GGUF's sha256 names the model).
 
 Served (``transformers serve`` on a free 127.0.0.1 port, the model converted to a
 ``save_pretrained`` folder first, so the server starts in seconds): two bags through
@@ -143,6 +145,33 @@ def test_smollm2_answers_mechanism_in_process(smollm2, monkeypatch, isolated_hom
     assert all(c["text"].strip() for c in calls)
     # the checkpoint loaded for stoichiometry answers here too (no second 30-100 s load)
     assert all(c["model"] is smollm2.backend.generator.model for c in calls)
+
+
+def test_smollm2_hidden_states_answer_robustness_in_process(smollm2, isolated_home):
+    """The same GGUF as an encoder (AMORE's retrieval): its mean-pooled last hidden layer."""
+    import numpy as np
+    import torch
+
+    from chemassay import robustness
+    from chemassay.models import load_model
+    from chemassay.models.hf import packaged_gguf
+    from chemassay.runtime.files import sha256_file
+
+    spec = "hf:smollm2,threads=1"
+    result = robustness.evaluate(model=spec, dataset="isomers", augmentations="kekulize", limit=20,
+                                 bootstrap=0, cache=False)
+    assert result.n == 20 and result.model.kind == "hf" and result.skipped == []
+    assert result.model.checksum == sha256_file(packaged_gguf("smollm2"))
+    assert all(0.0 <= value <= 1.0 for key, value in result.metrics.items() if "acc" in key.lower())
+    # the vector is the mean of the last hidden layer over the string's tokens (SmolLM2's
+    # tokenizer adds no special tokens), from the very model the text tests loaded
+    encoder = load_model(spec, "encoder")
+    vector = encoder.embed(["CC(=O)OCC"])[0]
+    assert encoder._model is smollm2.backend.generator.model and vector.shape == (576,)
+    tokens = encoder._tokenizer("CC(=O)OCC", return_tensors="pt")
+    with torch.no_grad():
+        states = encoder._model(**tokens, output_hidden_states=True).hidden_states[-1][0]
+    assert np.allclose(vector, states.mean(dim=0).numpy(), atol=1e-5)
 
 
 # ------------------------------------------------------------------------- transformers serve

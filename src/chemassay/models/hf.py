@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.errors import UserInputError, require
 from chemassay.models.protocols import conforms, get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
 from chemassay.models.text_model import TextBackend, text_model
@@ -28,6 +28,8 @@ ENCODER_OPTIONS = {
     "device": "cpu, cuda, cuda:N or auto", "batch_size": "strings per forward pass (default 32; 1 = AMORE's one at a time)",
     "pooling": "mean (real tokens) or mean-all (special tokens too, as AMORE)",
     "part": "auto, encoder or decoder (encoder-decoder models)", "max_length": "tokens per string (longer ones are cut and counted)",
+    "gguf_file": "the GGUF file to read in the folder ARG (or give the .gguf path as ARG)",
+    "threads": "CPU threads for torch (default: torch's; 1 is fastest on busy cores)",
 }
 TEXT_OPTIONS = {
     "device": "cpu, cuda, cuda:N or auto",
@@ -111,15 +113,15 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
     location = _local_or_hub(spec.arg)
     device = spec.options.get("device") or context.get("device") or "cpu"
     gguf_file = spec.options.get("gguf_file") or None
-    if "text" not in found.answered_by and (gguf_file or location.lower().endswith(".gguf")):
-        raise UserInputError(f"hf:{spec.arg}: a GGUF checkpoint answers the text protocols only; {found.name} "
-                             "needs hidden states (serve the model, e.g. llama.cpp with --embedding, and use openai:)")
     if "text" not in found.answered_by:
         from chemassay.models.hf_encoder import HFEncoder
 
         check_options(spec, set(ENCODER_OPTIONS))
+        threads = option_int(spec, "threads", None, minimum=1)
+        if threads:
+            require("torch", "hf", "local Hugging Face models").set_num_threads(threads)
         encoder = HFEncoder(
-            location, device=device, batch_size=option_int(spec, "batch_size", int(context.get("batch_size", 32)), minimum=1),
+            location, gguf_file=gguf_file, device=device, batch_size=option_int(spec, "batch_size", int(context.get("batch_size", 32)), minimum=1),
             pooling=spec.options.get("pooling", context.get("pooling", "mean")),
             part=spec.options.get("part", context.get("part", "auto")),
             max_length=option_int(spec, "max_length", context.get("max_length"), minimum=1),
