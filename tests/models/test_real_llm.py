@@ -51,9 +51,16 @@ SPEC = f"hf:smollm2,max_new_tokens={NEW_TOKENS},threads=1"
 def smollm2():
     """The ``hf:smollm2`` text model of the bag-predictor protocol (loads the GGUF once; the
     other suites' models of the same checkpoint reuse it)."""
-    from chemassay.models import load_model
+    import torch
 
-    return load_model(SPEC, "bag-predictor")
+    from chemassay.models import load_model
+    from chemassay.models.hf_text import unload_checkpoints
+
+    threads = torch.get_num_threads()
+    yield load_model(SPEC, "bag-predictor")
+    # the tests after these get torch's threads back and the 540 MB of weights freed
+    torch.set_num_threads(threads)
+    unload_checkpoints()
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,12 @@ def load_checkpoint(folder: Path, gguf_file: str | None = None, device: str = "c
     return _LOADED[key]
 
 
+def unload_checkpoints() -> None:
+    """Forget the checkpoint :func:`load_checkpoint` keeps (its memory is freed once no model
+    object holds it)."""
+    _LOADED.clear()
+
+
 class HFTextGenerator:
     """Generate text from prompts with a local checkpoint (see the module docstring).
 
