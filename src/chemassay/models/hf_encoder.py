@@ -13,7 +13,9 @@ Llama...) are run as they are; an encoder–decoder model (T5, BART...) gives it
 states (``part="encoder"``, the default) or its decoder states with the input ids fed to
 the decoder too (``part="decoder"``, as AMORE does). A hub id ``ORG/NAME`` is resolved to
 its snapshot in the Hugging Face cache (downloaded first where there is internet; see
-:func:`resolve_checkpoint`).
+:func:`resolve_checkpoint`). A GGUF file (``model.gguf``, or a folder and ``gguf_file``) is
+read as the text kind reads it (:func:`~chemassay.models.hf_text.load_checkpoint`: the same
+de-quantized decoder, loaded once for both), and its hidden states are pooled the same way.
 """
 
 from __future__ import annotations
@@ -132,14 +134,21 @@ class HFEncoder:
         pooling: str = "mean",
         part: str = "auto",
         max_length: int | None = None,
+        gguf_file: str | None = None,
     ) -> None:
         requested = str(path)
-        folder = resolve_checkpoint(path)
+        self.gguf_file = None
+        if gguf_file is not None or str(path).lower().endswith(".gguf"):
+            from chemassay.models.hf_text import checkpoint_location
+
+            folder, self.gguf_file = checkpoint_location(path, gguf_file)
+        else:
+            folder = resolve_checkpoint(path)
         if pooling not in POOLINGS:
             raise UserInputError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
         if part not in PARTS:
             raise UserInputError(f"unknown part {part!r}; choose one of {', '.join(PARTS)}")
-        self.path = folder
+        self.path = folder / self.gguf_file if self.gguf_file else folder
         self.device_name = device
         self.batch_size = max(1, int(batch_size))
         self.pooling = pooling
@@ -150,8 +159,11 @@ class HFEncoder:
         self._model = None
         self._tokenizer = None
         self._torch = None
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        self.model_type = config.get("model_type", "")
+        if self.gguf_file:
+            self.model_type = "gguf"  # the architecture is in the file; reading it takes as long as loading
+        else:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            self.model_type = config.get("model_type", "")
 
     # -- loading -----------------------------------------------------------------------
     def _load(self) -> None:
@@ -160,10 +172,20 @@ class HFEncoder:
         torch = require("torch", "hf", "Hugging Face encoders")
         transformers = require("transformers", "hf", "Hugging Face encoders")
         quiet_transformers()
+        from chemassay.models.training import torch_device
+
+        device = torch_device(self.device_name)
         try:
-            config = transformers.AutoConfig.from_pretrained(self.path, local_files_only=True)
-            tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-            model = transformers.AutoModel.from_pretrained(self.path, local_files_only=True)
+            if self.gguf_file:
+                from chemassay.models.hf_text import load_checkpoint
+
+                # the causal model itself: its outputs hold the hidden states of every layer
+                tokenizer, model, _ = load_checkpoint(self.path.parent, self.gguf_file, str(device))
+                config = model.config
+            else:
+                config = transformers.AutoConfig.from_pretrained(self.path, local_files_only=True)
+                tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+                model = transformers.AutoModel.from_pretrained(self.path, local_files_only=True)
         except (OSError, ValueError, KeyError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserInputError(f"{self.path}: cannot load the checkpoint ({first})") from None
@@ -180,9 +202,6 @@ class HFEncoder:
         if tokenizer.pad_token is None:
             self.batch_size = 1
         tokenizer.padding_side = "right"
-        from chemassay.models.training import torch_device
-
-        device = torch_device(self.device_name)
         model.to(device)
         model.eval()
         self.device = device
@@ -211,13 +230,20 @@ class HFEncoder:
         }
 
     def checksum(self) -> str:
-        """sha256 of the checkpoint files: the model's identity in results."""
+        """sha256 of the checkpoint files (of a GGUF, the file): the model's identity in results."""
+        return self._digest()
+
+    def _digest(self) -> str:
+        if self.gguf_file:
+            from chemassay.runtime.files import sha256_file
+
+            return sha256_file(self.path)
         return checkpoint_digest(self.path)
 
     def cache_key(self) -> str:
         """A key that changes whenever the checkpoint or an embedding-relevant setting does."""
         settings = json.dumps({k: v for k, v in self.describe().items() if k != "path"}, sort_keys=True)
-        return hashlib.sha256((checkpoint_digest(self.path) + settings).encode()).hexdigest()[:24]
+        return hashlib.sha256((self._digest() + settings).encode()).hexdigest()[:24]
 
     # -- encoding ----------------------------------------------------------------------
     def n_layers(self) -> int:

