@@ -43,7 +43,8 @@ def spec(server, **options: str) -> str:
 
 
 def body_texts(bodies) -> list[str]:
-    return sorted(json.dumps({k: v for k, v in body.items() if k != "path"}, sort_keys=True) for body in bodies)
+    skip = ("path", "stream", "stream_options")  # the direct path streams; a batch line cannot
+    return sorted(json.dumps({k: v for k, v in body.items() if k not in skip}, sort_keys=True) for body in bodies)
 
 
 def uploaded_lines(server: BatchServer) -> list[dict]:

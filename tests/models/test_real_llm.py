@@ -109,7 +109,7 @@ def test_smollm2_answers_stoichiometry_in_process_deterministically(smollm2, bag
     runs = []
     for _ in range(2):
         result = stoichiometry.evaluate(model=SPEC, sources=bag_set / "src-test_cross.txt",
-                                        targets=bag_set / "tgt-test_cross.txt", limit=3, bootstrap=0)
+                                        reference=bag_set / "tgt-test_cross.txt", limit=3, bootstrap=0)
         runs.append((result, list(recorder.calls)))
         recorder.calls.clear()
 
@@ -140,7 +140,7 @@ def test_smollm2_answers_mechanism_in_process(smollm2, monkeypatch, isolated_hom
     from chemassay.suites.mechanism.records import load_reactions
 
     recorder = Recorder(monkeypatch)
-    result = mechanism.evaluate(model=SPEC, gold="gold", limit=2, bootstrap=0)
+    result = mechanism.evaluate(model=SPEC, reference="gold", limit=2, bootstrap=0)
     calls = recorder.calls
     assert result.n == 2 and result.item_ids == ["NR-001", "NR-002"]
     assert result.model.kind == "hf" and result.setting == {"dataset": "gold", "prompt": "one-shot"}
@@ -165,7 +165,7 @@ def test_smollm2_hidden_states_answer_robustness_in_process(smollm2, isolated_ho
     from chemassay.runtime.files import sha256_file
 
     spec = "hf:smollm2,threads=1"
-    result = robustness.evaluate(model=spec, dataset="isomers", augmentations="kekulize", limit=20,
+    result = robustness.evaluate(model=spec, reference="isomers", augmentations="kekulize", limit=20,
                                  bootstrap=0, cache=False)
     assert result.n == 20 and result.model.kind == "hf" and result.skipped == []
     assert result.model.checksum == sha256_file(packaged_gguf("smollm2"))
@@ -256,7 +256,7 @@ def test_smollm2_served_by_transformers_serve_answers_stoichiometry(served_smoll
     # template's own system turn (with chemassay's chemist prompt SmolLM2 rambles to the limit)
     spec = f"openai:{name},base_url={base_url},system=none,max_tokens=48,concurrency=1,timeout=300,cache=false"
     targets = ["{1}CC(=O)NCc1ccccc1.{1}Cl", "{2}C1CO1", "{1}CCOC(C)=O.{1}O"]
-    result = stoichiometry.evaluate(model=spec, sources=list(MICRO_BAGS), targets=targets, bootstrap=0)
+    result = stoichiometry.evaluate(model=spec, sources=list(MICRO_BAGS), reference=targets, bootstrap=0)
 
     assert result.n == 3 and result.model.kind == "openai" and result.model.spec == spec
     requests = result.requests
@@ -266,7 +266,9 @@ def test_smollm2_served_by_transformers_serve_answers_stoichiometry(served_smoll
     assert set(requests.reasons) <= {"answer cut off (finish_reason=length)"}
     assert [s.reason for s in result.skipped] == ["request failed: answer cut off (finish_reason=length)"] * requests.failed
     answered = [row for row in result.details.rows if row.line not in {s.line for s in result.skipped}]
-    assert len(answered) == requests.new >= 1 and all(row.prediction for row in answered)
+    # every reply is read: a bag, or counted as unreadable (a 135M model often writes no bag)
+    assert len(answered) == requests.new >= 1
+    assert sum(bool(row.prediction) for row in answered) + requests.unreadable == requests.new
     # the tokens are the server's own count (it ran the model), within the budget sent
     assert requests.prompt_tokens > 3 * 40 and 0 < requests.completion_tokens <= 3 * 48
     assert log.read_text().count('"POST /v1/chat/completions HTTP/1.1" 200') == 3

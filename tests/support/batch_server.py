@@ -71,7 +71,8 @@ class BatchServer(OpenAIServer):
         self.files.clear()
         self.batches.clear()
 
-    async def _handle(self, method: str, path: str, raw: bytes, writer: asyncio.StreamWriter) -> bool:
+    async def _handle(self, method: str, path: str, raw: bytes, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> bool:
         route = path.split("/v1", 1)[-1]
         if route == "/files" and method == "POST":
             fields = _multipart(raw)
@@ -114,7 +115,7 @@ class BatchServer(OpenAIServer):
                 else:
                     batch["status"] = "in_progress"
             return await self._send(writer, 200, batch)
-        return await super()._handle(method, path, raw, writer)
+        return await super()._handle(method, path, raw, reader, writer)
 
     def _finish(self, batch: dict[str, Any]) -> None:
         """Answer a batch's lines (as the chat endpoint would) and end it with ``outcome``."""

@@ -179,17 +179,8 @@ class BatchChatClient:
         each cached answer at once, and for the others when the batch has ended."""
         del concurrency
         client = self.client
-        if params is not None and len(params) != len(conversations):
-            raise ValueError("params must give one mapping per conversation")
-        bodies = [{"model": client.model, "messages": list(messages), **client.params,
-                   **(dict(params[index]) if params is not None else {})}
-                  for index, messages in enumerate(conversations)]
+        bodies, keys, stored = client.request_bodies(conversations, params)
         outcomes: list[Any] = [None] * len(bodies)
-        keys: list[str | None] = [None] * len(bodies)
-        if client.cache is not None:
-            client._ensure_revision()
-            keys = [client._key({k: v for k, v in body.items() if k != "model"}) for body in bodies]
-        stored = client.cache.get_many([k for k in keys if k]) if client.cache is not None and not client.refresh else {}
         waiting: dict[str, list[int]] = {}
         lines: dict[str, dict[str, Any]] = {}
         for index, body in enumerate(bodies):

@@ -574,6 +574,24 @@ class OpenAIChatClient:
             raise outcome
         return outcome
 
+    def request_bodies(self, conversations: Sequence[Sequence[Message]],
+                       params: Sequence[Mapping[str, Any]] | None = None
+                       ) -> tuple[list[dict[str, Any]], list[str | None], dict[str, Any]]:
+        """The request body of each conversation, its response-cache key (``None`` without a
+        cache) and the stored answers found under those keys (the direct path and the Batch
+        API share them)."""
+        if params is not None and len(params) != len(conversations):
+            raise ValueError("params must give one mapping per conversation")
+        bodies = [{"model": self.model, "messages": list(messages), **self.params,
+                   **(dict(params[index]) if params is not None else {})}
+                  for index, messages in enumerate(conversations)]
+        keys: list[str | None] = [None] * len(bodies)
+        if self.cache is not None:
+            self._ensure_revision()
+            keys = [self._key({k: v for k, v in body.items() if k != "model"}) for body in bodies]
+        stored = self.cache.get_many([k for k in keys if k]) if self.cache is not None and not self.refresh else {}
+        return bodies, keys, stored
+
     def complete_many(
         self,
         conversations: Sequence[Sequence[Message]],
@@ -590,17 +608,8 @@ class OpenAIChatClient:
         unreachable endpoint raises :class:`EndpointUnreachable`, a run in which nearly every
         request fails :class:`EndpointFailing`.
         """
-        if params is not None and len(params) != len(conversations):
-            raise ValueError("params must give one mapping per conversation")
-        bodies = [{"model": self.model, "messages": list(messages), **self.params,
-                   **(dict(params[index]) if params is not None else {})}
-                  for index, messages in enumerate(conversations)]
+        bodies, keys, stored = self.request_bodies(conversations, params)
         outcomes: list[Any] = [None] * len(bodies)
-        keys: list[str | None] = [None] * len(bodies)
-        if self.cache is not None:
-            self._ensure_revision()
-            keys = [self._key({k: v for k, v in body.items() if k != "model"}) for body in bodies]
-        stored = self.cache.get_many([k for k in keys if k]) if self.cache is not None and not self.refresh else {}
         jobs = []
         for index, body in enumerate(bodies):
             value = stored.get(keys[index]) if keys[index] else None
