@@ -126,7 +126,7 @@ def reference_state(kind: str, state: dict) -> dict:
 
 def load(kind: str, args):
     """A generator of ``kind``: the trained folder under --models-dir, else fresh weights."""
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
     from chemassay.suites.generation.baselines import learned
 
     if args.models_dir:

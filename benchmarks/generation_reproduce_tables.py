@@ -146,7 +146,7 @@ TABLES = {
 
 
 def _scores(out: Path, model: str, seeds: list[int]) -> list[dict]:
-    from chemassay.report.result import read_result
+    from chemassay.contract.result import read_result
 
     return [read_result(p).metrics for p in (out / "scores" / f"{model}_s{seed}.json" for seed in seeds)
             if p.is_file()]

@@ -180,7 +180,7 @@ def check_scorecard(html: Path, suites: list[str], with_results: list[str]) -> l
 def check_results(out: Path, spec: str) -> tuple[list[str], list[tuple[str, float, str]]]:
     """``(problems, per-suite rows)``: each suite wrote a readable result per finished task,
     with the model named by ``spec``, or says in one line why it was skipped or failed."""
-    from chemassay.report.result import read_result
+    from chemassay.contract.result import read_result
 
     manifest = json.loads((out / "assay.json").read_text())
     problems: list[str] = []

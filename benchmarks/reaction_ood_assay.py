@@ -51,7 +51,7 @@ def main() -> None:
     for task in suite.tasks:
         n = "-"
         if task.path:
-            from chemassay.report.result import read_result
+            from chemassay.contract.result import read_result
 
             n = str(read_result(task.path).n)
         print(f"| {task.task} | {task.status} | {n} | {task.elapsed_s:.0f} |")

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import peak_rss_mb  # noqa: E402
 
+from chemassay.contract.result import DatasetRef, ModelRef, Result  # noqa: E402
 from chemassay.report.intervals import attach_intervals  # noqa: E402
-from chemassay.report.result import DatasetRef, ModelRef, Result  # noqa: E402
 
 BAGS = [("{1}CC(=O)O.{1}OCC", "{1}CC(=O)SCC.{1}O", "{1}CC(=O)OCC.{1}O", "DE"),
         ("{1}CC(=O)Cl.{1}NC", "{1}CC(=O)NC", "{1}CC(=O)NC.{1}Cl", "DEF"),

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import peak_rss_mb, timed  # noqa: E402
 
-from chemassay.report.result import DatasetRef, ModelRef, Result  # noqa: E402
+from chemassay.contract.result import DatasetRef, ModelRef, Result  # noqa: E402
 from chemassay.report.store import Filters, ResultStore  # noqa: E402
 
 SHAPES = {

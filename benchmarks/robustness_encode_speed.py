@@ -28,8 +28,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
+    from chemassay.contract.errors import ChemassayError
     from chemassay.data.registry import load_dataset
-    from chemassay.errors import ChemassayError
     from chemassay.models.registry import resolve_model
 
     smiles = load_dataset("chebi20").smiles[: args.n]

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 
 def test_a_sixth_suite_is_one_package_plus_one_registration(toy_suite, cli, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from chemassay.assaying import assay
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 from chemassay.report.subsets import items_for_precision, subset_sha256, wilson_half_width
 
 ROOT = Path(__file__).resolve().parents[1]

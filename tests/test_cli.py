@@ -32,7 +32,7 @@ def test_unknown_dataset_is_one_line_exit_2(cli):
 def test_debug_shows_the_exception(cli):
     import pytest
 
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError):
         cli("--debug", "data", "fetch", "nope")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.suites import all_suites
 
 SUITES = [(suite.name, suite.alias) for suite in all_suites()]

@@ -3,6 +3,7 @@ only downwards (docs: DESIGN's "Layout")."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -68,3 +69,133 @@ def test_a_suite_alias_cannot_shadow_a_module_of_chemassay():
     with pytest.raises(DuplicateSuiteError, match="already a module of chemassay"):
         register_suite(shadow)
     assert find_suite("report") is None and sys.modules["chemassay.report"].__name__ == "chemassay.report"
+
+
+# -- the import graph of src/chemassay, read with ast (every import: top level, in functions,
+#    under TYPE_CHECKING), grouped into the layers of DESIGN's "Layout" ---------------------------
+PACKAGE = SRC / "chemassay"
+SHARED = ("contract", "chem", "data", "models", "runtime", "report", "registry")
+"""The shared layers (``registry`` is the suite registry, ``chemassay/suites/__init__.py``):
+no import cycle among them."""
+CLI_HELPERS = ("chemassay.cli.tools", "chemassay.cli.")
+"""The CLI's shared helpers (``chemassay.cli.*``), which a suite's own ``cli*.py`` may import."""
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement names (``from a import b``: ``a.b`` when it is a module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        parent = module.split(".") if is_package else module.split(".")[:-1]
+        parent = parent[: len(parent) - (node.level - 1)]
+        base = ".".join(parent + ([node.module] if node.module else []))
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+
+
+def _edges() -> list[tuple[str, str, int]]:
+    """(importer, imported, line) for every import of a chemassay module inside src/chemassay."""
+    edges = set()
+    for module, (path, is_package) in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                edges |= {(module, target, node.lineno) for target in _imported(module, is_package, node)
+                          if target == "chemassay" or target.startswith("chemassay.")}
+    return sorted(edges)
+
+
+EDGES = _edges()
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "root"
+    top = parts[1]
+    if top == "suites":
+        return "registry" if len(parts) == 2 else f"suite:{parts[2]}"
+    if top in {"assaying", "assay"}:
+        return "assay"
+    if top in {"cli", "clitools", "__main__"}:
+        return "cli"
+    return top
+
+
+def test_the_import_graph_is_read():
+    """The graph this file checks is the real one (a broken reader would pass every rule)."""
+    assert ("chemassay.suites.generation.api", "chemassay.contract.result") in {(a, b) for a, b, _ in EDGES}
+    assert {_layer(m) for m in MODULES} >= set(SHARED) | {"assay", "cli", "root", "suite:generation"}
+
+
+def test_the_contract_imports_nothing_of_chemassay():
+    offences = [f"{a}:{line} imports {b}" for a, b, line in EDGES
+                if _layer(a) == "contract" and _layer(b) != "contract"]
+    assert not offences, offences
+
+
+def test_suites_import_neither_the_assay_nor_the_cli_nor_each_other():
+    offences = []
+    for a, b, line in EDGES:
+        if not _layer(a).startswith("suite:"):
+            continue
+        where = f"{a}:{line} imports {b}"
+        if _layer(b) == "assay":
+            offences.append(where)
+        elif _layer(b) == "cli":
+            own_cli = a.rsplit(".", 1)[-1].startswith("cli")
+            helper = b == CLI_HELPERS[0] or (b.startswith(CLI_HELPERS[1]) and b in MODULES)
+            if not (own_cli and helper):
+                offences.append(where)
+        elif _layer(b).startswith("suite:") and _layer(b) != _layer(a):
+            offences.append(where)
+    assert not offences, offences
+
+
+def test_no_import_cycle_among_the_shared_layers():
+    graph: dict[str, set[str]] = {layer: set() for layer in SHARED}
+    why: dict[tuple[str, str], str] = {}
+    for a, b, line in EDGES:
+        la, lb = _layer(a), _layer(b)
+        if la in graph and lb in graph and la != lb:
+            graph[la].add(lb)
+            why.setdefault((la, lb), f"{a}:{line} imports {b}")
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            layer = todo.pop()
+            if layer == goal:
+                return True
+            if layer not in seen:
+                seen.add(layer)
+                todo += graph[layer]
+        return False
+
+    cycles = [f"{la} -> {lb} ({why[la, lb]}) and back" for la in graph for lb in graph[la] if reaches(lb, la)]
+    assert not cycles, cycles
+
+
+def test_the_contract_lists_every_public_name_of_its_modules():
+    """``chemassay.contract`` re-exports (lazily) exactly the ``__all__`` of its modules."""
+    import importlib
+
+    import chemassay.contract as contract
+
+    for module, names in contract._LAZY.items():
+        listed = importlib.import_module(f"chemassay.contract.{module}").__all__
+        assert sorted(names) == sorted(n for n in listed if n not in {"DetailsLookup", "ResultCheck"}), module
+    assert all(getattr(contract, name) is not None for name in contract.__all__)

@@ -11,9 +11,9 @@ import re
 import pytest
 
 from chemassay import reaction_ood, stoichiometry
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import make_result
 from chemassay.models import load_model, run
-from chemassay.report.result import make_result
 from chemassay.suites.reaction_ood.metrics import score_item
 
 # reaction → (the answer's style, the answer)

@@ -15,20 +15,17 @@ holds the model registry and protocols. Every suite of the suite registry
 first use, so ``import chemassay`` is cheap.
 """
 
+import os
 import sys
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("chemassay")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.1.0"
-
-from chemassay.suites import all_suites as _all_suites  # noqa: E402 - the version first
+from chemassay.contract.hooks import add_result_check as _add_result_check
+from chemassay.contract.version import __version__
+from chemassay.suites import all_suites as _all_suites
 
 _LAZY = {
-    "Result": ("chemassay.report.result", "Result"),
-    "read_result": ("chemassay.report.result", "read_result"),
+    "Result": ("chemassay.contract.result", "Result"),
+    "read_result": ("chemassay.contract.result", "read_result"),
     "load_dataset": ("chemassay.data.registry", "load_dataset"),
     "list_datasets": ("chemassay.data.registry", "list_specs"),
     "load_model": ("chemassay.models.registry", "load_model"),
@@ -53,6 +50,25 @@ def __getattr__(name: str):
         return api
     raise AttributeError(f"module 'chemassay' has no attribute {name!r}")
 
+
+def _strict_cards(result) -> None:
+    """With ``CHEMASSAY_STRICT_CARDS=1`` (the test suite sets it) a result whose suite declares
+    metric cards may carry no undeclared metric key (the contract runs the checks the layers
+    above install; this one asks the report's metric cards)."""
+    if os.environ.get("CHEMASSAY_STRICT_CARDS") != "1":
+        return
+    from chemassay.report.cards import all_cards, undeclared_keys
+
+    try:
+        declared = all_cards(result.suite)
+    except KeyError:  # an unknown suite: the loaders report it, naming the field
+        declared = []
+    missing = undeclared_keys(result.suite, result.metrics) if declared else []
+    if missing:
+        raise ValueError(f"{result.suite}/{result.task} result carries metric keys no card declares: {missing[:10]}")
+
+
+_add_result_check(_strict_cards)
 
 # Registering the suites (last, so that a plugin's declaration may use the names above) places
 # each suite's api module, not yet executed, in sys.modules as ``chemassay.<alias>``: ``import chemassay.generation`` is then a

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 TEXT_KINDS = frozenset({"openai", "hf"})
 """Model kinds that are sent prompts whose tokens ``--dry-run`` counts."""
@@ -132,10 +132,11 @@ def estimate(model: str | Mapping[str, str] | None = None, *, suites: Sequence[s
     """The plan of :func:`chemassay.assaying.assay` with each task's budget: per-suite outcomes
     (skips) and one :class:`TaskBudget` per task. ``tokens=False`` leaves the prompts unbuilt
     (no data is prepared)."""
-    from chemassay.assaying import ENDPOINT_KINDS, AssayContext, plan, subset_size, task_subset
+    from chemassay.assaying import plan, subset_size
+    from chemassay.contract.assay import ENDPOINT_KINDS, AssayContext
     from chemassay.models.budget import prompt_budget
     from chemassay.models.spec import parse_spec
-    from chemassay.report.subsets import wilson_half_width
+    from chemassay.report.subsets import task_subset, wilson_half_width
 
     size = subset_size(limit, precision, quick=quick)
     outcomes, planned = plan(model, suites=suites, quick=quick, base_url=base_url, limit=limit, precision=precision)

@@ -3,8 +3,8 @@ import gzip
 import pandas as pd
 import pytest
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import iter_lines, read_smiles_file, read_table
-from chemassay.errors import UserInputError
 
 
 def test_plain_list_with_header_comments_and_blanks(tmp_path):

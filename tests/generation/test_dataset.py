@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import chemassay
+from chemassay.contract.errors import UserInputError
 from chemassay.data import locate
-from chemassay.errors import UserInputError
 from chemassay.suites.generation.data import load_moses, moses_part, parse_moses_name, smiles_set
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"

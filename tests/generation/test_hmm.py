@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import learned_helpers as helpers  # noqa: E402
 
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models import check_model, load_model  # noqa: E402
 from chemassay.suites.generation.baselines.hmm import HMMModel  # noqa: E402
 

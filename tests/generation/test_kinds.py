@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import check_model, load_model, model_ref
 from chemassay.runtime.files import sha256_file
 from support.logs import chemassay_messages

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import read_smiles_file
-from chemassay.errors import UserInputError
 from chemassay.suites.generation.metrics import evaluate_samples as evaluate
 from chemassay.suites.generation.reference import load_stats
 from support.logs import expect_message

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import read_smiles_file
-from chemassay.errors import UserInputError
 from chemassay.suites.generation import stream
 from chemassay.suites.generation.metrics import evaluate_samples
 from chemassay.suites.generation.reference import load_stats

@@ -52,7 +52,7 @@ def test_too_few_molecules_for_unique_at_k_is_said_once_and_not_as_a_python_warn
 
 
 def test_unique_at_is_checked():
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="unique_at must be a positive whole number"):
         generation.evaluate(["CCO"], reference=TEST, scaffold_test=None, train=None, unique_at=0, bootstrap=0)

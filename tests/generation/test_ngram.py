@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.generation.baselines.ngram import CharNGram
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "generation"

@@ -7,8 +7,8 @@ import gzip
 
 import pytest
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import read_smiles_file
-from chemassay.errors import UserInputError
 from chemassay.suites.generation.baselines.reference_samples import (
     PAPER_TABLES,
     paper_value,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.generation.split import murcko_scaffold, scaffold_split, write_split
 

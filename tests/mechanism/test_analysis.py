@@ -11,7 +11,7 @@ import chemassay.mechanism as mechanism
 import numpy as np
 import pytest
 
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 from chemassay.suites.mechanism.error_analysis import CATEGORIES, answer_shape, smiles_problem
 from chemassay.suites.mechanism.records import Step
 from chemassay.suites.mechanism.retrieval import FamilyIndex, same_family

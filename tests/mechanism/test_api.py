@@ -12,8 +12,8 @@ import chemassay.mechanism as mechanism
 import pytest
 
 import chemassay
+from chemassay.contract.result import read_result
 from chemassay.models import check_model
-from chemassay.report.result import read_result
 from chemassay.suites.mechanism.baselines import gold_oracle
 
 needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
@@ -94,7 +94,7 @@ def test_predict_writes_and_resumes(tmp_path):
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["reaction_id"] for row in lines] == [row["reaction_id"] for row in again.rows]
     assert all(row["neighbour"]["reaction_id"] for row in lines)
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="--overwrite"):
         mechanism.predict("gold-oracle", "gold", limit=2, out=out)
@@ -187,7 +187,7 @@ def test_registry_loader_and_names():
     assert len(chemassay.load_dataset("template")) == 166  # one repeated id is left out
     assert len(chemassay.load_dataset("omebench", part="templates", records=True)) == 167
     assert len(mechanism.load_dataset("gold")) == 196 and len(mechanism.load_reactions("ome-template")) == 166
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="no such oMeBench file"):
         mechanism.load_reactions("no-such-file.json")
@@ -208,7 +208,7 @@ def test_verify_and_expand_api(tmp_path):
 
 
 def test_evaluate_argument_errors():
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="not both"):
         mechanism.evaluate({"NR-001": "[]"}, model="gold-oracle")

@@ -11,8 +11,8 @@ import chemassay.mechanism as mechanism
 import pytest
 from pydantic import ValidationError
 
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result, read_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result, read_result
 from chemassay.suites.mechanism.details import EvaluateDetails, VerifyDetails
 
 needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
@@ -154,7 +154,7 @@ def test_plots_write_pngs(oracle, tmp_path):
 def test_assay_tasks_and_quick_run_with_the_baseline(tmp_path):
     from pathlib import Path
 
-    from chemassay.assaying import AssayContext
+    from chemassay.contract.assay import AssayContext
     from chemassay.suites.mechanism.assay import ASSAY
 
     assert ASSAY.baseline == "nearest-neighbour" and "30" in ASSAY.quick_note

@@ -9,7 +9,7 @@ import statistics
 import pytest
 from scipy.stats import spearmanr
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.records import (
     Reaction,

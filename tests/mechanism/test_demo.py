@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 
 needs_drfp = pytest.mark.skipif(importlib.util.find_spec("drfp") is None,
                                 reason="the drfp extra is not installed (pip install 'chemassay[drfp]')")

@@ -7,7 +7,7 @@ import json
 import pytest
 from rdkit import Chem
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.expand import (

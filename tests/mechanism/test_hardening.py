@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 from chemassay.suites.mechanism.parse import (
     ParsedMechanism,
     parse_prediction,
@@ -137,7 +137,7 @@ _FILE_BYTES = st.one_of(
 
 
 def _check_file(tmp_path_factory, data, suffix):
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
     from chemassay.suites.mechanism.records import read_records
 
     path = tmp_path_factory.mktemp("fuzz") / f"input{suffix}"

@@ -59,7 +59,7 @@ def test_causal_checkpoint_through_the_cli(cli, tmp_path, tiny_checkpoints):
     first = load_reactions(bundled_path("gold")).reactions[0]
     assert generator.generate(build_prompt("default", first)).text == rows[0]["response"]
     # random weights do not write mechanisms: scored as unparsed zeros, n limited to the 2 asked
-    from chemassay.report.result import read_result
+    from chemassay.contract.result import read_result
 
     scored_result = read_result(scored)
     assert scored_result.n == 2 and scored_result.metrics["S_total"] == 0.0

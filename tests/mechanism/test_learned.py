@@ -16,7 +16,7 @@ pytest.importorskip("pytorch_lightning")
 
 import chemassay.mechanism as mechanism  # noqa: E402
 
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models import check_model  # noqa: E402
 from chemassay.suites.mechanism.expand import expand_templates, load_substituents  # noqa: E402
 from chemassay.suites.mechanism.learned import (  # noqa: E402

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("httpx")
 
+from chemassay.contract.result import read_result
 from chemassay.models.openai_chat import ChatError, OpenAIChatClient, chat_url
-from chemassay.report.result import read_result
 from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.prompts import build_prompt
 from chemassay.suites.mechanism.records import load_reactions
@@ -89,7 +89,7 @@ def test_resume_refuses_another_model_and_drops_truncated_lines(tmp_path):
     out.write_text(json.dumps(good) + "\n" + '{"reaction_id": "B", "respo')
     assert set(read_answered(out, model="openai:x", prompt_style="default")) == {"A"}
     assert out.read_text() == json.dumps(good) + "\n"
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="--overwrite"):
         read_answered(out, model="openai:y", prompt_style="default")
@@ -125,7 +125,7 @@ def test_unreachable_server_and_bad_urls(tmp_path):
         client.complete([{"role": "user", "content": "hi"}])
     assert chat_url("http://h/v1/") == "http://h/v1/chat/completions"
     assert chat_url("http://h/v1/chat/completions") == "http://h/v1/chat/completions"
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
     from chemassay.suites.mechanism.api import load_predictor
 
     with pytest.raises(UserInputError, match="unknown model kind 'gpt-4o'"):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 from chemassay.suites.mechanism.baselines import gold_oracle, nearest_neighbour
 from chemassay.suites.mechanism.data import omebench_file as bundled_path
 from chemassay.suites.mechanism.retrieval import reaction_family

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models import load_model, run  # noqa: E402
 from chemassay.models.openai_batch import BatchChatClient, custom_id  # noqa: E402
 from chemassay.models.openai_chat import OpenAIChatClient  # noqa: E402

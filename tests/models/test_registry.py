@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import (
     DuplicateKindError,
     ModelKind,

@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("pytorch_lightning")
 
 import chemassay  # noqa: E402
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models import check_model, load_model  # noqa: E402
 from chemassay.models.seq2seq import (  # noqa: E402
     CONFIGS,

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pl = pytest.importorskip("pytorch_lightning", reason="the 'train' extra (pytorch-lightning) is not installed")
 
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models.training import TrainSettings, fit, load_module_state  # noqa: E402
 
 

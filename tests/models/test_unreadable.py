@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from chemassay.contract import Protocol, TextAsker
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import RequestSummary, make_result
 from chemassay.models import run
 from chemassay.models.text_model import TextBackend, text_model
-from chemassay.report.result import RequestSummary, make_result
 
 
 class Canned(TextBackend):

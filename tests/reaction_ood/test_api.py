@@ -10,8 +10,8 @@ import random
 import pandas as pd
 import pytest
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data import dataset_file
-from chemassay.errors import UserInputError
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 
 KEYS = ["random-test", "document-test", "document-test_ood", "time-test", "time-test_ood", "suzuki-test",
         "suzuki-test_ood", "chloro_suzuki-test_ood"]

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.reaction_ood.io import (
     STANDARD_COLUMNS,
     detect_format,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.reaction_ood.clean import clean_reactions
 from chemassay.suites.reaction_ood.io import read_schneider_50k
 from chemassay.suites.reaction_ood.split_files import split_file, split_frame_to_dir

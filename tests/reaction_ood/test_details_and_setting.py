@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from chemassay.report.result import read_result
+from chemassay.contract.result import read_result
 
 
 class FirstMolecule:
@@ -152,7 +152,7 @@ def test_an_undeclared_details_field_is_refused(tmp_path):
     data["details"]["missing_prediction_ids"] = ["a"]
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="details.missing_prediction_ids"):
         read_result(path)

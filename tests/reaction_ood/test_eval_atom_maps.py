@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from chemassay.chem.molecules import canonical_smiles
+from chemassay.contract.errors import UserInputError
 from chemassay.data import dataset_file
-from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.reaction_ood.atom_mapping import (
     SCHNEIDER_MAPPED_FILE,

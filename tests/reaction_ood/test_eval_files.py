@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.reaction_ood.evaluation import (
     class_prefix,
     evaluate_predictions,

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from chemassay.chem.molecules import canonical_smiles
+from chemassay.contract.errors import UserInputError
 from chemassay.data import dataset_file
-from chemassay.errors import UserInputError
 from chemassay.suites.reaction_ood.iterate import iterated_evaluation, next_round_inputs
 
 ESTER = "CCOC(=O)c1ccccc1"
@@ -149,7 +149,7 @@ def test_failed_chat_requests_count_as_wrong_with_their_reason(openai_server, is
 def test_model_specs_and_objects(tmp_path, monkeypatch, grignard_test):
     from chemassay.reaction_ood import evaluate, predict
 
-    from chemassay.errors import UserInputError as InputError
+    from chemassay.contract.errors import UserInputError as InputError
 
     module = tmp_path / "my_rxn_model.py"
     module.write_text(
@@ -212,7 +212,7 @@ def test_train_predict_evaluate_plot_cli(cli, tmp_path):
 
 
 def test_plot_years_draws_one_line_per_cutoff(cli, tmp_path):
-    from chemassay.report.result import Result
+    from chemassay.contract.result import Result
 
     paths = []
     for cutoff, base in ((2005, 0.6), (2010, 0.7)):

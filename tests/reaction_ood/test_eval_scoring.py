@@ -102,7 +102,7 @@ def test_topk_accuracy_hand_checked():
 
 
 def test_is_match_rejects_unknown_mode():
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError):
         is_match(product_set("C"), product_set("C"), match="fuzzy")

@@ -145,7 +145,7 @@ def test_baseline_templates_can_be_shared():
 
 
 def test_load_rejects_other_files(tmp_path):
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     other = tmp_path / "x.npz"
     np.savez(other, a=np.zeros(3))

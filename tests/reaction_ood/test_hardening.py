@@ -187,7 +187,7 @@ def hostile_bytes(draw) -> bytes:
 @FUZZ
 @given(data=hostile_bytes(), suffix=st.sampled_from([".csv", ".tsv", ".csv.gz", ".jsonl", ".txt", ".parquet", ".rsmi"]))
 def test_readers_fail_only_with_user_errors(tmp_path_factory, data, suffix):
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
     from chemassay.suites.reaction_ood.evaluation import parse_predictions, truth_products
     from chemassay.suites.reaction_ood.io import read_reactions
     from chemassay.suites.reaction_ood.tables import read_table

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 
 
 def _result(split: str, part: str, hits: list[float], model: str = "template-knn", **setting: str) -> Result:
+    from chemassay.contract.result import ModelRef
     from chemassay.report.intervals import attach_intervals
-    from chemassay.report.result import ModelRef
 
     result = Result(suite="reaction-ood", task="evaluate", metrics={"top1_accuracy": float(np.mean(hits))},
                     n=len(hits), item_ids=[str(i) for i in range(len(hits))], item_scores={"top1_accuracy": hits},

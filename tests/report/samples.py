@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from chemassay.contract.result import DatasetRef, InputRef, ModelRef, Result
 from chemassay.report.intervals import attach_intervals
-from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result
 
 
 def _scored(suite: str, task: str, per_item: dict[str, list[float]], ids: list[str], **fields) -> Result:

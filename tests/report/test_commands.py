@@ -3,7 +3,7 @@ evaluating commands (``emit``), ``results list|show|export|rm|check`` and ``--no
 
 import json
 
-from chemassay.report.result import DatasetRef, Result
+from chemassay.contract.result import DatasetRef, Result
 
 
 def _result(scores: dict, dataset_sha="a" * 64) -> Result:

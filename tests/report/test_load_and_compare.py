@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import DatasetRef, Result
 from chemassay.report.compare import IncomparableResults, compare, mcnemar_exact
 from chemassay.report.load import load_result, load_results
-from chemassay.report.result import DatasetRef, Result
 
 from .conftest import write_json
 

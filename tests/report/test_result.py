@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.report import Result, SkippedItem, input_ref, read_result
 
 
@@ -38,6 +38,14 @@ def test_the_schema_is_closed(tmp_path):
         Result(suite="generation", task="evaluate", metrics={}, n=0, per_item=[{"smiles": "CCO"}])
     with pytest.raises(ValidationError, match="index_of"):
         SkippedItem(reason="x", index_of=3)
+    # every part of the result is closed, not only the top level
+    from chemassay.contract import DatasetRef, InputRef, Interval, ModelRef, RequestSummary
+
+    for part, fields in [(DatasetRef, {"name": "moses"}), (InputRef, {"path": "x.txt"}),
+                         (Interval, {"low": 0.1, "high": 0.2}), (RequestSummary, {}),
+                         (ModelRef, {"spec": "s", "name": "n", "kind": "k"})]:
+        with pytest.raises(ValidationError, match="misspelt"):
+            part(**fields, misspelt=1)
     path = tmp_path / "extra.json"
     raw = json.loads(Result(suite="generation", task="evaluate", metrics={}, n=0).to_json())
     path.write_text(json.dumps({**raw, "breakdowns": {}}))
@@ -52,7 +60,7 @@ def test_the_schema_is_closed(tmp_path):
 def test_make_result_fills_timing_inputs_and_model_identity(tmp_path):
     import time
 
-    from chemassay.report.result import make_result
+    from chemassay.contract.result import make_result
 
     data = tmp_path / "samples.txt"
     data.write_text("CCO\n")
@@ -67,8 +75,13 @@ def test_make_result_fills_timing_inputs_and_model_identity(tmp_path):
             return {"temperature": 1.0}
 
     started = time.perf_counter() - 2.0
-    result = make_result("generation", "evaluate", metrics={"valid": 1.0}, n=1, model=Sampler(),
-                         spec="python:my:Sampler", inputs=[data, tmp_path / "not-written.txt"], started=started)
+    from chemassay.models.identity import model_ref
+
+    with pytest.raises(TypeError, match="model_ref"):  # the contract imports no layer above it
+        make_result("generation", "evaluate", metrics={"valid": 1.0}, n=1, model=Sampler())
+    result = make_result("generation", "evaluate", metrics={"valid": 1.0}, n=1,
+                         model=model_ref(Sampler(), "python:my:Sampler"),
+                         inputs=[data, tmp_path / "not-written.txt"], started=started)
     assert result.elapsed_s >= 2.0
     assert result.model.spec == "python:my:Sampler" and result.model.name == "sampler"
     assert result.model.parameters == {"temperature": 1.0} and len(result.model.checksum) == 64
@@ -80,7 +93,7 @@ def test_make_result_lists_each_failed_item_of_the_run_once():
     """A failed item the suite lists itself (by line, or by ``index`` where lines do not apply)
     with the run's reason is not listed again; the others are added from the run."""
     from chemassay.contract import Run
-    from chemassay.report.result import make_result
+    from chemassay.contract.result import make_result
 
     done = Run(protocol="generator", items=[0, 1, 2, 3], outputs=["CCO", "", "", ""],
                failures={1: "request failed: HTTP 404", 2: "request failed: HTTP 404", 3: "timeout"})
@@ -93,8 +106,8 @@ def test_make_result_lists_each_failed_item_of_the_run_once():
 
 
 def test_make_result_lists_a_runs_failures_unless_the_suite_does(isolated_home):
+    from chemassay.contract.result import make_result
     from chemassay.models import from_callable, run
-    from chemassay.report.result import make_result
 
     def predict(reactants, k):
         return [["CCO"] for _ in reactants]

@@ -139,7 +139,7 @@ def test_align_steps_consumes_each_side_by_tag():
 
 
 def test_missing_gallery_fields_are_named():
-    from chemassay.report.result import Result
+    from chemassay.contract.result import Result
 
     bare = Result(suite="stoichiometry", task="evaluate", metrics={}, n=1)
     assert "rows[i].prediction" in suite_gallery("stoichiometry", [bare]).missing
@@ -224,7 +224,7 @@ def test_rounding_noise_and_quick_results_are_never_starred(test_cards):
 
 
 def test_subset_results_are_shown_beside_the_papers_rows_marked_and_never_starred(test_cards, tmp_path):
-    from chemassay.report.result import SubsetRef
+    from chemassay.contract.result import SubsetRef
     from chemassay.report.scorecard import write_report
     from chemassay.report.subsets import subset_sha256
 

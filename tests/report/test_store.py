@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from chemassay.report.result import DatasetRef, InputRef, Result
+from chemassay.contract.result import DatasetRef, InputRef, Result
 from chemassay.report.store import (
     Filters,
     ResultStore,
@@ -67,7 +67,7 @@ def test_parse_since():
     now = 1_800_000_000.0
     assert parse_since("12h", now) == now - 12 * 3600 and parse_since("2w", now) == now - 14 * 86400
     assert parse_since("2026-11-01") > 0
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     with pytest.raises(UserInputError, match="--since 'yesterday'"):
         parse_since("yesterday")
@@ -77,7 +77,7 @@ def test_parse_since():
 # module itself need not be importable in the child).
 WRITER = """
 import sys
-from chemassay.report.result import DatasetRef, InputRef, Result
+from chemassay.contract.result import DatasetRef, InputRef, Result
 from chemassay.report.store import ResultStore
 
 path, count, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]

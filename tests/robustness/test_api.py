@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import chemassay
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import check_model, get_kind, list_kinds, load_model
 from chemassay.report.cards import undeclared_keys
 

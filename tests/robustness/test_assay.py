@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result, read_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result, read_result
 from chemassay.suites.robustness.assay import (
     ASSAY,
     PAPER_AUGMENTATIONS,
@@ -155,7 +155,8 @@ def test_assay_plan_names_the_papers_settings():
 
 
 def test_assay_quick_with_the_baseline_and_a_forest(tmp_path, isolated_home):
-    from chemassay.assaying import AssayContext, assay
+    from chemassay.assaying import assay
+    from chemassay.contract.assay import AssayContext
 
     report = assay(None, suites=["robustness"], quick=True, out=tmp_path / "assay")
     (outcome,) = report.suites

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import load_model
 from chemassay.models.protocols import from_callable
 from chemassay.suites.robustness.downstream import (

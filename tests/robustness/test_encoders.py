@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import load_model
 from chemassay.suites.robustness.augment import AUGMENTATIONS, NotApplicable, augment
 from chemassay.suites.robustness.data import load_amore

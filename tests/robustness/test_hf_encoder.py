@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models.hf_encoder import HFEncoder, checkpoint_kind  # noqa: E402
 from chemassay.suites.robustness.lm import build_smiles_tokenizer  # noqa: E402
 

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("pytorch_lightning")
 
-from chemassay.errors import UserInputError  # noqa: E402
+from chemassay.contract.errors import UserInputError  # noqa: E402
 from chemassay.models import check_model  # noqa: E402
 from chemassay.models.registry import resolve_model  # noqa: E402
 from chemassay.suites.robustness.augment import AUGMENTATIONS, augment_many  # noqa: E402

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.robustness.retrieval import (
     rank_metrics,
     reference_ranks_faiss,

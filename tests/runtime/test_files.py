@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_a_dangling_link_as_output_folder_is_one_clear_error(tmp_path):
     import pytest
 
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
     from chemassay.runtime.files import ensure_writable_dir
 
     link = tmp_path / "model"

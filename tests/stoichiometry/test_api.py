@@ -11,7 +11,7 @@ import pytest
 
 import chemassay
 from chemassay import stoichiometry
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import check_model, list_kinds, load_model
 from chemassay.report.cards import undeclared_keys
 from chemassay.runtime.files import sha256_file

@@ -13,8 +13,8 @@ import pytest
 from pydantic import ValidationError
 
 from chemassay import stoichiometry
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result, read_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result, read_result
 from chemassay.suites.stoichiometry.details import BalanceDetails, BuildDetails, EvaluateDetails
 
 
@@ -143,7 +143,7 @@ def test_table2_test_sets_are_built_and_verified(tmp_path):
 
 
 def test_the_quick_tasks_run_the_baseline_on_cached_data(isolated_home, tmp_path, monkeypatch):
-    from chemassay.assaying import AssayContext
+    from chemassay.contract.assay import AssayContext
     from chemassay.suites.stoichiometry.assay import ASSAY
 
     assert ASSAY.baseline == "copy-coefficient"

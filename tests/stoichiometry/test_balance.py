@@ -8,7 +8,7 @@ import pytest
 
 from chemassay.chem.bags import element_balance, parse_bag
 from chemassay.chem.reactions import Reaction
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.stoichiometry.balance import (
     AMBIGUOUS,
     BALANCED,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.stoichiometry.metrics import BagError, BagReader, ParsedBag
 from chemassay.suites.stoichiometry.prepare import INVALID, STATUSES, RebalanceConfig, process_line
 from chemassay.suites.stoichiometry.scoring import score_lines

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 
 def one_line_error(outcome, *fragments: str) -> None:

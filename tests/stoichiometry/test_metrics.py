@@ -104,7 +104,7 @@ def test_score_files_both_modes_and_skips(tmp_path):
 
 
 def test_score_files_rejects_misaligned_files(tmp_path):
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     (tmp_path / "a.txt").write_text("{1}O\n")
     (tmp_path / "b.txt").write_text("{1}O\n{1}O\n")

@@ -14,7 +14,7 @@ from typing import Literal
 from chemassay.chem.formula import ElementCounts, FormulaError, element_counts, parse_formula
 from chemassay.chem.formula import hill_formula as _hill
 from chemassay.chem.molecules import InvalidSmiles, canonical_smiles
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 
 Encoding = Literal["smiles", "formula"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from rdkit import Chem, rdBase
 
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 
 
 class InvalidSmiles(ValueError, ChemassayError):

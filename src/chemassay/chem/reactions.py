@@ -18,7 +18,7 @@ from chemassay.chem.molecules import (
     heavy_atom_count,
     parse_smiles,
 )
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 
 
 class InvalidReaction(ValueError, ChemassayError):

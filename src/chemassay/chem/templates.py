@@ -30,7 +30,7 @@ from rdkit.Chem import rdChemReactions
 
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_silenced
 from chemassay.chem.reactions import InvalidReaction, parse_reaction
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 
 
 class TemplateError(ValueError, ChemassayError):

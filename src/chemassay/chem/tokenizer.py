@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 
 SMILES_TOKEN_PATTERN = (
     r"(\[[^\]]+]|Br?|Cl?|N|O|S|P|F|I|b|c|n|o|s|p|\(|\)|\.|=|#|-|\+|\\|\/|:|~|@|\?|>|\*|\$"

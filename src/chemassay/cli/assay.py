@@ -11,7 +11,7 @@ import typer
 from chemassay.assaying import assay as run_assay
 from chemassay.budget import Price, TaskBudget, estimate, parse_price
 from chemassay.cli.tools import console
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites import get_suite
 
 

@@ -6,8 +6,8 @@ import typer
 from rich.table import Table
 
 from chemassay.cli.tools import console
+from chemassay.contract.errors import UserInputError
 from chemassay.data import fetch, list_specs, locate, verify
-from chemassay.errors import UserInputError
 from chemassay.runtime.progress import settings
 
 data_app = typer.Typer(help="List, fetch, locate and verify datasets.", no_args_is_help=True)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from chemassay.cli.tools import console, info, writable_out
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.report.cards import all_cards
 from chemassay.report.compare import compare
 from chemassay.report.load import load_result, load_results

@@ -37,8 +37,8 @@ from chemassay.cli.tools import (
     install_terminal_output,
     remove_terminal_output,
 )
+from chemassay.contract.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.data import chemassay_home, list_specs, verify
-from chemassay.errors import ChemassayError, UserInputError, describe_os_error
 from chemassay.report.store import set_recording
 from chemassay.runtime.progress import settings
 from chemassay.suites import all_suites

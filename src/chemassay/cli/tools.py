@@ -24,7 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from chemassay.report.result import RequestSummary, Result
+from chemassay.contract.result import RequestSummary, Result
 from chemassay.report.store import store_result
 from chemassay.runtime.files import need_file, writable_out  # noqa: F401  (re-exported for the CLI modules)
 from chemassay.runtime.progress import (

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import need_file
 
 SMILES_COLUMN_NAMES = ("smiles", "SMILES", "Smiles", "canonical_smiles", "smi")

@@ -34,7 +34,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from chemassay.errors import ChecksumError, ChemassayError, UserInputError
+from chemassay.contract.errors import ChecksumError, ChemassayError, UserInputError
 from chemassay.runtime.cache import chemassay_home
 from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
 from chemassay.suites import PerSuites, Suite

@@ -142,7 +142,7 @@ def _openai(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mappin
 
 def _hf(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mapping[str, Any],
         context: Mapping[str, Any], texts: Sequence[Sequence[str]] | None) -> PromptBudget:
-    from chemassay.errors import require
+    from chemassay.contract.errors import require
     from chemassay.models.hf import _local_or_hub
     from chemassay.models.spec import option_int
 

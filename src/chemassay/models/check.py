@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.contract import Protocol
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 from chemassay.models.protocols import get_protocol
 from chemassay.models.registry import resolve_model
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.models.protocols import conforms, get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
 from chemassay.models.text_model import TextBackend, extract_option, text_model

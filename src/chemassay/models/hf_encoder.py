@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.runtime.progress import progress_task
 
 POOLINGS = ("mean", "mean-all")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 
 _LOADED: dict[tuple[Any, ...], tuple[Any, Any, bool]] = {}
 """The last checkpoint loaded: (folder, gguf file, device, files' sizes and times) →
@@ -45,7 +45,7 @@ def checkpoint_location(path: str | os.PathLike, gguf_file: str | None = None) -
     >>> checkpoint_location("/no/such/model.gguf")
     Traceback (most recent call last):
     ...
-    chemassay.errors.UserInputError: /no/such/model.gguf: no such GGUF file
+    chemassay.contract.errors.UserInputError: /no/such/model.gguf: no such GGUF file
     """
     target = Path(path).expanduser()
     if gguf_file is None and target.suffix.lower() == ".gguf":

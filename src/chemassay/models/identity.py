@@ -2,7 +2,7 @@
 
 :func:`model_ref` describes a live model (loaded from a spec or passed as an object);
 :func:`predictions_ref` describes a file of predictions scored as it is. Both return a
-:class:`~chemassay.report.result.ModelRef` whose checksum identifies the model: the sha256
+:class:`~chemassay.contract.result.ModelRef` whose checksum identifies the model: the sha256
 of its checkpoint or predictions file when it has one, else of its kind and parameters.
 """
 
@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract.result import ModelRef
 from chemassay.models.spec import ModelSpec, parse_spec
-from chemassay.report.result import ModelRef
 from chemassay.runtime.files import sha256_file
 
 

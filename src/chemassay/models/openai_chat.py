@@ -94,7 +94,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.models.request_stats import RequestStats
 from chemassay.runtime.progress import info, progress_interval
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.adapters import protocol_model
 from chemassay.models.protocols import get_protocol
 from chemassay.models.spec import ModelSpec

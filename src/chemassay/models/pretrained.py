@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.runtime.progress import progress_task
 
 REACTION_SMILES_PATTERN = (

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chemassay.contract import Protocol
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites import all_suites
 
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.protocols import conforms, from_callable, get_protocol
 from chemassay.models.spec import ModelSpec
 from chemassay.runtime.files import sha256_file

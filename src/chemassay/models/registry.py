@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemassay.errors import ChemassayError, UserInputError
+from chemassay.contract.errors import ChemassayError, UserInputError
 from chemassay.models.protocols import all_protocols, conforms, from_callable, get_protocol
 from chemassay.models.spec import ModelSpec, parse_spec
 from chemassay.suites import all_suites

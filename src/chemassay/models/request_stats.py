@@ -8,7 +8,7 @@ them the answers ``cut_off`` at the length limit), the answers the protocol coul
 nothing from (``unreadable``, counted by the model that parsed them) and the ``usage`` tokens
 the server reported (reasoning tokens included where it reports them). Suites read it the same way
 (:func:`request_summary`) into the result's declared ``requests`` field
-(:class:`~chemassay.report.result.RequestSummary`), and the CLI prints its one summary line.
+(:class:`~chemassay.contract.result.RequestSummary`), and the CLI prints its one summary line.
 Library code never prints it.
 """
 
@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from chemassay.report.result import RequestSummary
+from chemassay.contract.result import RequestSummary
 
 
 class RequestStats:
@@ -74,7 +74,7 @@ class RequestStats:
             self.reasoning_tokens = _added(self.reasoning_tokens, reasoning)
 
     def summary(self) -> RequestSummary:
-        """The counts as the result's :class:`~chemassay.report.result.RequestSummary`."""
+        """The counts as the result's :class:`~chemassay.contract.result.RequestSummary`."""
         with self._lock:
             return RequestSummary(
                 new=self.new, cached=self.cached, failed=self.failed, reasons=dict(self.reasons.most_common()),

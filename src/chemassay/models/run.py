@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemassay.contract import Protocol, Run
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.identity import model_ref
 from chemassay.models.protocols import get_protocol
 from chemassay.models.registry import resolve_model

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.models.vocab import UnknownSymbol, Vocabulary, guess_tokenizer
 
 FORMAT = "chemassay-seq2seq/1"

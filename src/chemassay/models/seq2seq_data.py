@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 TASKS = ("reactions", "bags", "pairs")
 Pair = tuple[str, str]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chemassay.contract import EXTRACT_MODES, Protocol, Request, TextAsker
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.adapters import ProtocolModel, protocol_model
 from chemassay.models.openai_batch import DEFAULT_POLL_INTERVAL, BatchChatClient, batch_state_dir
 from chemassay.models.openai_chat import (

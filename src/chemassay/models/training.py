@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.runtime.progress import progress_task
 
 CHECKPOINT = "last.ckpt"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.chem.tokenizer import TokenizationError, tokenize_smiles
-from chemassay.errors import ChemassayError
+from chemassay.contract.errors import ChemassayError
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)

@@ -1,6 +1,6 @@
 """Result schema, result files and report rendering."""
 
-from chemassay.report.result import (
+from chemassay.contract.result import (
     DatasetRef,
     InputRef,
     Result,

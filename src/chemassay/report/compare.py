@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result
 
 DEFAULT_RESAMPLES = 2000
 CHUNK = 500
@@ -215,7 +215,7 @@ def compare(a: Result, b: Result, *, resamples: int = DEFAULT_RESAMPLES, seed: i
             metrics: list[str] | None = None) -> Comparison:
     """Paired comparison of two results on the same items (see the module docstring).
 
-    >>> from chemassay.report.result import Result
+    >>> from chemassay.contract.result import Result
     >>> ids = [f"r{i}" for i in range(6)]
     >>> a = Result(suite="reaction-ood", task="evaluate", metrics={"top1_accuracy": 5 / 6}, n=6, item_ids=ids,
     ...            item_scores={"top1_accuracy": [1, 1, 1, 1, 1, 0]})

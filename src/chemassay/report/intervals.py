@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from chemassay.report.result import Interval, Result
+from chemassay.contract.result import Interval, Result
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0

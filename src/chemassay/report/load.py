@@ -1,7 +1,7 @@
 """Reading result files for reports and comparisons, with a check of what the schema alone
 cannot catch (a hand-edited file, one from another chemassay version).
 
-:func:`load_result` reads one file through :func:`~chemassay.report.result.read_result`
+:func:`load_result` reads one file through :func:`~chemassay.contract.result.read_result`
 (which names the first wrong field) and then checks the contract's invariants:
 
 * every metric is a number (or ``null``);
@@ -9,7 +9,7 @@ cannot catch (a hand-edited file, one from another chemassay version).
 * every interval belongs to a metric and has ``low <= high``;
 * ``n`` is not negative.
 
-Any violation is one :class:`~chemassay.errors.UserInputError` line naming the file and
+Any violation is one :class:`~chemassay.contract.errors.UserInputError` line naming the file and
 the field, e.g. ``a.json: field 'item_scores.EM': 99 values for 100 item_ids``.
 """
 
@@ -20,8 +20,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result, read_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result, read_result
 
 
 def _is_number(value: object) -> bool:

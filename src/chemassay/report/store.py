@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import ChemassayError
-from chemassay.report.result import Result
+from chemassay.contract.errors import ChemassayError
+from chemassay.contract.result import Result
 
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -248,7 +248,7 @@ def parse_since(text: str, now: float | None = None) -> float:
     try:
         moment = _dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        from chemassay.errors import UserInputError
+        from chemassay.contract.errors import UserInputError
 
         raise UserInputError(f"--since {text!r}: give a date (2026-11-01), a date and time "
                              "(2026-11-01T12:00) or an age (30m, 12h, 7d, 2w)") from None
@@ -452,7 +452,7 @@ class ResultStore:
             if row is None and self.connection().execute("SELECT 1 FROM results WHERE id = ?", (int(run_id),)).fetchone():
                 raise self._fail(f"stored result {run_id} has lost its body")
         if row is None:
-            from chemassay.errors import UserInputError
+            from chemassay.contract.errors import UserInputError
 
             raise UserInputError(f"no stored result with id {run_id} (see 'chemassay results list')")
         return self._decode(run_id, row[0], row[1])

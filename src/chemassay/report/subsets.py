@@ -14,7 +14,7 @@ and stand beside the papers' rows with their intervals. :func:`stratified_subset
 
 The chosen ids come back in the order they were given. :func:`subset_sha256` fingerprints a
 subset (the sha256 of its sorted ids), which a result records with the seed and size
-(:class:`~chemassay.report.result.SubsetRef`).
+(:class:`~chemassay.contract.result.SubsetRef`).
 
 ``--precision H`` chooses ``N`` instead (:func:`items_for_precision`): the items for which a
 proportion's 95 % interval is at most ``±H`` in the worst case, at ``p = 0.5``.
@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Sequence
 from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from chemassay.report.result import SubsetRef
+from chemassay.contract.assay import AssayContext
+from chemassay.contract.result import SubsetRef
 
 
 def subset_sha256(ids: Sequence[str]) -> str:
@@ -118,12 +118,9 @@ def items_for_precision(half_width: float, level: float = 0.95) -> int:
 
 def subset_record(ids: Sequence[str], *, limit: int | None, seed: int = 0, strata: Sequence[str] | None = None,
                   precision: float | None = None, method: str = "stratified") -> tuple[list[str], SubsetRef | None]:
-    """The ids to run and the :class:`~chemassay.report.result.SubsetRef` a result records:
+    """The ids to run and the :class:`~chemassay.contract.result.SubsetRef` a result records:
     all of ``ids`` and ``None`` without a ``limit``; else :func:`stratified_subset` (or, with
     ``method="first"``, the first ``limit``) and its seed, size, sha256 and strata counts."""
-    from collections import Counter
-
-    from chemassay.report.result import SubsetRef
 
     ids = [str(i) for i in ids]
     if limit is None:
@@ -140,3 +137,13 @@ def subset_record(ids: Sequence[str], *, limit: int | None, seed: int = 0, strat
         counts = dict(sorted(Counter(label[i] for i in chosen).items()))
     return chosen, SubsetRef(seed=seed, size=len(chosen), of=len(ids), sha256=subset_sha256(chosen), limit=limit,
                              precision=precision, strata=counts, method=method)
+
+
+def task_subset(ctx: AssayContext, ids: Sequence[str], strata: Sequence[str] | None = None,
+                method: str = "stratified") -> tuple[list[str], SubsetRef | None]:
+    """The ids a task runs and the record its result carries (``Result.subset``): all of
+    ``ids`` and ``None`` without ``ctx.limit``; else at most ``ctx.limit`` of them, seeded by
+    ``ctx.seed`` and stratified by ``strata`` (:func:`stratified_subset`),
+    so every model gets the same items. ``method="first"`` takes the first ``ctx.limit``
+    instead (a generator's samples, which are not items to choose among)."""
+    return subset_record(ids, limit=ctx.limit, seed=ctx.seed, strata=strata, precision=ctx.precision, method=method)

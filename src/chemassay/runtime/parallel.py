@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from chemassay.errors import require
+from chemassay.contract.errors import require
 from chemassay.runtime.progress import progress_task
 
 T = TypeVar("T")
@@ -151,7 +151,7 @@ def check_main_guard() -> None:
         if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
             line = frame.f_lineno
             if not any(low <= line <= high for low, high in _guarded_lines(main_file)):
-                from chemassay.errors import UserInputError
+                from chemassay.contract.errors import UserInputError
 
                 raise UserInputError(
                     f"{main_file}, line {line}: worker processes (n_jobs > 1) started from the top level of a script "

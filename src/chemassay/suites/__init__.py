@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from chemassay.errors import ChemassayError, UserInputError
+from chemassay.contract.errors import ChemassayError, UserInputError
+from chemassay.contract.hooks import set_details_lookup
 
 BUILTIN_SUITES: tuple[str, ...] = (
     "chemassay.suites.stoichiometry.suite:SUITE",
@@ -294,6 +295,20 @@ def find_suite(name: str) -> Suite | None:
         _ensure_loaded()
         key = _ALIASES.get(name, name)
         return _SUITES.get(key) or _SUITES.get(name.replace("_", "-"))
+
+
+def _details_class(name: str, task: str) -> type:
+    """The details class a result of ``name``/``task`` is validated with (the contract asks)."""
+    suite = find_suite(name)
+    if suite is None:
+        raise ValueError(f"details given for unknown suite {name!r}")
+    model = suite.details_model(task)
+    if model is None:
+        raise ValueError(f"suite {suite.name} declares no details for task {task!r}")
+    return model
+
+
+set_details_lookup(_details_class)
 
 
 def get_suite(name: str) -> Suite:

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.assaying import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
 from chemassay.chem.answers import candidate_lines
 from chemassay.contract import Protocol, Request
+from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems
+from chemassay.contract.result import DatasetRef, Result, ResultDetails, SkippedItem, make_result
 from chemassay.data.readers import pick_column, read_records
 from chemassay.data.registry import DataFile, DatasetSpec, LocalDirSource
 from chemassay.models import run as run_model
@@ -27,8 +28,8 @@ from chemassay.report.cards import MetricCard
 from chemassay.report.intervals import attach_intervals
 from chemassay.report.published import PaperBinding
 from chemassay.report.published.keys import Mapped
-from chemassay.report.result import DatasetRef, Result, ResultDetails, SkippedItem, make_result
 from chemassay.report.scorecard.galleries import Gallery, GalleryItem, Panel, result_field
+from chemassay.report.subsets import task_subset
 from chemassay.runtime.files import sha256_file
 from chemassay.suites import Suite
 

@@ -6,7 +6,7 @@ papers' tables as printed, and every metric of every result); :func:`write_repor
 ``index.html`` (CSS inline, every picture a data URI: it opens from a file, offline) and
 ``index.md`` (pictures under ``assets/``).
 
->>> from chemassay.report.result import Result
+>>> from chemassay.contract.result import Result
 >>> result = Result(suite="generation", task="evaluate", metrics={"valid": 0.98, "FCD/Test": 0.5}, n=30000)
 >>> card = build_scorecard([result])
 >>> row = card.sections[0].leaderboards[0].rows[0]  # no model: labelled by its task; no dataset: '-'
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.report.scorecard.galleries import DEFAULT_LIMIT, Gallery, suite_gallery
 from chemassay.report.scorecard.leaderboard import Leaderboard, build_leaderboards
 from chemassay.report.scorecard.plots import Figure, image_figure, suite_figures
@@ -72,8 +72,8 @@ def _suite_order(suite: str) -> tuple[int, str]:
 def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
     """A copy of ``result`` with a bootstrap interval for every metric that has per-item
     scores but no stored interval (stored intervals are kept as they are)."""
+    from chemassay.contract.result import Interval
     from chemassay.report.intervals import percentile_interval
-    from chemassay.report.result import Interval
 
     missing = [k for k in result.item_scores if k not in result.intervals and k in result.metrics]
     if resamples <= 0 or not missing:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 
 DEFAULT_LIMIT = 6
 

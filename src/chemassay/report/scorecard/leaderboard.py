@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemassay.report.result import Result, SubsetRef
+from chemassay.contract.result import Result, SubsetRef
 
 MAX_COLUMNS = 14
 MAX_PUBLISHED_ROWS = 30

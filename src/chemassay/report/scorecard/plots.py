@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.report.scorecard.leaderboard import Leaderboard
 from chemassay.report.scorecard.svg import bar_chart
 

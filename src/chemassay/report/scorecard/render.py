@@ -14,6 +14,7 @@ import json
 import re
 from html import escape
 
+from chemassay.report.cards import card_for
 from chemassay.report.scorecard import Scorecard, SuiteSection
 from chemassay.report.scorecard.galleries import Gallery, Panel
 from chemassay.report.scorecard.leaderboard import Leaderboard, format_cell, format_number
@@ -211,7 +212,7 @@ def _html_details(section: SuiteSection) -> str:
             interval = result.intervals.get(key)
             spread = f"[{format_number(interval.low)}, {format_number(interval.high)}]" if interval and interval.low is not None else ""
             shown = format_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else escape(str(value))
-            card = result.card(key)
+            card = card_for(result.suite, key)
             arrow = {"higher": " ↑", "lower": " ↓"}.get(card.direction, "") if card else ""
             rows.append(f'<tr><td class="text">{escape(key)}{arrow}</td><td>{escape(shown)}</td><td>{escape(spread)}</td></tr>')
         model = result.model.spec if result.model else model_label(result)

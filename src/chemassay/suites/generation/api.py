@@ -1,7 +1,7 @@
 """The generation suite's Python API (MOSES): ``import chemassay.generation``.
 
 * :func:`evaluate` — every MOSES metric of a set of generated SMILES (a list, a file, or a
-  model sampled first), as a :class:`~chemassay.report.result.Result`, the same one
+  model sampled first), as a :class:`~chemassay.contract.result.Result`, the same one
   ``chemassay generation evaluate --out`` writes;
 * :func:`compute_metrics` — the same metrics as a plain dict, keyed like MOSES's
   ``get_all_metrics``;
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract import Options, Run
-from chemassay.errors import UserInputError
-from chemassay.report.result import (
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import (
     DatasetRef,
     InputRef,
     Result,
@@ -124,7 +124,7 @@ def _model_context(options: Options) -> dict[str, Any]:
 
 def _write_samples(out: str | os.PathLike, done: Run, seed: int) -> None:
     """The drawn samples, one per line, beside ``OUT.manifest.json`` (model, ``n``, seed, sha256)."""
-    from chemassay.report.result import current_versions
+    from chemassay.contract.result import current_versions
     from chemassay.runtime.files import atomic_write_text, sha256_file
 
     target = Path(out)
@@ -421,8 +421,8 @@ def _details(evaluation: Any, warnings: list[str], plot: str | os.PathLike | Non
 
 def _attach_intervals(result: Result, evaluation: Any, options: Options) -> Result:
     """Bootstrap intervals of the per-molecule metrics; an estimated IntDiv's own interval."""
+    from chemassay.contract.result import Interval
     from chemassay.report.intervals import attach_intervals
-    from chemassay.report.result import Interval
 
     attach_intervals(result, resamples=options.bootstrap, seed=options.seed)
     if evaluation.estimates:

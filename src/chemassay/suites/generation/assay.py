@@ -30,15 +30,9 @@ import hashlib
 import math
 from functools import partial
 
-from chemassay.assaying import (
-    AssayContext,
-    AssayTask,
-    SuiteAssay,
-    TaskItems,
-    metric_text,
-    task_subset,
-)
-from chemassay.report.result import Result
+from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text
+from chemassay.contract.result import Result
+from chemassay.report.subsets import task_subset
 
 PROTOCOL = "generator"
 TASK_KEY = "moses"
@@ -63,7 +57,7 @@ QUICK_NOTE = (
 def requests_for(spec: str, n: int) -> int:
     """Requests a text generator behind an endpoint receives for ``n`` samples: one per
     ``batch`` molecules (the spec's ``batch=``, else :data:`DEFAULT_BATCH`), at least."""
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
     from chemassay.models.spec import parse_spec
 
     try:

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from chemassay.errors import require
+from chemassay.contract.errors import require
 
 CHEMNET_SYMBOLS = (
     "C", "N", "O", "H", "F", "Cl", "P", "B", "Br", "S", "I", "Si", "#", "(", ")", "+", "-",

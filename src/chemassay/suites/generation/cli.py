@@ -25,9 +25,9 @@ from chemassay.cli.tools import (
     need_file,
     writable_out,
 )
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import RequestSummary
 from chemassay.models.spec import parse_spec
-from chemassay.report.result import RequestSummary
 from chemassay.runtime.progress import settings
 from chemassay.suites.generation import api
 from chemassay.suites.generation.data import parse_moses_name

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import iter_lines, read_smiles_file
 from chemassay.data.registry import dataset_file, get_spec
-from chemassay.errors import UserInputError
 
 MOSES = "moses"
 MOSES_PART_FILES: dict[str, str] = {

@@ -33,7 +33,7 @@ from rdkit.Chem import QED, Crippen, Descriptors, MolSurf, rdFingerprintGenerato
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
 from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced, safe_mol_from_smiles
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 MORGAN_RADIUS = 2
 MORGAN_BITS = 1024

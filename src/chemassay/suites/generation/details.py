@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chemassay.report.result import ResultDetails
+from chemassay.contract.result import ResultDetails
 
 
 class _Closed(BaseModel):

@@ -134,7 +134,7 @@ def device_max_tanimoto(generated: np.ndarray, refs, ref_counts, ref_packed: np.
 
 
 def _torch():
-    from chemassay.errors import require
+    from chemassay.contract.errors import require
 
     return require("torch", "torch", "the GPU path of the generation metrics")
 

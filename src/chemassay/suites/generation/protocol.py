@@ -28,7 +28,7 @@ from chemassay.contract import (
     answer_excerpt,
     strict_extraction,
 )
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.check import str_list_problem
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data import dataset_file, get_spec
-from chemassay.errors import UserInputError
 from chemassay.runtime.cache import cached
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.generation.data import MOSES_STATS_FILES, parse_moses_name, smiles_set
@@ -319,7 +319,7 @@ def resolve_reference(
     ``"moses:train"`` statistics computed from the training split; a path ending in ``.npz``
     is a statistics file written by :func:`save_stats`; any other path is a SMILES file
     (text or CSV, read with the one SMILES reader). An empty set is a
-    :class:`~chemassay.errors.UserInputError`.
+    :class:`~chemassay.contract.errors.UserInputError`.
     """
     if isinstance(spec, ReferenceStats):
         return spec

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.report.scorecard.plots import Figure, image_figure
 
 

@@ -36,8 +36,8 @@ from rdkit import Chem
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
 from chemassay.chem.molecules import InvalidSmiles
-from chemassay.errors import UserInputError
-from chemassay.report.result import current_versions
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import current_versions
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.filters import parse_like_moses

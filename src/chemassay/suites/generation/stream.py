@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import atomic_write_bytes, atomic_write_text, sha256_file
 from chemassay.runtime.parallel import Failure, parallel_map
 

@@ -3,7 +3,7 @@ scorer, mechanism predictors (chat models, local checkpoints, the built-in basel
 
 * :func:`evaluate` — score predictions (a JSONL file, a dict ``reaction_id → answer``, a list
   of records) against gold mechanisms, or run ``model=`` first and score its answers;
-  returns a :class:`~chemassay.report.result.Result` with S_total, S_partial, V, L, their
+  returns a :class:`~chemassay.contract.result.Result` with S_total, S_partial, V, L, their
   bootstrap intervals and per-reaction scores.
 * :func:`predict` — run a mechanism predictor over reactions with the paper's prompts
   (``default``, ``cot``, ``kshot``); optional resumable JSON Lines output.
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract import Options, Run
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result
 from chemassay.suites.mechanism.oms import TAU
 from chemassay.suites.mechanism.parse import parse_response
 from chemassay.suites.mechanism.records import Reaction
@@ -229,8 +229,8 @@ def _prompt_style_of(rows: Any) -> str | None:
 
 
 def _result(report: ScoreReport, answers: _Answers, *, gold_path: Path, started: float, options: Options) -> Result:
+    from chemassay.contract.result import DatasetRef, SkippedItem, make_result
     from chemassay.report.intervals import attach_intervals
-    from chemassay.report.result import DatasetRef, SkippedItem, make_result
     from chemassay.suites.mechanism.details import EvaluateDetails
     from chemassay.suites.mechanism.scoring import dataset_ref
 
@@ -476,7 +476,7 @@ def verify(path: Source) -> Result:
     numbering and weights. The result's ``details.problems`` lists each finding with its
     line, reaction id, field, kind and severity; ``metrics`` counts them (``errors`` > 0 means the
     file has errors; the CLI then exits 1)."""
-    from chemassay.report.result import DatasetRef, make_result
+    from chemassay.contract.result import DatasetRef, make_result
     from chemassay.suites.mechanism.data import reactions_path
     from chemassay.suites.mechanism.details import VerifyDetails
     from chemassay.suites.mechanism.scoring import dataset_ref

@@ -23,15 +23,9 @@ from __future__ import annotations
 import hashlib
 from functools import partial
 
-from chemassay.assaying import (
-    AssayContext,
-    AssayTask,
-    SuiteAssay,
-    TaskItems,
-    metric_text,
-    task_subset,
-)
-from chemassay.report.result import Result
+from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text
+from chemassay.contract.result import Result
+from chemassay.report.subsets import task_subset
 
 PROTOCOL = "mechanism-predictor"
 TASK_KEY = "ome-gold-one-shot"

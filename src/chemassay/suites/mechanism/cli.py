@@ -28,7 +28,7 @@ from chemassay.cli.tools import (
     model_context,
     writable_out,
 )
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import ensure_writable_dir
 from chemassay.runtime.progress import progress_task, settings
 from chemassay.suites.mechanism.api import evaluate as evaluate_api

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 DATASET = "omebench"
 PART_FILES = {"gold": "oMe_Gold.json", "templates": "oMe_Template.json"}

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chemassay.report.result import ResultDetails
+from chemassay.contract.result import ResultDetails
 
 
 class _Closed(BaseModel):

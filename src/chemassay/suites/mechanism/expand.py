@@ -48,8 +48,8 @@ from typing import Any
 from rdkit import Chem
 
 from chemassay.chem.molecules import rdkit_log_silenced, safe_mol_from_smiles
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import read_text
-from chemassay.errors import UserInputError
 
 _LABEL_BASE = 900  # molzip labels for placeholder occurrences; above any map number in the data
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.registry import ModelKind
 from chemassay.models.seq2seq import Seq2SeqTrainReport
 from chemassay.suites.mechanism.records import Reaction, Step

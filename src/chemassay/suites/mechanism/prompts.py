@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.mechanism.records import Reaction
 
 PROMPT_STYLES = ("default", "cot", "kshot")

@@ -3,7 +3,7 @@ JSON Lines (one reaction per line, as oMe_Silver.jsonl and ``chemassay mechanism
 
 Every record keeps the line it starts on, so problems can be reported where they are.
 A line that is not a JSON object is returned as :class:`Malformed` (never dropped), and a
-file that is neither format is a :class:`~chemassay.errors.UserInputError`.
+file that is neither format is a :class:`~chemassay.contract.errors.UserInputError`.
 
 :class:`Reaction` and :class:`Step` are the typed view the scorer and baselines use;
 :func:`to_reaction` builds one from a raw record, raising :class:`RecordError` with the
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import open_text
-from chemassay.errors import UserInputError
 
 LEVELS = ("easy", "medium", "hard")
 TOO_DEEP = "JSON nested too deeply to read (more levels than Python's recursion limit)"

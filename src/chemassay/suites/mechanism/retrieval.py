@@ -154,7 +154,7 @@ def reaction_key(reaction: Reaction) -> str:
 
 def drfp_fingerprints(reactions: Sequence[Reaction], *, n_bits: int = DRFP_BITS) -> np.ndarray:
     """Packed DRFP fingerprints (radius 3, folded to ``n_bits``) of ``reactions``."""
-    from chemassay.errors import require
+    from chemassay.contract.errors import require
 
     # Imported late: it is slow to import, and it is an extra (see pyproject.toml's `drfp`).
     DrfpEncoder = require("drfp", "drfp", "DRFP reaction fingerprints").DrfpEncoder

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract import Run
-from chemassay.errors import UserInputError
-from chemassay.report.result import RequestSummary
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import RequestSummary
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
 from chemassay.suites.mechanism.protocol import MECHANISM_PREDICTOR, record_prompt

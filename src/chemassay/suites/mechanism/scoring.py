@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.suites.mechanism.error_analysis import ErrorTally, answer_shape, tally_reaction
 from chemassay.suites.mechanism.oms import (
     FP_BITS,

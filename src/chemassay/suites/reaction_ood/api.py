@@ -6,7 +6,7 @@ products: top-k accuracy, stereo-agnostic accuracy, breakdowns by year and class
 :func:`train` (the template-kNN baseline). Data: :func:`load_dataset`, :func:`clean`,
 :func:`clean_reactions`, :func:`split`, :func:`verify`, and :func:`shift` (distance of test
 reactions to the training set, Fig. 6). The CLI (``chemassay reaction-ood ...``) and the demo
-call these functions; each command's ``--out`` JSON is the :class:`~chemassay.report.result.Result`
+call these functions; each command's ``--out`` JSON is the :class:`~chemassay.contract.result.Result`
 returned here.
 
 A model is a spec string (``template-knn:MODEL.npz``, ``openai:NAME,base_url=URL``,
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from chemassay.contract import Options, Run
-from chemassay.errors import UserInputError
-from chemassay.report.result import (
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import (
     DatasetRef,
     InputRef,
     ModelRef,
@@ -45,7 +45,7 @@ from chemassay.suites.reaction_ood.details import (
 )
 
 if TYPE_CHECKING:
-    from chemassay.report.result import RequestSummary
+    from chemassay.contract.result import RequestSummary
     from chemassay.suites.reaction_ood.clean import CleanReport
     from chemassay.suites.reaction_ood.template_knn import TemplateKnnModel
 

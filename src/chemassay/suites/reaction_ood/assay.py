@@ -44,8 +44,9 @@ from typing import Any
 
 import pandas as pd
 
-from chemassay.assaying import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
-from chemassay.report.result import Result
+from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems
+from chemassay.contract.result import Result
+from chemassay.report.subsets import task_subset
 from chemassay.runtime.progress import info
 
 SUITE = "reaction-ood"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 SCHNEIDER_MAPPED_FILE = PACKAGE_DATA / "schneider50k_mapped.tsv.gz"

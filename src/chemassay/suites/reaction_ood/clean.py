@@ -59,7 +59,7 @@ from chemassay.chem.molecules import (
     safe_mol_from_smiles,
 )
 from chemassay.chem.tokenizer import SMILES_TOKEN_PATTERN, TokenizationError
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import plain_file_mode
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.runtime.progress import progress_task

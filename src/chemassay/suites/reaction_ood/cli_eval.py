@@ -21,8 +21,8 @@ from chemassay.cli.tools import (
     need_file,
     writable_out,
 )
-from chemassay.errors import UserInputError
-from chemassay.report.result import read_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import read_result
 from chemassay.runtime.progress import progress_task
 from chemassay.suites.reaction_ood import api
 from chemassay.suites.reaction_ood.atom_mapping import map_reactions_to_file

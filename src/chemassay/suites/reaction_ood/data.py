@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 #: The file of each registered dataset that holds its reactions, and the reader format.
 REACTION_FILES: dict[str, tuple[str, str]] = {

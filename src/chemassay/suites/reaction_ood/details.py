@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chemassay.report.result import ResultDetails
+from chemassay.contract.result import ResultDetails
 
 BreakdownRow = dict[str, str | int | float | None]
 """One group of a breakdown: ``group`` (a year, a class prefix, a value of a ``--group-by``

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import need_file
 from chemassay.suites.reaction_ood.years import normalize_patent_id, years_from_patents
 
@@ -148,7 +148,7 @@ def iter_reactions(
 def read_reactions(path: str | os.PathLike, fmt: str = "auto", *, derive_year: bool = True) -> pd.DataFrame:
     """Read a reaction file into the standard columns (see the module docstring).
 
-    Raises :class:`~chemassay.errors.UserInputError` naming the file and the fix when the
+    Raises :class:`~chemassay.contract.errors.UserInputError` naming the file and the fix when the
     file is missing, unreadable, or lacks the reaction column. Unreadable cells are listed
     in ``frame.attrs["read_problems"]``.
     """

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.contract import Run
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models import run
 from chemassay.suites.reaction_ood.metrics import ItemScore, product_set, score_all, topk_accuracy
 from chemassay.suites.reaction_ood.protocol import REACTION_PREDICTOR

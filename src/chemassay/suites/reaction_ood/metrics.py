@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chemassay.chem.molecules import try_canonical
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.report import ranking
 from chemassay.report.cards import MetricCard
 from chemassay.runtime.parallel import Failure, parallel_map

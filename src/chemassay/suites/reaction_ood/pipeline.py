@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
 from chemassay.suites.reaction_ood.template_knn import (
     BaselineConfig,

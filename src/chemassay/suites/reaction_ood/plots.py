@@ -54,7 +54,7 @@ def plot_split_bars(
 ) -> Path:
     """Grouped bars: one group per split (dict order), one bar per metric present.
 
-    ``results[label]`` is an ``evaluate`` :class:`~chemassay.report.result.Result`, whose 95 %
+    ``results[label]`` is an ``evaluate`` :class:`~chemassay.contract.result.Result`, whose 95 %
     intervals are drawn as whiskers, or a plain mapping of metrics (bars only). The x label
     says what the whiskers are, or that there are none.
     """

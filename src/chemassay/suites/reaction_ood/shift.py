@@ -41,7 +41,7 @@ from rdkit import Chem
 from chemassay.chem.fingerprints import _morgan_generator
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_silenced
 from chemassay.chem.reactions import InvalidReaction, parse_reaction, remove_atom_maps_text
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
 from chemassay.runtime.progress import progress_task
 
@@ -462,7 +462,7 @@ def shift_result(
     per_item: str | None = None,
     setting: dict[str, str] | None = None,
 ):
-    """The :class:`~chemassay.report.result.Result` (task ``shift``) of a distribution-shift run.
+    """The :class:`~chemassay.contract.result.Result` (task ``shift``) of a distribution-shift run.
 
     Metrics ``{set}/{space}_median`` and ``{set}/{space}_mean`` for each test set and space;
     ``details.summaries`` adds n and quartiles. Reactions that could not be fingerprinted
@@ -471,7 +471,7 @@ def shift_result(
     at most :data:`MAX_LISTED` of a set are listed, then one entry with how many more.
     ``started`` (a :func:`time.perf_counter` reading) or ``elapsed_s`` gives the run time.
     """
-    from chemassay.report.result import SkippedItem, make_result
+    from chemassay.contract.result import SkippedItem, make_result
     from chemassay.suites.reaction_ood.details import ShiftDetails
 
     metrics: dict[str, float] = {}

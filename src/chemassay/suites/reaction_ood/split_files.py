@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from chemassay.errors import UserInputError
-from chemassay.report.result import current_versions
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import current_versions
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.suites.reaction_ood.splits import Assignment, assign_split
 from chemassay.suites.reaction_ood.verify import MANIFEST, guarantees

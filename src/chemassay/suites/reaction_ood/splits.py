@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 KINDS = ("random", "document", "author", "time", "reaction-type", "bespoke")
 REST = "rest"
@@ -713,7 +713,7 @@ def assign_split(
 def make_split(df: pd.DataFrame, kind: str, config: Mapping[str, Any] | None = None, seed: int = 0) -> SplitParts:
     """Split a cleaned reaction table; returns part name → DataFrame (see the module docstring).
 
-    Raises :class:`~chemassay.errors.UserInputError` for an unknown kind or config key,
+    Raises :class:`~chemassay.contract.errors.UserInputError` for an unknown kind or config key,
     duplicated reactions, missing columns (an author split on a table without authors says
     so), or sizes the data cannot fill.
     """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import atomic_writer
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".jsonl", ".json", ".txt")

@@ -38,7 +38,7 @@ from chemassay.chem.templates import (
     extract_forward_template,
     reactants_mol,
 )
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.spec import ModelSpec
 from chemassay.runtime.files import atomic_writer
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map

@@ -4,7 +4,7 @@
 :func:`score_embeddings` scores aligned original/augmented embeddings in both directions,
 leaving out (and reporting) pairs that cannot be scored; :func:`run_amore` does every
 augmentation for one encoder and returns the rows of the paper's table. The Python API
-(:mod:`.api`) turns their output into a :class:`~chemassay.report.result.Result`.
+(:mod:`.api`) turns their output into a :class:`~chemassay.contract.result.Result`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ augmentations, downstream robustness of property models, and the SMILES language
 * :func:`train` — the small SMILES masked language model (a Hugging Face checkpoint);
 * :func:`load_dataset` — ``chebi20``, ``isomers``, ``solubility`` through the registry.
 
-Every evaluating function returns a :class:`~chemassay.report.result.Result`, the same one
+Every evaluating function returns a :class:`~chemassay.contract.result.Result`, the same one
 the CLI writes with ``--out``.
 """
 
@@ -26,8 +26,15 @@ from typing import Any
 import numpy as np
 
 from chemassay.contract import Options, Run
-from chemassay.errors import UserInputError
-from chemassay.report.result import InputRef, ModelRef, Result, SkippedItem, input_ref, make_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import (
+    InputRef,
+    ModelRef,
+    Result,
+    SkippedItem,
+    input_ref,
+    make_result,
+)
 from chemassay.suites.robustness.augment import (
     AUGMENTATIONS,
     DEFAULT_AUGMENTATIONS,
@@ -628,7 +635,7 @@ def downstream(
     >>> result.n, result.metrics["kekulize/rmse_drop"], result.setting
     (257, 0.0, {'task': 'solubility'})
     """
-    from chemassay.report.result import DatasetRef
+    from chemassay.contract.result import DatasetRef
     from chemassay.runtime.files import sha256_file
     from chemassay.suites.robustness.downstream import evaluate_downstream, read_property_csv
 
@@ -687,8 +694,8 @@ def _test_subset(prepared, limit: int | None, lines: Sequence[int] | None, path:
 
 
 def _property_file(data: str | os.PathLike):
+    from chemassay.contract.result import DatasetRef
     from chemassay.data.registry import dataset_file, get_spec, is_dataset_name
-    from chemassay.report.result import DatasetRef
 
     text = os.fspath(data)
     if is_dataset_name(text) and not Path(text).exists():
@@ -733,8 +740,8 @@ def train(
     (``task="train"``) with the validation loss, perplexity and token accuracy of the family;
     ``model`` names the checkpoint (checksum of its files). Needs the ``hf`` and ``train``
     extras (torch, transformers, pytorch-lightning)."""
+    from chemassay.contract.result import DatasetRef
     from chemassay.models.hf_encoder import checkpoint_digest
-    from chemassay.report.result import DatasetRef
     from chemassay.runtime.files import ensure_writable_dir, sha256_file
     from chemassay.suites.robustness.lm import (
         FAMILIES,
@@ -812,9 +819,9 @@ def train_gnn(
     ``valid_fraction`` of the training rows (seeded) are held out for early stopping.
     Resumable like :func:`train`. Returns a Result (``task="train"``) with the validation
     RMSE in the target's units."""
+    from chemassay.contract.result import DatasetRef
     from chemassay.models.gnn import GNNConfig, GNNEncoder
     from chemassay.models.gnn import train_gnn as train_network
-    from chemassay.report.result import DatasetRef
     from chemassay.runtime.files import ensure_writable_dir, sha256_file
     from chemassay.suites.robustness.downstream import read_property_csv
 
@@ -868,7 +875,7 @@ def captions(
     The layout of the file is in :mod:`.captions`. Needs the ``captions`` extra."""
     import json
 
-    from chemassay.report.result import DatasetRef
+    from chemassay.contract.result import DatasetRef
     from chemassay.runtime.files import sha256_file
     from chemassay.suites.robustness.captions import read_captions, score_captions
 

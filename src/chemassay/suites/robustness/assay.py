@@ -33,16 +33,16 @@ import math
 from collections.abc import Sequence
 from functools import partial
 
-from chemassay.assaying import (
+from chemassay.contract.assay import (
     ENDPOINT_KINDS,
     AssayContext,
     AssayTask,
     SuiteAssay,
     TaskItems,
     metric_text,
-    task_subset,
 )
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
+from chemassay.report.subsets import task_subset
 
 PAPER_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber_amore")
 """AMORE's four rewrites (its columns canon, hydro, kekul, cycle), in chemassay's names."""

@@ -26,7 +26,7 @@ from rdkit import Chem
 
 from chemassay.chem.molecules import InvalidSmiles, inchikey, mol_to_canonical, parse_smiles
 from chemassay.chem.tokenizer import tokenize_smiles
-from chemassay.errors import ChemassayError, UserInputError
+from chemassay.contract.errors import ChemassayError, UserInputError
 from chemassay.runtime.parallel import Failure, parallel_map
 
 AUGMENTATIONS: tuple[str, ...] = (

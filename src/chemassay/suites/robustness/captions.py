@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 
 ORIGINAL = "original"
 LEXNAMES = (

@@ -25,8 +25,8 @@ from chemassay.cli.tools import (
     info,
     writable_out,
 )
-from chemassay.errors import UserInputError
-from chemassay.report.result import Result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import Result
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.progress import settings
 from chemassay.suites.robustness import api

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_file, sha256_text
 
 SMILES_COLUMNS = ("smiles", "SMILES", "Smiles", "canonical_smiles", "smi", "mol", "molecule")
@@ -298,7 +298,7 @@ def amore_setting(dataset: str | None) -> dict[str, str]:
 
 def dataset_ref(table: MoleculeTable, kind: str):
     """The result's ``dataset`` for a table from :func:`molecule_table`."""
-    from chemassay.report.result import DatasetRef
+    from chemassay.contract.result import DatasetRef
 
     if kind == "memory":
         return DatasetRef(name=table.name or "in-memory", sha256=table.checksum())

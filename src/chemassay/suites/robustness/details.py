@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chemassay.report.result import ResultDetails
+from chemassay.contract.result import ResultDetails
 
 TableRow = dict[str, str | int | float | None]
 """One row of a metric table: ``augmentation``, ``n`` and the row's values (``None``: not

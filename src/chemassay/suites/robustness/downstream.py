@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from chemassay.contract import Run
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_text
 from chemassay.suites.robustness.augment import augment_many
 from chemassay.suites.robustness.data import read_table

@@ -41,7 +41,7 @@ from scipy import sparse
 from chemassay.chem.fingerprints import morgan_count_fingerprints
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles
 from chemassay.contract import Run
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_text
 from chemassay.runtime.progress import progress_task
 from chemassay.suites.robustness.protocol import ENCODER

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 
 FINETUNE_OPTIONS = {
     "epochs": "passes of steps_per_epoch steps (default 20)",

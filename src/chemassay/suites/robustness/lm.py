@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
 
 SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")

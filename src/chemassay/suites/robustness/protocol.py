@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from chemassay.contract import Check, Protocol, TextOutcome
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import SMILES_COLUMN_NAMES, read_table
-from chemassay.errors import UserInputError
 
 MICRO_MOLECULES = ("CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "OC[C@H]1OC(O)[C@H](O)[C@@H](O)[C@@H]1O", "C1CCNCC1")
 """Five molecules (ethanol, phenol, paracetamol, glucose, piperidine): the inputs of the

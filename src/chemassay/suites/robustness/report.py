@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.report.scorecard.depict import depict
 from chemassay.report.scorecard.galleries import (
     DEFAULT_LIMIT,

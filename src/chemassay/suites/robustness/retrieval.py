@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.report.ranking import TIE_POLICIES, rank_summary, rank_with_ties, reciprocal_ranks
 
 METRICS = ("l2", "cosine")

@@ -36,8 +36,8 @@ from fractions import Fraction
 from math import gcd
 from pathlib import Path
 
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import iter_lines
-from chemassay.errors import UserInputError
 from chemassay.suites.stoichiometry.metrics import BagError, BagReader, ParsedBag
 from chemassay.suites.stoichiometry.species import Species
 

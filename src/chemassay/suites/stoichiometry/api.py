@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract import Options, Run
-from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, ModelRef, Result, SkippedItem, make_result
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import DatasetRef, ModelRef, Result, SkippedItem, make_result
 
 __all__ = [
     "PredictionRun",
@@ -95,7 +95,7 @@ def _manifest_encoding(path: Path | None) -> str | None:
 class PredictionRun:
     """What :func:`run_predictions` returns: the predicted ``bags`` (one per input, ``""``
     where the model gave nothing usable), ``failures`` (index → reason), the model's
-    :class:`~chemassay.report.result.ModelRef`, the ``predict`` :class:`Result` (counts), the
+    :class:`~chemassay.contract.result.ModelRef`, the ``predict`` :class:`Result` (counts), the
     model object itself and the :class:`~chemassay.contract.Run` of the run pipeline."""
 
     bags: list[str]
@@ -393,7 +393,7 @@ def evaluate(
     smiles); ``compat="reference"`` scores as the authors' notebook; ``limit`` scores only the
     first lines, ``lines`` only those 1-based lines (a seeded subset: ``chemassay assay
     --limit``; the item ids stay the files' line numbers). A target that does not parse is skipped with its line and reason; inputs with
-    nothing to score raise :class:`~chemassay.errors.UserInputError`.
+    nothing to score raise :class:`~chemassay.contract.errors.UserInputError`.
 
     The common options (``seed``, ``bootstrap``, ``limit``, ``n_jobs``, ``cache``,
     ``progress``, ``out``, ``context``) may also come as one

@@ -48,8 +48,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chemassay.assaying import AssayContext, AssayTask, SuiteAssay, TaskItems, task_subset
-from chemassay.report.result import Result
+from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems
+from chemassay.contract.result import Result
+from chemassay.report.subsets import task_subset
 
 HEADLINE_VARIANTS = ("formula_t1_x1", "formula_t2_x1", "smiles_t1_x1", "smiles_t2_x1")
 """The ChemAlgebra variants of the full assay (see the module docstring for why only ``x1``)."""

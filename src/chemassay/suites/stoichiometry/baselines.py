@@ -75,7 +75,7 @@ class MemorisingBaseline:
     def __init__(self, baseline: str, train: str | Path | None = None, *, split: str = "auto",
                  oracle: str | Path | None = None, encoding: str | None = None,
                  source: str | Path | None = None) -> None:
-        from chemassay.errors import UserInputError
+        from chemassay.contract.errors import UserInputError
         from chemassay.suites.stoichiometry.algebra import BASELINES, PredictionReport
         from chemassay.suites.stoichiometry.metrics import BagReader
         from chemassay.suites.stoichiometry.scoring import encoding_for
@@ -126,8 +126,8 @@ class MemorisingBaseline:
     def predict_bags(self, sources: Sequence[str]) -> list[str]:
         """The product bag predicted for each input bag (``{n}X.{m}Y``; an empty string for an
         input that is not a readable bag, recorded in ``failures``)."""
+        from chemassay.contract.errors import UserInputError
         from chemassay.data.readers import iter_lines
-        from chemassay.errors import UserInputError
         from chemassay.suites.stoichiometry.algebra import predict_lines
         from chemassay.suites.stoichiometry.metrics import BagError
 

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from chemassay.cli.tools import JobsOption, SeedOption, console, emit, info, writable_out
-from chemassay.report.result import Result
+from chemassay.contract.result import Result
 from chemassay.suites.stoichiometry.api import (
     balance,
     build,

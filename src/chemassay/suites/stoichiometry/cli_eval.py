@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from chemassay.cli.tools import emit, finish_requests, info, model_context, need_file, writable_out
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import atomic_write_text
 from chemassay.suites.stoichiometry.api import evaluate, run_predictions
 

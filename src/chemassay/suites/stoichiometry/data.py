@@ -16,7 +16,7 @@ Each line holds a reaction SMILES (``reactants>reagents>products``; atom maps al
 reaction of bags (``{1}O=C=O.{4}[H][H]>>{1}C.{2}O``), optionally followed by whitespace and a
 reaction-edits field (USPTO-15K / USPTO-MIT). Blank lines and ``#`` comments are skipped.
 Files are read through :mod:`chemassay.data.readers`, so a binary, non-UTF-8 or truncated
-gzip file is a one-line :class:`~chemassay.errors.UserInputError` naming it.
+gzip file is a one-line :class:`~chemassay.contract.errors.UserInputError` naming it.
 
 :func:`load_uspto` is the registry loader of ``uspto-15k`` and ``uspto-mit``
 (``chemassay.load_dataset("uspto-15k", part="test")``).
@@ -33,11 +33,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import InputRef
 from chemassay.data import get_spec
 from chemassay.data.readers import open_text, text_read_error
 from chemassay.data.registry import dataset_file
-from chemassay.errors import UserInputError
-from chemassay.report.result import InputRef
 from chemassay.runtime.files import sha256_file
 
 SPLITS = ("train", "valid", "test")

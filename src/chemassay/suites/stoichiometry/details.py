@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from chemassay.report.result import ResultDetails
+from chemassay.contract.result import ResultDetails
 
 
 class EvaluateRow(BaseModel):

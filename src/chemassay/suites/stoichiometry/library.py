@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from chemassay.chem.molecules import InvalidSmiles
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.suites.stoichiometry.species import Species, species_from_smiles
 

@@ -419,7 +419,7 @@ BALANCE_METRICS = ("reactions", BALANCED, REBALANCED, "ambiguous", UNEXPLAINED, 
 
 def check_readable(processed: ProcessedSource, source: ReactionSource) -> None:
     """Refuse a source with nothing to balance: no reaction line at all, or no valid one."""
-    from chemassay.errors import UserInputError
+    from chemassay.contract.errors import UserInputError
 
     outcomes = [o for group in processed.outcomes.values() for o in group]
     where = ", ".join(f.describe() for f in source.files if f.split in processed.outcomes) or source.name
@@ -443,7 +443,7 @@ def balance_result(processed: ProcessedSource, source: ReactionSource, *, limit:
     rows, element imbalances, the most frequent explanations and the paper's Table 1 beside
     them. Balancing one split only states it as the setting (``split``), in the vocabulary of
     the paper's Table 1; ``started`` is the :func:`time.perf_counter` reading the work began at."""
-    from chemassay.report.result import DatasetRef, SkippedItem, make_result
+    from chemassay.contract.result import DatasetRef, SkippedItem, make_result
     from chemassay.suites.stoichiometry.details import BalanceDetails
     from chemassay.suites.stoichiometry.metrics import PAPER_TABLE_1
 

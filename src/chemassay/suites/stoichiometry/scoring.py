@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract import Run
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem
 from chemassay.data.readers import iter_lines
-from chemassay.errors import UserInputError
-from chemassay.report.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem
 from chemassay.suites.stoichiometry.metrics import (
     BagError,
     BagReader,
@@ -213,8 +213,8 @@ def evaluation_result(
     the model's ``run``), the dataset and setting it was measured in, and its
     :class:`~chemassay.suites.stoichiometry.details.EvaluateDetails` (per-sample ``rows`` unless
     ``rows=False``, the ``breakdown`` counts, the model run's ``prediction_counts``)."""
+    from chemassay.contract.result import make_result
     from chemassay.report.intervals import attach_intervals
-    from chemassay.report.result import make_result
     from chemassay.suites.stoichiometry.details import EvaluateDetails
 
     details = EvaluateDetails(

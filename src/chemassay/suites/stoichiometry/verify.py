@@ -16,8 +16,8 @@ from pathlib import Path
 
 from chemassay.chem.formula import MAX_COUNT_DIGITS, FormulaError
 from chemassay.chem.molecules import InvalidSmiles
+from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import iter_lines
-from chemassay.errors import UserInputError
 from chemassay.runtime.files import sha256_file
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.stoichiometry.species import SpeciesTable

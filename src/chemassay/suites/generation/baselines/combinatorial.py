@@ -57,7 +57,7 @@ import numpy as np
 from rdkit import Chem
 
 from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced, safe_mol_from_smiles
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import atomic_write_bytes
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.filters import parse_like_moses

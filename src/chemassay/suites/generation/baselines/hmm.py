@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError, require
+from chemassay.contract.errors import UserInputError, require
 from chemassay.suites.generation.baselines.neural import batch_seed
 
 FORMAT = "chemassay.generation.hmm/1"

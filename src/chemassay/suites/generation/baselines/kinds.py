@@ -4,7 +4,7 @@ See :mod:`chemassay.suites.generation.baselines` for the spec grammar. A model f
 recognised by its content, not its name: an n-gram model is an ``.npz`` archive whose
 metadata says ``chemassay.generation.ngram/1``, a combinatorial model gzip-compressed JSON
 saying ``chemassay.generation.combinatorial/1``. Loading a file of the other kind, or one
-that is damaged, is a one-line :class:`~chemassay.errors.UserInputError`.
+that is damaged, is a one-line :class:`~chemassay.contract.errors.UserInputError`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int, parse_spec
 
 KINDS = ("ngram", "combinatorial")

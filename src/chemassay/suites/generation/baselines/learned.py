@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int, parse_spec
 
 KINDS = ("charrnn", "vae", "aae", "latentgan", "hmm")
@@ -483,7 +483,7 @@ def train_learned(kind: str, folder: str | os.PathLike, source: Any = "moses", *
             )
     else:
         ensure_writable_dir(target, f"{_LABEL[kind]} model folder")
-        from chemassay.report.result import current_versions
+        from chemassay.contract.result import current_versions
         from chemassay.suites.generation.baselines.neural import CharVocab
 
         info = {"format": FORMAT, **json.loads(json.dumps(wanted)), "vocab": CharVocab.from_smiles(smiles).as_json(),

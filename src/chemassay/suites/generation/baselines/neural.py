@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 SPECIAL = ("<bos>", "<eos>", "<pad>", "<unk>")
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import atomic_write_bytes
 from chemassay.runtime.progress import progress
 

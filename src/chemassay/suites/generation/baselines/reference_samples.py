@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "reference_samples"
 SCORES_FILE = FOLDER / "scores.json"
@@ -140,7 +140,7 @@ def write_reference_samples(out: str | os.PathLike, models: list[str], seeds: li
     """Copy the samples and scores of a ``generation_reproduce_tables`` run (``out``) into the
     package (or ``folder``): gzipped samples and one ``scores.json`` (merged with the rows
     already there for other models)."""
-    from chemassay.report.result import read_result
+    from chemassay.contract.result import read_result
     from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
 
     source = Path(out)

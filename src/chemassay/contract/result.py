@@ -25,8 +25,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator
 
-from chemassay.errors import UserInputError
-from chemassay.runtime.files import atomic_write_text, sha256_file
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.files import atomic_write_text, sha256_file
+from chemassay.contract.hooks import check_result, details_class
+from chemassay.contract.version import __version__
+
+__all__ = [
+    "DatasetRef", "InputRef", "Interval", "ModelRef", "RequestSummary", "Result", "ResultDetails",
+    "SkippedItem", "SubsetRef", "Timer", "current_versions", "describe_validation_error", "input_ref",
+    "make_result", "read_result",
+]
 
 
 class SkippedItem(BaseModel):
@@ -44,6 +52,8 @@ class SkippedItem(BaseModel):
 
 class DatasetRef(BaseModel):
     """The dataset a result refers to."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     sha256: str | None = None
@@ -71,6 +81,8 @@ class ModelRef(BaseModel):
 class InputRef(BaseModel):
     """A file the command read, with its checksum."""
 
+    model_config = ConfigDict(extra="forbid")
+
     path: str
     sha256: str | None = None
 
@@ -80,8 +92,6 @@ def current_versions() -> dict[str, str]:
     import sys
 
     import rdkit
-
-    from chemassay import __version__
 
     versions = {"chemassay": __version__, "rdkit": rdkit.__version__, "python": platform.python_version()}
     if "torch" in sys.modules:
@@ -123,6 +133,8 @@ def _json_default(value: Any) -> Any:
 class Interval(BaseModel):
     """A confidence interval of one metric: bounds, level and how it was obtained."""
 
+    model_config = ConfigDict(extra="forbid")
+
     low: float | None
     high: float | None
     level: float = 0.95
@@ -145,6 +157,8 @@ class RequestSummary(BaseModel):
     the protocol could read (no SMILES, no bag...): their items are scored as missing answers
     (a local text model without an endpoint reports only this count).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     new: int = 0
     cached: int = 0
@@ -282,38 +296,15 @@ class Result(BaseModel):
         if value is None or isinstance(value, ResultDetails):
             return value
         suite_name, task = info.data.get("suite"), info.data.get("task")
-        from chemassay.suites import find_suite
-
-        suite = find_suite(str(suite_name)) if suite_name else None
-        if suite is None:
+        if not suite_name:
             raise ValueError(f"details given for unknown suite {suite_name!r}")
-        model = suite.details_model(str(task))
-        if model is None:
-            raise ValueError(f"suite {suite.name} declares no details for task {task!r}")
-        return model.model_validate(value)
+        return details_class(str(suite_name), str(task)).model_validate(value)
 
     def model_post_init(self, context: Any) -> None:
-        """With ``CHEMASSAY_STRICT_CARDS=1`` (the test suite sets it) a result whose suite
-        declares metric cards may carry no undeclared metric key."""
-        if os.environ.get("CHEMASSAY_STRICT_CARDS") == "1":
-            from chemassay.report.cards import all_cards, undeclared_keys
-
-            try:
-                declared = all_cards(self.suite)
-            except KeyError:  # an unknown suite: the loaders report it, naming the field
-                declared = []
-            if declared:
-                missing = undeclared_keys(self.suite, self.metrics)
-                if missing:
-                    raise ValueError(
-                        f"{self.suite}/{self.task} result carries metric keys no card declares: {missing[:10]}"
-                    )
-
-    def card(self, key: str):
-        """The metric card of one of this result's keys (``None`` if undeclared)."""
-        from chemassay.report.cards import card_for
-
-        return card_for(self.suite, key)
+        """Every check the layers above installed (:func:`chemassay.contract.hooks.add_result_check`:
+        with ``CHEMASSAY_STRICT_CARDS=1``, which the test suite sets, a result whose suite declares
+        metric cards may carry no undeclared metric key)."""
+        check_result(self)
 
     def to_json(self, indent: int = 2) -> str:
         """Serialize to JSON text (NaN/inf as ``null``)."""
@@ -372,8 +363,6 @@ def read_result(path: str | os.PathLike) -> Result:
 def describe_validation_error(exc: Any, raw: dict[str, Any]) -> str:
     """``field 'metrics': Field required`` for the first error of a pydantic validation, plus
     the chemassay version that wrote ``raw`` when it differs from this one."""
-    from chemassay import __version__
-
     error = exc.errors()[0]
     location = ".".join(str(part) for part in error.get("loc", ()))
     message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
@@ -393,8 +382,7 @@ def make_result(
     *,
     metrics: dict[str, Any],
     n: int,
-    model: Any = None,
-    spec: Any = None,
+    model: ModelRef | None = None,
     inputs: Any = (),
     started: float | None = None,
     details: ResultDetails | None = None,
@@ -405,8 +393,8 @@ def make_result(
     """The one way a suite builds its :class:`Result`: timing, input hashes and model identity
     are filled here, the rest is passed through (and checked: an undeclared field is an error).
 
-    ``model`` is a :class:`ModelRef`, a model object (described with
-    :func:`chemassay.models.identity.model_ref`, ``spec`` naming it) or ``None``; ``inputs``
+    ``model`` is a :class:`ModelRef` or ``None`` (a model object is described with
+    :func:`chemassay.models.identity.model_ref` first: the contract imports no layer above it); ``inputs``
     are paths (hashed) or :class:`InputRef`; ``started`` is a :func:`time.perf_counter` reading
     taken when the work began (``elapsed_s`` is measured from it unless given).
 
@@ -438,9 +426,8 @@ def make_result(
         if extra:
             fields["skipped"] = [*(fields.get("skipped") or []), *extra]
     if model is not None and not isinstance(model, ModelRef):
-        from chemassay.models.identity import model_ref
-
-        model = model_ref(model, spec)
+        raise TypeError(f"make_result takes the model as a ModelRef, not a {type(model).__name__}; "
+                        "describe a model object with chemassay.models.identity.model_ref(model, spec) first")
     refs = []
     for item in inputs or ():
         if isinstance(item, InputRef):

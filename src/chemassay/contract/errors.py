@@ -7,6 +7,11 @@ code 2; everything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+__all__ = [
+    "ChecksumError", "ChemassayError", "MissingDependencyError", "UserInputError", "describe_os_error",
+    "require",
+]
+
 
 class ChemassayError(Exception):
     """Base class of every error chemassay raises on purpose."""
