@@ -6,14 +6,15 @@ chemassay``) installs how that class is found (:func:`set_details_lookup`). Chec
 result must pass are added with :func:`add_result_check` (:mod:`chemassay.report.cards` adds
 the metric-card check that ``CHEMASSAY_STRICT_CARDS=1`` turns on).
 
->>> calls = []
->>> check = add_result_check(lambda result: calls.append(result))
->>> check_result("a result")
->>> calls
-['a result']
+>>> from types import SimpleNamespace
+>>> seen = []
+>>> check = add_result_check(lambda result: seen.append(result.task))
+>>> check_result(SimpleNamespace(suite="toy", task="evaluate", metrics={}))
+>>> seen
+['evaluate']
 >>> remove_result_check(check)
->>> check_result("another"); calls
-['a result']
+>>> check_result(SimpleNamespace(suite="toy", task="train", metrics={})); seen
+['evaluate']
 """
 
 from __future__ import annotations
