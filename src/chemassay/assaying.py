@@ -25,6 +25,7 @@ which is what ``chemassay demo`` runs.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import time
@@ -41,6 +42,9 @@ from chemassay.contract.assay import (
 )
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import Result, read_result
+from chemassay.models.registry import get_kind, load_model
+from chemassay.models.spec import parse_spec
+from chemassay.report.scorecard import build_scorecard, write_report
 from chemassay.runtime.files import atomic_write_text
 from chemassay.runtime.progress import info, warn
 
@@ -144,9 +148,6 @@ def implemented_protocols(spec: str, asked: Sequence[str], context: Mapping[str,
     A kind that declares its protocols answers from the registry; a kind that serves any
     protocol (``python:``) is loaded for each to see whether the object has the method.
     """
-    from chemassay.models.registry import get_kind, load_model
-    from chemassay.models.spec import parse_spec
-
     kind = get_kind(parse_spec(spec).kind)
     found = []
     for protocol in asked:
@@ -176,7 +177,6 @@ def _tasks_of(assay_def: SuiteAssay, suite: str, protocols: set[str], quick: boo
     ``limit`` cannot run a subset: a clear error rather than a full run)."""
     if limit is None:
         return assay_def.tasks(protocols, quick=quick, spec=spec)
-    import inspect
 
     if "limit" not in inspect.signature(assay_def.tasks).parameters:
         raise UserInputError(f"suite {suite}: its assay takes no limit, so --limit/--precision cannot run it on a "
@@ -267,7 +267,6 @@ def _finished(path: Path, spec: str, quick: bool, setting: Mapping[str, str], li
         return None
     if result.model is None or result.quick != quick:
         return None
-    from chemassay.models.spec import parse_spec
 
     if result.model.spec not in {spec, parse_spec(spec).text}:
         return None
@@ -423,8 +422,6 @@ def results_under(folder: Path) -> list[Result]:
 def write_assay_scorecard(report: AssayReport, *, title: str | None = None) -> Path:
     """The scorecard of every result under the assay's folder, with the verdicts, failures and
     skips of this run; returns the HTML path."""
-    from chemassay.report.scorecard import build_scorecard, write_report
-
     results = results_under(report.out)
     name = title or (f"chemassay assay: {report.model}" if isinstance(report.model, str) else "chemassay assay")
     card = build_scorecard(results, title=name)

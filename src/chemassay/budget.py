@@ -28,7 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract.assay import ENDPOINT_KINDS, AssayContext
 from chemassay.contract.errors import UserInputError
+from chemassay.models.budget import prompt_budget
+from chemassay.models.spec import parse_spec
+from chemassay.report.subsets import task_subset, wilson_half_width
 
 TEXT_KINDS = frozenset({"openai", "hf"})
 """Model kinds that are sent prompts whose tokens ``--dry-run`` counts."""
@@ -133,10 +137,6 @@ def estimate(model: str | Mapping[str, str] | None = None, *, suites: Sequence[s
     (skips) and one :class:`TaskBudget` per task. ``tokens=False`` leaves the prompts unbuilt
     (no data is prepared)."""
     from chemassay.assaying import plan, subset_size
-    from chemassay.contract.assay import ENDPOINT_KINDS, AssayContext
-    from chemassay.models.budget import prompt_budget
-    from chemassay.models.spec import parse_spec
-    from chemassay.report.subsets import task_subset, wilson_half_width
 
     size = subset_size(limit, precision, quick=quick)
     outcomes, planned = plan(model, suites=suites, quick=quick, base_url=base_url, limit=limit, precision=precision)

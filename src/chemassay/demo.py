@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chemassay.assaying import assay
 from chemassay.runtime.files import atomic_write_text
 
 SUMMARY = "summary.md"
@@ -22,8 +23,6 @@ SUMMARY = "summary.md"
 def run_demo(out: str | Path, suites: list[str] | None = None, *, quick: bool = False, n_jobs: int = 1):
     """Run the baselines of the selected (default: all) suites through the assay; returns the
     :class:`~chemassay.assaying.AssayReport` (its ``scorecard`` is the HTML file)."""
-    from chemassay.assaying import assay
-
     target = Path(out)
     report = assay(None, suites=suites, out=target, quick=quick, n_jobs=n_jobs, title="chemassay demo scorecard")
     atomic_write_text(target / SUMMARY, summary_text(report))

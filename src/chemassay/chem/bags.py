@@ -13,7 +13,7 @@ from typing import Literal
 
 from chemassay.chem.formula import ElementCounts, FormulaError, element_counts, parse_formula
 from chemassay.chem.formula import hill_formula as _hill
-from chemassay.chem.molecules import InvalidSmiles, canonical_smiles
+from chemassay.chem.molecules import MAX_REACTION_LENGTH, InvalidSmiles, canonical_smiles
 from chemassay.contract.errors import ChemassayError
 
 Encoding = Literal["smiles", "formula"]
@@ -197,7 +197,6 @@ def parse_bag(text: str, encoding: Encoding = "smiles", *, canonical: bool = Tru
     stripped = text.strip()
     if not stripped:
         raise BagParseError(text, 0, "empty bag")
-    from chemassay.chem.molecules import MAX_REACTION_LENGTH
 
     if len(stripped) > MAX_REACTION_LENGTH:
         raise BagParseError(text[:200], 0, f"bag too long: {len(stripped):,} characters (limit {MAX_REACTION_LENGTH:,})")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from rdkit import Chem
+from rdkit import Chem, DataStructs
 from rdkit.Chem import rdFingerprintGenerator
 
 from chemassay.chem.molecules import parse_smiles
@@ -93,8 +93,6 @@ def morgan_count_fingerprints(
 
 def to_rdkit_bitvect(packed_row: np.ndarray):
     """Convert one packed row back into an RDKit ``ExplicitBitVect`` (for cross-checks)."""
-    from rdkit import DataStructs
-
     dense = unpack_bits(packed_row)[0]
     vect = DataStructs.ExplicitBitVect(int(dense.size))
     on = np.flatnonzero(dense).tolist()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rdkit import Chem
 
 from chemassay.chem.molecules import (
+    MAX_REACTION_LENGTH,
     InvalidSmiles,
     canonical_smiles,
     heavy_atom_count,
@@ -105,7 +106,6 @@ def parse_reaction(text: str) -> Reaction:
     """
     if not isinstance(text, str) or not text.strip():
         raise InvalidReaction(str(text), "empty reaction")
-    from chemassay.chem.molecules import MAX_REACTION_LENGTH
 
     if len(text) > MAX_REACTION_LENGTH:
         raise InvalidReaction(

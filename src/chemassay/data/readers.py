@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import need_file
 
@@ -262,8 +264,6 @@ def read_table(path: str | os.PathLike, *, required: tuple[str, ...] = (), sep: 
     The format comes from the extension (``.parquet``, ``.tsv``/``.tab``, otherwise CSV;
     ``.gz`` allowed). Errors name the file and the missing columns.
     """
-    import pandas as pd
-
     target = Path(path)
     if not target.exists():
         raise UserInputError(f"{target}: no such file")

@@ -32,6 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from chemassay.contract import Protocol
+from chemassay.contract.errors import require
+from chemassay.models.hf import _local_or_hub
+from chemassay.models.protocols import get_protocol
+from chemassay.models.spec import option_float, option_int, parse_spec
+from chemassay.models.text_model import SYSTEM_PROMPT
 
 CHARS_PER_TOKEN = 4
 """Characters per token of the estimate for models whose tokenizer is not at hand."""
@@ -82,9 +87,6 @@ def prompt_budget(spec: Any, protocol: str | Protocol, items: Sequence[Any], opt
     """The requests and tokens ``spec`` would be sent for ``items`` (see the module docstring);
     ``texts`` are the strings an embeddings model would embed per item (default: the items);
     ``None`` for a kind that sends no text."""
-    from chemassay.models.protocols import get_protocol
-    from chemassay.models.spec import parse_spec
-
     parsed = parse_spec(spec)
     found = get_protocol(protocol)
     context = dict(context or {})
@@ -115,8 +117,6 @@ def _distinct(protocol: Protocol, items: Sequence[Any]) -> list[Any]:
 
 def _text_settings(spec: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     """The settings a text model offers the protocol's ``prompt`` (as ``text_model`` sets them)."""
-    from chemassay.models.spec import option_float, option_int
-
     return {"encoding": spec.options.get("encoding", context.get("encoding") or "smiles"),
             "batch": option_int(spec, "batch", 50, minimum=1),
             "temperature": option_float(spec, "temperature", None)}
@@ -125,7 +125,6 @@ def _text_settings(spec: Any, context: Mapping[str, Any]) -> dict[str, Any]:
 def _openai(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mapping[str, Any],
             context: Mapping[str, Any], texts: Sequence[Sequence[str]] | None) -> PromptBudget:
     from chemassay.models.spec import option_bool, option_int
-    from chemassay.models.text_model import SYSTEM_PROMPT
 
     if "text" not in protocol.answered_by:  # the embeddings endpoint
         requests, sent = embedding_calls(texts, items, batch=option_int(spec, "batch", 64, minimum=1),
@@ -142,8 +141,6 @@ def _openai(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mappin
 
 def _hf(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mapping[str, Any],
         context: Mapping[str, Any], texts: Sequence[Sequence[str]] | None) -> PromptBudget:
-    from chemassay.contract.errors import require
-    from chemassay.models.hf import _local_or_hub
     from chemassay.models.spec import option_int
 
     transformers = require("transformers", "hf", "local Hugging Face models")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -33,8 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rdkit.Chem import rdCIPLabeler
 
+from chemassay.chem.molecules import InvalidSmiles, parse_smiles
 from chemassay.contract.errors import UserInputError, require
+from chemassay.models.spec import check_options, option_int
+from chemassay.models.training import CHECKPOINT, LOG, TrainSettings, fit, load_module_state
 from chemassay.runtime.files import atomic_write_text, sha256_file
 
 ELEMENTS = ("C", "N", "O", "S", "F", "Cl", "Br", "I", "P", "B", "Si", "Se", "Na", "K", "Li", "Mg", "Ca", "Fe",
@@ -55,10 +60,6 @@ def _one_hot(value, choices, other: bool = True) -> list[float]:
 def graph_features(smiles: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Atom features ``(atoms, F)``, directed edges ``(2, 2·bonds)`` and bond features
     ``(2·bonds, B)`` of a SMILES (hydrogens implicit); :class:`InvalidSmiles` if unreadable."""
-    from rdkit.Chem import rdCIPLabeler
-
-    from chemassay.chem.molecules import parse_smiles
-
     mol = parse_smiles(smiles)
     rdCIPLabeler.AssignCIPLabels(mol)
     atoms = []
@@ -214,8 +215,6 @@ def train_gnn(train_smiles: Sequence[str], train_targets: Sequence[float], valid
     weights of the last epoch are kept). Unreadable SMILES are left out and counted.
     Returns the manifest (``out/train_manifest.json``); ``finished`` False means call again."""
     torch = require("torch", "torch", "the graph neural network")
-    from chemassay.chem.molecules import InvalidSmiles
-    from chemassay.models.training import CHECKPOINT, LOG, TrainSettings, fit, load_module_state
 
     started, cpu_started = time.perf_counter(), time.process_time()
 
@@ -306,7 +305,6 @@ class GNNEncoder:
         if self._network is not None:
             return
         torch = require("torch", "torch", "the graph neural network")
-        import pickle
 
         network = build_network(self.config)
         try:
@@ -320,8 +318,6 @@ class GNNEncoder:
         self._network = network.to(self.device).eval()
 
     def _run(self, smiles: Sequence[str]) -> tuple[list[np.ndarray], np.ndarray]:
-        from chemassay.chem.molecules import InvalidSmiles
-
         self._load()
         torch = self._torch
         self.failures = {}
@@ -375,8 +371,6 @@ def check_invariance(encoder: GNNEncoder, originals: Sequence[str], rewrites: Se
 
 def create_gnn(spec, protocol: str, context: dict[str, Any]) -> GNNEncoder:
     """Factory of the ``gnn`` kind (encoder and property predictor): ``gnn:DIR``."""
-    from chemassay.models.spec import check_options, option_int
-
     check_options(spec, {"batch_size", "device"})
     if not spec.arg:
         raise UserInputError("--model gnn:DIR needs the folder of a trained graph network "

@@ -15,11 +15,14 @@ samples from the start token with seeded sampling.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.models.adapters import protocol_model
+from chemassay.models.hf_text import HFTextGenerator
 from chemassay.models.protocols import conforms, get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int
 from chemassay.models.text_model import TextBackend, extract_option, text_model
@@ -60,8 +63,6 @@ def packaged_gguf(name: str = "smollm2") -> Path:
 
         python -m llama_cpp.server --model "$(python -c 'from chemassay.models.hf import packaged_gguf; print(packaged_gguf())')"
     """
-    import importlib.util
-
     if name not in PACKAGED_GGUF:
         raise UserInputError(f"no packaged GGUF model {name!r}; known: {', '.join(PACKAGED_GGUF)}")
     package, file, distribution = PACKAGED_GGUF[name]
@@ -131,7 +132,6 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
         if conforms(encoder, found):
             return encoder
         return _embeddings_of(encoder, found)
-    from chemassay.models.hf_text import HFTextGenerator
 
     check_options(spec, set(TEXT_OPTIONS))
     generator = HFTextGenerator(
@@ -150,8 +150,6 @@ def create_hf(spec: ModelSpec, protocol: str, context: dict[str, Any]):
 def _embeddings_of(encoder: Any, protocol: Any) -> Any:
     """The checkpoint's pooled last hidden layer as the embeddings of a protocol that asks
     for vectors in its own way (``answer_embeddings``)."""
-    from chemassay.models.adapters import protocol_model
-
     def embed(texts: list[str]) -> list[Any]:
         return list(encoder.embed(texts))
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.models.training import torch_device
 from chemassay.runtime.progress import progress_task
 
 POOLINGS = ("mean", "mean-all")
@@ -172,7 +173,6 @@ class HFEncoder:
         torch = require("torch", "hf", "Hugging Face encoders")
         transformers = require("transformers", "hf", "Hugging Face encoders")
         quiet_transformers()
-        from chemassay.models.training import torch_device
 
         device = torch_device(self.device_name)
         try:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import pickle
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +42,11 @@ from typing import Any
 
 import numpy as np
 
+from chemassay.chem.molecules import InvalidSmiles, canonical_smiles
 from chemassay.contract.errors import UserInputError, require
+from chemassay.models.hf_encoder import quiet_transformers
+from chemassay.models.spec import check_options, option_int
+from chemassay.models.training import torch_device
 from chemassay.runtime.progress import progress_task
 
 REACTION_SMILES_PATTERN = (
@@ -159,7 +164,6 @@ class VocabTransformerEncoder:
             return
         torch = require("torch", "hf", "pretrained transformer encoders")
         transformers = require("transformers", "hf", "pretrained transformer encoders")
-        from chemassay.models.hf_encoder import quiet_transformers
 
         quiet_transformers()
         model_class = transformers.AlbertModel if self.architecture == "albert" else transformers.BertModel
@@ -172,7 +176,6 @@ class VocabTransformerEncoder:
         if missing:
             raise UserInputError(f"{self.folder}: weights do not fit the {self.architecture} model "
                                  f"({len(missing)} missing tensors, e.g. {missing[0]})")
-        from chemassay.models.training import torch_device
 
         device = torch_device(self.device_name)
         self.device = device
@@ -271,7 +274,6 @@ class ChemNetEncoder:
             return
         torch = require("torch", "torch", "ChemNet")
         utils = require("fcd_torch.utils", "pretrained", "ChemNet (fcd_torch)")
-        import pickle
 
         try:
             config = torch.load(self.weights, map_location="cpu", weights_only=False)
@@ -279,7 +281,6 @@ class ChemNetEncoder:
         except (OSError, RuntimeError, ValueError, KeyError, TypeError, EOFError, pickle.UnpicklingError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UserInputError(f"{self.weights}: not a ChemNet weights file ({first[:200]})") from None
-        from chemassay.models.training import torch_device
 
         device = torch_device(self.device_name)
         self.device = device
@@ -313,7 +314,6 @@ class ChemNetEncoder:
             raise UserInputError(f"layers must be 'last' or 'all', got {layers!r}")
         self._load()
         torch = self._torch
-        from chemassay.chem.molecules import InvalidSmiles, canonical_smiles
 
         self.failures, self.truncated = {}, []
         texts = []
@@ -374,8 +374,6 @@ class ChemNetEncoder:
 def create_rxnmapper(spec, protocol: str, context: dict[str, Any]) -> VocabTransformerEncoder:
     """Factory of the ``rxnmapper`` kind: the ALBERT inside the ``rxnmapper`` wheel (or ``ARG``,
     a folder with the same layout)."""
-    from chemassay.models.spec import check_options, option_int
-
     check_options(spec, {"batch_size", "device"})
     package, folder, architecture = PACKAGED_MODELS["rxnmapper"]
     location = Path(spec.arg) if spec.arg else package_folder(package) / folder
@@ -387,8 +385,6 @@ def create_rxnmapper(spec, protocol: str, context: dict[str, Any]) -> VocabTrans
 def create_rxnfp(spec, protocol: str, context: dict[str, Any]) -> VocabTransformerEncoder:
     """Factory of the ``rxnfp`` kind: ``model=bert_pretrained`` (default) or ``bert_ft`` from the
     ``rxnfp`` wheel (or ``ARG``, a folder with the same layout)."""
-    from chemassay.models.spec import check_options, option_int
-
     check_options(spec, {"model", "batch_size", "device"})
     variant = spec.options.get("model", "bert_pretrained")
     key = f"rxnfp:{variant}"

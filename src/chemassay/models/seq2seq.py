@@ -50,8 +50,27 @@ from typing import Any
 
 import numpy as np
 
+from chemassay.chem import try_canonical
 from chemassay.contract.errors import UserInputError, require
+from chemassay.models.catalog import SEQ2SEQ_OPTIONS
+from chemassay.models.hf_encoder import quiet_transformers
+from chemassay.models.seq2seq_data import (
+    arrange_pairs,
+    augment_pairs,
+    default_valid,
+    read_pairs,
+    tokenizer_for,
+)
+from chemassay.models.spec import check_options, option_int
+from chemassay.models.training import (
+    CHECKPOINT,
+    TrainSettings,
+    fit,
+    load_module_state,
+    torch_device,
+)
 from chemassay.models.vocab import UnknownSymbol, Vocabulary, guess_tokenizer
+from chemassay.runtime.files import atomic_write_text, ensure_writable_dir
 
 FORMAT = "chemassay-seq2seq/1"
 MODEL_JSON = "seq2seq.json"
@@ -233,8 +252,6 @@ def build_bart(config: Seq2SeqConfig, vocab: Vocabulary):
     (seeded by the caller's torch seed)."""
     transformers = require("transformers", "hf", "the seq2seq model")
     import torch
-
-    from chemassay.models.hf_encoder import quiet_transformers
 
     quiet_transformers()  # its deprecation notes about its own cache arguments are not the user's to act on
     check_config(config)
@@ -531,12 +548,8 @@ def train_seq2seq(
     ``overrides`` change other config settings (``{"lr": 5e-4, "architecture": "mbart"}``);
     ``metadata`` (task, data names...) is recorded in ``seq2seq.json``.
     """
-    from chemassay.models.seq2seq_data import arrange_pairs, augment_pairs
-    from chemassay.models.training import CHECKPOINT, TrainSettings, fit, load_module_state
-
     chosen = get_config(config, max_epochs=max_epochs, steps_per_epoch=steps_per_epoch, batch_size=batch_size,
                         **dict(overrides or {}))
-    from chemassay.runtime.files import ensure_writable_dir
 
     target = ensure_writable_dir(out, "model folder")
     pairs = [(str(s), str(t)) for s, t in pairs]
@@ -578,7 +591,6 @@ def train_seq2seq(
            "augment": augment, "seed": seed, "vocab": vocab.as_dict(), "train_pairs": len(pairs),
            "train_examples": len(encoded.dataset), "valid_pairs": len(valid_set) if valid_set else 0,
            "dropped": encoded.dropped, "metadata": metadata or {}}
-    from chemassay.runtime.files import atomic_write_text
 
     atomic_write_text(run_file, json.dumps(run, indent=1) + "\n")
 
@@ -635,8 +647,6 @@ def train_from_source(
     seq2seq_data.read_pairs` reads them for ``task`` (validation defaults to the ``valid`` part
     or files beside the training ones), the first ``limit`` training pairs and the first
     ``valid_limit`` validation pairs; ``options`` go to :func:`train_seq2seq`."""
-    from chemassay.models.seq2seq_data import default_valid, read_pairs, tokenizer_for
-
     train_set = read_pairs(train, task, split=split, limit=limit)
     if not train_set.pairs:
         raise UserInputError(f"{train_set.name}: no readable training pairs ({len(train_set.problems)} unreadable)")
@@ -934,8 +944,6 @@ def load_seq2seq(folder: str | os.PathLike, *, device: str = "cpu", threads: int
 
 
 def _device(device: str) -> str:
-    from chemassay.models.training import torch_device
-
     return torch_device(device)
 
 
@@ -997,8 +1005,6 @@ class Seq2SeqPredictor:
         """Up to ``k`` distinct products per query, best first: beam search of width
         ``max(beam, k)``, each beam canonicalized, duplicates removed (beams that are not valid
         SMILES are kept as written, or dropped with ``invalid=drop``)."""
-        from chemassay.chem import try_canonical
-
         queries = self._prepare(reactants)
         greedy = self.decode == "greedy"
         width = 1 if greedy else max(self.beam or 5, k)
@@ -1044,9 +1050,6 @@ def _truthy(value: str) -> bool:
 
 def create_seq2seq(spec, protocol: str, context: dict[str, Any]) -> Seq2SeqPredictor:
     """Factory of the ``seq2seq`` kind (``factory(spec, protocol, context)``)."""
-    from chemassay.models.catalog import SEQ2SEQ_OPTIONS
-    from chemassay.models.spec import check_options, option_int
-
     check_options(spec, set(SEQ2SEQ_OPTIONS))
     options = spec.options
     device = options.get("device") or context.get("device") or "cpu"

@@ -25,14 +25,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from rdkit import Chem
 
+from chemassay.chem import TokenizationError, rdkit_log_silenced, tokenize_smiles, try_canonical
 from chemassay.contract.errors import UserInputError
+from chemassay.data.readers import iter_lines, read_table
+from chemassay.models.vocab import guess_tokenizer
 
 TASKS = ("reactions", "bags", "pairs")
 Pair = tuple[str, str]
@@ -50,8 +55,6 @@ class PairSet:
 
 
 def _canonical_side(text: str) -> str | None:
-    from chemassay.chem import try_canonical
-
     molecules = [m for m in text.split(".") if m]
     if not molecules:
         return None
@@ -116,8 +119,6 @@ def _line_pairs(lines: Sequence[str], name: str) -> PairSet:
 
 
 def _folder_split_pairs(folder: Path, split: str) -> PairSet:
-    from chemassay.data.readers import iter_lines
-
     source, target = folder / f"src-{split}.txt", folder / f"tgt-{split}.txt"
     if not source.is_file() or not target.is_file():
         raise UserInputError(f"{folder}: no src-{split}.txt/tgt-{split}.txt pair (a folder written by "
@@ -139,8 +140,6 @@ def _folder_split_pairs(folder: Path, split: str) -> PairSet:
 
 
 def _read_table(path: Path):
-    from chemassay.data.readers import read_table
-
     if path.suffix == ".jsonl" or path.name.endswith(".jsonl.gz"):
         import pandas as pd
 
@@ -197,7 +196,6 @@ def _read_pairs(where: str | os.PathLike, task: str, split: str, limit: int | No
     suffixes = "".join(path.suffixes[-2:]).lower()
     if any(s in suffixes for s in (".parquet", ".csv", ".tsv", ".jsonl")):
         return _frame_pairs(_read_table(path), str(path))
-    from chemassay.data.readers import iter_lines
 
     return _line_pairs([line for _, line in iter_lines(path)], str(path))
 
@@ -206,10 +204,6 @@ def random_smiles(smiles: str, rng: np.random.Generator) -> str:
     """A randomized (non-canonical) SMILES of the same molecules: atoms renumbered by a
     permutation drawn from ``rng``, molecules in a shuffled order. Text RDKit cannot read is
     returned unchanged."""
-    from rdkit import Chem
-
-    from chemassay.chem import rdkit_log_silenced
-
     molecules = [m for m in smiles.split(".") if m]
     written = []
     with rdkit_log_silenced():
@@ -225,8 +219,6 @@ def random_smiles(smiles: str, rng: np.random.Generator) -> str:
 
 
 def _random_bag(bag: str, rng: np.random.Generator) -> str:
-    import re
-
     entries = [e for e in bag.split(".") if e]
     written = []
     for entry in entries:
@@ -280,8 +272,6 @@ def default_valid(where: str | os.PathLike, split: str) -> tuple[str | os.PathLi
 def tokenizer_for(task: str, pairs: PairSet) -> str:
     """The tokenizer a task's pairs need: ``smiles`` for reactions, ``bag``/``formula`` for
     ChemAlgebra bags (from the folder's manifest, else guessed), guessed for other pairs."""
-    from chemassay.models.vocab import guess_tokenizer
-
     texts = [s for s, _ in pairs.pairs[:100]] + [t for _, t in pairs.pairs[:100]]
     if task == "reactions":
         return "smiles"
@@ -298,10 +288,6 @@ def tokenizer_for(task: str, pairs: PairSet) -> str:
 
 @lru_cache(maxsize=200_000)
 def _heavy_atoms(smiles: str) -> int:
-    from rdkit import Chem
-
-    from chemassay.chem import rdkit_log_silenced
-
     with rdkit_log_silenced():
         mol = Chem.MolFromSmiles(smiles, sanitize=False)
     return mol.GetNumHeavyAtoms() if mol is not None else 0
@@ -329,8 +315,6 @@ def aligned_molecule(product: str, sources: Sequence[Sequence[str]]) -> str:
     """``product`` (one molecule) written from the atom whose SMILES shares the longest start
     with one of ``sources`` (token lists of source molecules); the canonical SMILES when no
     root does better, the text unchanged when it does not parse."""
-    from rdkit import Chem
-
     from chemassay.chem import rdkit_log_silenced, tokenize_smiles
 
     with rdkit_log_silenced():
@@ -356,8 +340,6 @@ def aligned_product(source: str, product: str) -> str:
     """Every molecule of ``product`` rooted to continue a molecule of ``source`` as far as it
     can (:func:`aligned_molecule`): the same molecules, written so that the product reads as
     an edited copy of the source (what ``target_root="aligned"`` trains on)."""
-    from chemassay.chem import TokenizationError, tokenize_smiles
-
     sources = []
     for molecule in source.split("."):
         try:

@@ -37,7 +37,8 @@ from chemassay.models.openai_chat import (
 )
 from chemassay.models.protocols import get_protocol
 from chemassay.models.spec import ModelSpec, check_options, option_bool, option_float, option_int
-from chemassay.runtime.progress import warn
+from chemassay.runtime.cache import KeyValueStore
+from chemassay.runtime.progress import settings, warn
 
 SYSTEM_PROMPT = "You are an expert organic chemist. Answer exactly in the format asked for, without explanations."
 """The system prompt chat models get unless the spec (``system=none``) or the suite says otherwise."""
@@ -251,15 +252,12 @@ OPENAI_OPTIONS = {
 
 
 def _settings():
-    from chemassay.runtime.progress import settings
-
     return settings
 
 
 def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
     """An :class:`~chemassay.models.openai_chat.OpenAIChatClient` for an ``openai:MODEL`` spec."""
     from chemassay.models.openai_chat import OpenAIChatClient, split_base_urls
-    from chemassay.runtime.cache import KeyValueStore
 
     check_options(spec, set(OPENAI_OPTIONS))
     base_url = spec.options.get("base_url") or context.get("base_url") or os.environ.get("OPENAI_BASE_URL")

@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
+import pickle
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -371,9 +374,6 @@ def _best_val(folder: Path) -> float | None:
 def _quiet_lightning():
     """Silence Lightning's banner lines (GPU available, the logger tip, the validation-batch
     note) and its deprecation noise; chemassay prints its own progress."""
-    import logging
-    import warnings
-
     names = ("pytorch_lightning", "lightning.pytorch", "lightning_fabric", "lightning", "pytorch_lightning.utilities.rank_zero",
              "lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")
     levels = {name: logging.getLogger(name).level for name in names}
@@ -395,8 +395,6 @@ def _quiet_lightning():
 
 def load_module_state(module, checkpoint: str | os.PathLike):
     """Load a training checkpoint's weights into ``module`` (clear error for a bad file)."""
-    import pickle
-
     import torch
 
     path = Path(checkpoint)

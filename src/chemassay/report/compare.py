@@ -31,6 +31,8 @@ import numpy as np
 
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import Result
+from chemassay.report.cards import direction_of
+from chemassay.report.load import source_of
 
 DEFAULT_RESAMPLES = 2000
 CHUNK = 500
@@ -111,8 +113,6 @@ class Comparison:
 
 
 def _label(result: Result, fallback: str) -> str:
-    from chemassay.report.load import source_of
-
     if result.model is not None:
         return result.model.name
     source = source_of(result)
@@ -121,8 +121,6 @@ def _label(result: Result, fallback: str) -> str:
 
 def check_comparable(a: Result, b: Result) -> None:
     """Raise :class:`IncomparableResults` unless ``a`` and ``b`` can be paired item by item."""
-    from chemassay.report.load import source_of
-
     name_a = source_of(a) or "A"
     name_b = source_of(b) or "B"
     if (a.suite, a.task) != (b.suite, b.task):
@@ -230,7 +228,6 @@ def compare(a: Result, b: Result, *, resamples: int = DEFAULT_RESAMPLES, seed: i
     if not 0 < level < 1:
         raise UserInputError(f"--level must be between 0 and 1, got {level}")
     check_comparable(a, b)
-    from chemassay.report.cards import direction_of
 
     ids = list(a.item_ids or ())
     position_b = {item: i for i, item in enumerate(b.item_ids or ())}

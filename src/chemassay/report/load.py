@@ -15,6 +15,7 @@ the field, e.g. ``a.json: field 'item_scores.EM': 99 values for 100 item_ids``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable
@@ -100,8 +101,6 @@ def load_results(paths: Iterable[str | os.PathLike]) -> list[Result]:
     In a folder, a JSON file without the result fields (``suite``, ``task``, ``metrics``)
     is skipped; a file that has them but breaks the contract is an error.
     """
-    import json
-
     results = []
     named = {Path(p) for p in paths if not Path(p).is_dir()}
     for path in expand_paths(paths):

@@ -41,6 +41,8 @@ from typing import Any
 
 from chemassay.contract.errors import ChemassayError
 from chemassay.contract.result import Result
+from chemassay.report.cards import direction_of
+from chemassay.runtime.cache import chemassay_home
 
 SCHEMA_VERSION = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -103,7 +105,6 @@ def default_path() -> Path:
     explicit = os.environ.get("CHEMASSAY_STORE")
     if explicit:
         return Path(explicit).expanduser()
-    from chemassay.runtime.cache import chemassay_home
 
     return chemassay_home() / "results.sqlite"
 
@@ -140,8 +141,6 @@ def result_key(result: Result) -> str:
 
 def headline(result: Result, limit: int = 4) -> str:
     """A few metrics for listings (metrics with a better direction first)."""
-    from chemassay.report.cards import direction_of
-
     scalars = [(k, v) for k, v in result.metrics.items()
                if isinstance(v, (int, float)) and not isinstance(v, bool)]
     ranked = sorted(scalars, key=lambda kv: direction_of(result.suite, kv[0]) == "none")
@@ -498,8 +497,6 @@ def record(result: Result, source: str | os.PathLike | None = None, path: str | 
 def store_result(result: Result, source: str | os.PathLike | None = None) -> int | None:
     """Record ``result`` in the results store; a store that cannot be used costs one warning
     line on stderr, never the command (the result file is already written)."""
-    import sqlite3
-
     try:
         return record(result, os.path.abspath(source) if source is not None else None)
     except (StoreError, sqlite3.Error, OSError) as exc:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from chemassay.runtime.files import atomic_write_text, sha256_file
+from chemassay.runtime.progress import warn
 
 T = TypeVar("T")
 FORMAT = 1
@@ -56,8 +57,6 @@ def caching_enabled() -> bool:
 
 def cache_warning(message: str) -> None:
     """One warning line (the CLI shows it even with ``--quiet``: a cache problem changes run time)."""
-    from chemassay.runtime.progress import warn
-
     warn(message)
 
 

@@ -7,6 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from chemassay.contract.errors import UserInputError, describe_os_error
 from chemassay.contract.files import (  # noqa: F401 - re-exported: their public home
     atomic_write_bytes,
     atomic_write_text,
@@ -28,8 +29,6 @@ def ensure_writable(path: str | os.PathLike, what: str = "output") -> Path:
     Commands call this first so that an unwritable ``--out`` fails at once rather than after
     the whole computation.
     """
-    from chemassay.contract.errors import UserInputError, describe_os_error
-
     target = Path(path)
     if target.is_dir():
         raise UserInputError(f"{target}: is a directory; give a file name for the {what}")
@@ -48,8 +47,6 @@ def ensure_writable(path: str | os.PathLike, what: str = "output") -> Path:
 
 def ensure_writable_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
     """Like :func:`ensure_writable` for a folder a command will fill."""
-    from chemassay.contract.errors import UserInputError, describe_os_error
-
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise UserInputError(f"{target}: exists and is not a folder; give a folder for the {what}")

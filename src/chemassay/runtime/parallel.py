@@ -14,6 +14,7 @@ instead of waiting for them, then re-raises.
 
 from __future__ import annotations
 
+import ast
 import multiprocessing
 import os
 import signal
@@ -124,8 +125,6 @@ def _new_pool(jobs: int) -> ProcessPoolExecutor:
 
 def _guarded_lines(path: str) -> list[tuple[int, int]]:
     """Line spans of the ``if __name__ == "__main__":`` blocks at the top level of a script."""
-    import ast
-
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):

@@ -33,6 +33,7 @@ import sys
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -221,8 +222,6 @@ def unregister_suite(name: str) -> None:
 
 
 def _entry_point_suites() -> list[str]:
-    from importlib.metadata import entry_points
-
     try:
         found = entry_points(group=ENTRY_POINT_GROUP)
     except TypeError:  # Python < 3.10 signature; chemassay needs 3.10, kept for safety

@@ -17,15 +17,21 @@ papers' tables as printed, and every metric of every result); :func:`write_repor
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chemassay.contract.result import Result
+from chemassay.contract.result import Interval, Result
+from chemassay.report.intervals import percentile_interval
+from chemassay.report.load import source_of
+from chemassay.report.published import papers as all_papers
+from chemassay.report.published import reference_tables
 from chemassay.report.scorecard.galleries import DEFAULT_LIMIT, Gallery, suite_gallery
 from chemassay.report.scorecard.leaderboard import Leaderboard, build_leaderboards
 from chemassay.report.scorecard.plots import Figure, image_figure, suite_figures
+from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
 
 
 @dataclass
@@ -72,9 +78,6 @@ def _suite_order(suite: str) -> tuple[int, str]:
 def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
     """A copy of ``result`` with a bootstrap interval for every metric that has per-item
     scores but no stored interval (stored intervals are kept as they are)."""
-    from chemassay.contract.result import Interval
-    from chemassay.report.intervals import percentile_interval
-
     missing = [k for k in result.item_scores if k not in result.intervals and k in result.metrics]
     if resamples <= 0 or not missing:
         return result
@@ -96,9 +99,6 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
     ``extra_images`` adds picture files to a suite's figures (the demo's plots).
     """
     from chemassay import __version__
-    from chemassay.report.load import source_of
-    from chemassay.report.published import papers as all_papers
-    from chemassay.report.published import reference_tables
 
     by_suite: dict[str, list[Result]] = {}
     for result in results:
@@ -127,10 +127,7 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
 
 def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:
     """Write ``index.html`` and ``index.md`` (+ ``assets/``) into ``out_dir``; return both paths."""
-    import shutil
-
     from chemassay.report.scorecard.render import render_html, render_markdown
-    from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,11 @@ from collections.abc import Iterable
 from functools import lru_cache
 from html import escape
 
+from rdkit import Chem
+from rdkit.Chem.Draw import rdMolDraw2D
+
+from chemassay.chem.molecules import rdkit_log_silenced
+
 APPEAR = (0.86, 0.24, 0.24)
 """Highlight colour of atoms that appear from nowhere (red)."""
 VANISH = (0.26, 0.48, 0.86)
@@ -26,11 +31,6 @@ def depict(smiles: str, highlight_elements: tuple[tuple[str, str], ...] = (), wi
     """SVG of a SMILES (one or several dot-separated molecules); atoms of the elements in
     ``highlight_elements`` (``(element, "appear"|"vanish")``) are highlighted. A string RDKit
     cannot parse gives a labelled placeholder, never an exception."""
-    from rdkit import Chem
-    from rdkit.Chem.Draw import rdMolDraw2D
-
-    from chemassay.chem.molecules import rdkit_log_silenced
-
     with rdkit_log_silenced():
         mol = Chem.MolFromSmiles(smiles) if smiles and len(smiles) < 2000 else None
     if mol is None or mol.GetNumAtoms() == 0 or mol.GetNumAtoms() > 250:

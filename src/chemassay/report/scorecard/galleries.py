@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.contract.result import Result
+from chemassay.report.store import model_label
 
 DEFAULT_LIMIT = 6
 
@@ -64,8 +65,6 @@ def result_field(result: Result, name: str) -> Any:
 
 def model_name(result: Result) -> str:
     """The label a report gives the model of a result."""
-    from chemassay.report.store import model_label
-
     return model_label(result)
 
 

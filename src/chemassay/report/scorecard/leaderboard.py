@@ -33,10 +33,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chemassay.contract.result import Result, SubsetRef
+from chemassay.report.cards import card_for
+from chemassay.report.load import source_of
+from chemassay.report.published import reference_results
+from chemassay.report.store import model_label
 
 MAX_COLUMNS = 14
 MAX_PUBLISHED_ROWS = 30
@@ -163,14 +168,10 @@ def _is_number(value: Any) -> bool:
 
 
 def _label_of(result: Result) -> str:
-    from chemassay.report.store import model_label
-
     return model_label(result)
 
 
 def _source_of(result: Result) -> str:
-    from chemassay.report.load import source_of
-
     source = source_of(result)
     if source:
         return source
@@ -207,8 +208,6 @@ def _compatible(record_setting: dict[str, Any], setting: dict[str, Any]) -> tupl
 
 def matching_records(suite: str, setting: dict[str, Any], keys: set[str], *, runs: bool = False) -> list[Any]:
     """Published records to show beside results of ``setting`` with metrics ``keys``."""
-    from chemassay.report.published import reference_results
-
     candidates = [r for r in reference_results(suite, runs=runs) if keys & set(r.metrics)]
     exact, loose = [], []
     for record in candidates:
@@ -241,8 +240,6 @@ def _cell_from_published(value: Any) -> Cell:
 
 def choose_columns(suite: str, results: list[Result], published_keys: set[str]) -> tuple[list[Column], int]:
     """The leaderboard's metric columns and how many numeric metrics were left out."""
-    from chemassay.report.cards import card_for
-
     keys: list[str] = []
     for result in results:
         for key, value in result.metrics.items():
@@ -305,9 +302,6 @@ def merge_records(records: list[Any]) -> list[Any]:
     """One record per (paper, model, label, setting, data): a model whose metrics the paper
     spreads over several tables becomes one row (the first table's values win a repeated key).
     Labels are compared without case, spaces or punctuation."""
-    import re
-    from dataclasses import replace
-
     merged: dict[tuple, Any] = {}
     for record in records:
         # one row may be labelled "Formula T1 x1" in one table and "FORMULA_T1x1" in another

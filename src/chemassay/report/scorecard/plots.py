@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract.result import Result
+from chemassay.report.cards import all_cards, card_for
+from chemassay.report.load import source_of
 from chemassay.report.scorecard.leaderboard import Leaderboard
 from chemassay.report.scorecard.svg import bar_chart
+from chemassay.report.store import model_label
 
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
 MAX_CHART_ROWS = 10
@@ -58,8 +61,6 @@ def _paths_in(value: Any) -> list[str]:
 
 
 def _resolve(path: str, result: Result) -> Path | None:
-    from chemassay.report.load import source_of
-
     candidate = Path(path)
     options = [candidate] if candidate.is_absolute() else []
     source = source_of(result)
@@ -108,8 +109,6 @@ def _short(text: str, limit: int = 32) -> str:
 def _chart_keys(board: Leaderboard) -> list:
     """Columns of a board worth a 0–1 bar chart: declared with range [0, 1], or (without a
     card) holding values in [0, 1] that are not all whole numbers (counts are left out)."""
-    from chemassay.report.cards import all_cards, card_for
-
     has_cards = bool(all_cards(board.suite)) if board.suite else False
     chosen = []
     for column in board.columns:
@@ -166,8 +165,6 @@ def leaderboard_charts(board: Leaderboard) -> list[Figure]:
 
 def result_label(result: Result) -> str:
     """A chart's name for a result: the model and the setting it was measured in."""
-    from chemassay.report.store import model_label
-
     return f"{model_label(result)}{_setting_suffix(result)}"
 
 

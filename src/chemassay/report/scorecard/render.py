@@ -15,10 +15,12 @@ import re
 from html import escape
 
 from chemassay.report.cards import card_for
+from chemassay.report.load import source_of
 from chemassay.report.scorecard import Scorecard, SuiteSection
 from chemassay.report.scorecard.galleries import Gallery, Panel
 from chemassay.report.scorecard.leaderboard import Leaderboard, format_cell, format_number
 from chemassay.report.scorecard.plots import Figure
+from chemassay.report.store import model_label
 
 CSS = """
 :root { --ink: #1d2330; --muted: #5f6b7a; --line: #d9dee5; --pub: #f6f1e3; --best: #1a7f37; }
@@ -202,9 +204,6 @@ def _html_published(section: SuiteSection) -> str:
 
 
 def _html_details(section: SuiteSection) -> str:
-    from chemassay.report.load import source_of
-    from chemassay.report.store import model_label
-
     parts = []
     for result in section.results:
         rows = []

@@ -33,17 +33,41 @@ from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import (
     DatasetRef,
     InputRef,
+    Interval,
     Result,
     SkippedItem,
+    current_versions,
     input_ref,
     make_result,
 )
+from chemassay.data.registry import load_dataset as registry_load
+from chemassay.models import in_memory_ref, predictions_ref, run
+from chemassay.models.spec import parse_spec
+from chemassay.report.intervals import attach_intervals
+from chemassay.runtime.files import (
+    atomic_write_text,
+    ensure_writable,
+    ensure_writable_dir,
+    need_file,
+    sha256_file,
+)
+from chemassay.suites.generation.baselines.kinds import train_spec
+from chemassay.suites.generation.baselines.learned import KINDS as LEARNED
+from chemassay.suites.generation.data import parse_moses_name
 from chemassay.suites.generation.details import (
     Counts,
     EvaluateDetails,
     FilterDetails,
     SplitDetails,
 )
+from chemassay.suites.generation.filters import FILTER_NAMES, filter_molecules
+from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K, evaluate_samples
+from chemassay.suites.generation.metrics import compute_metrics as moses_metrics
+from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX
+from chemassay.suites.generation.protocol import GENERATOR
+from chemassay.suites.generation.reference import ReferenceStats, _list_digest, resolve_reference
+from chemassay.suites.generation.split import scaffold_split, write_split
+from chemassay.suites.generation.stream import CHUNK_ROWS, SmilesChunk
 
 __all__ = ["compute_metrics", "evaluate", "filter", "load_dataset", "sample", "split", "train"]
 
@@ -79,7 +103,6 @@ def _describe_set(spec: Any) -> str | None:
         return None
     if isinstance(spec, (list, tuple)):
         return f"list of {len(spec)} SMILES"
-    from chemassay.suites.generation.reference import ReferenceStats
 
     if isinstance(spec, ReferenceStats):
         return spec.name
@@ -87,14 +110,10 @@ def _describe_set(spec: Any) -> str | None:
 
 
 def _is_path(spec: Any) -> bool:
-    from chemassay.suites.generation.data import parse_moses_name
-
     return isinstance(spec, (str, os.PathLike)) and parse_moses_name(spec) is None
 
 
 def _write_lines(path: str | os.PathLike, lines: Sequence[str]) -> None:
-    from chemassay.runtime.files import atomic_write_text
-
     atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 
@@ -107,9 +126,6 @@ def _check_limit(limit: Any) -> int | None:
 def _draw(model: Any, n: int, seed: int, *, context: Mapping[str, Any], cache: bool = False) -> Run:
     """``n`` samples of ``model`` (a spec or a generator object) with ``seed``, through the run
     pipeline (items: the sample slots ``0..n-1``); every sample must be a string."""
-    from chemassay.models import run
-    from chemassay.suites.generation.protocol import GENERATOR
-
     done = run(model, GENERATOR, range(n), {"seed": seed}, context=context, cache=cache)
     if not all(isinstance(sample, str) for sample in done.outputs):
         got = ", ".join(sorted({type(s).__name__ for s in done.outputs if not isinstance(s, str)}))
@@ -124,7 +140,6 @@ def _model_context(options: Options) -> dict[str, Any]:
 
 def _write_samples(out: str | os.PathLike, done: Run, seed: int) -> None:
     """The drawn samples, one per line, beside ``OUT.manifest.json`` (model, ``n``, seed, sha256)."""
-    from chemassay.contract.result import current_versions
     from chemassay.runtime.files import atomic_write_text, sha256_file
 
     target = Path(out)
@@ -166,8 +181,6 @@ def sample(
     ``seed``, the file's sha256, the failed requests). ``n_jobs`` worker processes sample the
     combinatorial baseline. ``context`` gives the model factory settings such as ``base_url``.
     """
-    from chemassay.runtime.files import ensure_writable
-
     n = _check_n(n)
     if out is not None:
         ensure_writable(out, "samples file")
@@ -202,9 +215,6 @@ def train(
     the default, ``moses:PART``, a SMILES file or a list), ``limit`` keeps its first
     molecules. The returned generator's ``spec`` names the saved model.
     """
-    from chemassay.models.spec import parse_spec
-    from chemassay.suites.generation.baselines.learned import KINDS as LEARNED
-
     kind = parse_spec(model).kind
     if kind in LEARNED:
         from chemassay.suites.generation.baselines.learned import RunControls
@@ -213,15 +223,12 @@ def train(
         run = RunControls(seed=seed, device=device, threads=threads, max_minutes=max_minutes,
                           show_progress=show_progress)
         return train_learned(model, train, limit=limit, run=run)
-    from chemassay.suites.generation.baselines.kinds import train_spec
 
     return train_spec(model, train, limit=limit, n_jobs=n_jobs, show_progress=show_progress)
 
 
 def _unique_k(unique_at: int | Sequence[int] | None) -> tuple[int, ...]:
     """The ``unique@k`` values to compute (``k`` as MOSES's ``get_all_metrics`` takes it)."""
-    from chemassay.suites.generation.metrics import DEFAULT_UNIQUE_K
-
     if unique_at is None:
         return tuple(DEFAULT_UNIQUE_K)
     values = [unique_at] if isinstance(unique_at, int) else list(unique_at)
@@ -257,8 +264,6 @@ class _References:
 def _check_call(samples: Any, model: Any, n: Any, *, device: str, scheduler: str | None,
                 plot: str | os.PathLike | None, out: str | os.PathLike | None, limit: Any) -> None:
     """The arguments that are wrong whatever the data: one clear error before any work."""
-    from chemassay.runtime.files import ensure_writable
-
     _check_device(device)
     _check_limit(limit)
     if scheduler is not None and scheduler != "dask-local" and "://" not in scheduler:
@@ -276,9 +281,6 @@ def _load_references(reference: ReferenceInput, scaffold_test: ReferenceInput, t
                      options: Options, *, device: str, batch_size: int) -> _References:
     """The statistics the samples are compared with (the training set, for Novelty, is only
     checked here: the scoring indexes it, keyed by its name in a resumable run's manifest)."""
-    from chemassay.runtime.files import need_file
-    from chemassay.suites.generation.reference import resolve_reference
-
     for spec in (reference, scaffold_test, train):
         if spec is not None and _is_path(spec) and not str(spec).endswith(".npz"):
             need_file(spec, "reference SMILES")
@@ -311,8 +313,6 @@ def _drawn(done: Run, options: Options) -> _Generated:
 
 def _first_rows(chunks: Iterator[Any], limit: int | None) -> Iterator[Any]:
     """The chunks of a streamed file up to ``limit`` strings (all of them for ``None``)."""
-    from chemassay.suites.generation.stream import SmilesChunk
-
     left = limit
     for chunk in chunks:
         if left is not None:
@@ -326,8 +326,6 @@ def _first_rows(chunks: Iterator[Any], limit: int | None) -> Iterator[Any]:
 
 def _given(samples: SmilesInput, *, chunk_rows: int | None, limit: int | None) -> _Generated:
     """Given samples, scored as they are: a file is streamed in chunks, a list kept whole."""
-    from chemassay.models import in_memory_ref, predictions_ref
-
     if isinstance(samples, (str, os.PathLike)):
         from chemassay.suites.generation.stream import CHUNK_ROWS, iter_smiles_file
 
@@ -373,9 +371,6 @@ def _dataset(reference: ReferenceInput, evaluation: Any) -> DatasetRef:
 def _config(generated: _Generated, sets: Mapping[str, ReferenceInput], evaluation: Any, options: Options,
             engine: Mapping[str, Any], unique_k: Sequence[int]) -> dict[str, Any]:
     """The result's ``config``: the draw (with a model), the sets, how the metrics were computed."""
-    from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX
-    from chemassay.suites.generation.stream import CHUNK_ROWS
-
     config = dict(generated.config)
     config.update({
         "test": _describe_set(sets["test"]), "scaffold_test": _describe_set(sets["scaffold_test"]),
@@ -421,9 +416,6 @@ def _details(evaluation: Any, warnings: list[str], plot: str | os.PathLike | Non
 
 def _attach_intervals(result: Result, evaluation: Any, options: Options) -> Result:
     """Bootstrap intervals of the per-molecule metrics; an estimated IntDiv's own interval."""
-    from chemassay.contract.result import Interval
-    from chemassay.report.intervals import attach_intervals
-
     attach_intervals(result, resamples=options.bootstrap, seed=options.seed)
     if evaluation.estimates:
         estimate = evaluation.estimates["IntDiv"]
@@ -509,8 +501,6 @@ def evaluate(
     >>> sorted(result.intervals)
     ['Filters', 'Novelty', 'SNN/Test', 'valid']
     """
-    from chemassay.suites.generation.metrics import evaluate_samples
-
     options = Options.merged(options, seed=seed, bootstrap=bootstrap, limit=limit, n_jobs=n_jobs, cache=cache,
                              progress=progress, out=out, context=context)
     started = time.perf_counter()
@@ -557,8 +547,6 @@ def evaluate(
 
 def _is_moses_test(spec: Any) -> bool:
     """Whether a test-set argument names the MOSES test set (``moses`` or ``moses:test``)."""
-    from chemassay.suites.generation.data import parse_moses_name
-
     return parse_moses_name(spec) in ("", "test")
 
 
@@ -580,8 +568,6 @@ def compute_metrics(
     """The MOSES metrics of ``samples`` as a plain dict, keyed and valued like MOSES's
     ``get_all_metrics`` (same defaults as :func:`evaluate`, no intervals or details;
     ``reference`` is ``get_all_metrics``'s ``test``)."""
-    from chemassay.suites.generation.metrics import compute_metrics as moses_metrics
-
     _check_device(device)
     return moses_metrics(list(samples), test=reference, scaffold_test=scaffold_test, train=train, n_jobs=n_jobs,
                          device=device, batch_size=batch_size)
@@ -601,9 +587,6 @@ def _molecules(molecules: SmilesInput, column: str | None
 
 
 def _dataset_ref(path: Path | None, smiles: Sequence[str]) -> DatasetRef:
-    from chemassay.runtime.files import sha256_file
-    from chemassay.suites.generation.reference import _list_digest
-
     if path is not None:
         return DatasetRef(name=str(path), sha256=sha256_file(path))
     return DatasetRef(name=f"list of {len(smiles)} SMILES", sha256=_list_digest(list(smiles)))
@@ -630,7 +613,6 @@ def filter(  # noqa: A001 - the suite's verb; shadows the builtin only inside th
     failures, alerts). ``screen=False`` matches every alert without the fingerprint screen.
     """
     from chemassay.runtime.files import atomic_write_text, ensure_writable, sha256_file
-    from chemassay.suites.generation.filters import FILTER_NAMES, filter_molecules
 
     started = time.perf_counter()
     for target, what in ((out, "output"), (rejected, "rejected-molecules file")):
@@ -707,9 +689,6 @@ def split(
     repeated inputs, with their line and reason), ``held_out_scaffolds.txt`` and a
     ``manifest.json`` with every file's sha256, so the split reproduces byte for byte.
     """
-    from chemassay.runtime.files import ensure_writable_dir
-    from chemassay.suites.generation.split import scaffold_split, write_split
-
     started = time.perf_counter()
     ensure_writable_dir(out_dir, "split folder")
     smiles, lines, path, _ = _molecules(molecules, column)
@@ -749,6 +728,4 @@ def load_dataset(name: str = "moses", part: str | None = None, **options: Any) -
     ``part`` is ``train`` (default), ``test`` or ``test_scaffolds``; ``limit=N`` keeps the
     first N SMILES. Same as ``chemassay.load_dataset("moses", part=...)``.
     """
-    from chemassay.data.registry import load_dataset as registry_load
-
     return registry_load(name, part=part, **options)

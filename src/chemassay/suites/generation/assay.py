@@ -31,8 +31,12 @@ import math
 from functools import partial
 
 from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text
+from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import Result
+from chemassay.models.spec import parse_spec
+from chemassay.report.published import reference_results
 from chemassay.report.subsets import task_subset
+from chemassay.suites.generation.api import evaluate
 
 PROTOCOL = "generator"
 TASK_KEY = "moses"
@@ -57,9 +61,6 @@ QUICK_NOTE = (
 def requests_for(spec: str, n: int) -> int:
     """Requests a text generator behind an endpoint receives for ``n`` samples: one per
     ``batch`` molecules (the spec's ``batch=``, else :data:`DEFAULT_BATCH`), at least."""
-    from chemassay.contract.errors import UserInputError
-    from chemassay.models.spec import parse_spec
-
     try:
         batch = int(parse_spec(spec).options.get("batch", DEFAULT_BATCH))
     except (UserInputError, ValueError):
@@ -84,8 +85,6 @@ def run_moses(ctx: AssayContext, *, n: int) -> Result:
     """Draw ``n`` samples (with ``ctx.limit``: at most that many) from the model with the
     assay's seed and score them with every MOSES metric (published test statistics, Novelty
     against the full train split)."""
-    from chemassay.suites.generation.api import evaluate
-
     subset = None
     if ctx.limit is not None:
         ids, subset = task_subset(ctx, list_samples(ctx, n=n).ids, method="first")
@@ -102,8 +101,6 @@ def _value(result: Result, key: str, label: str | None = None) -> str:
 
 def best_published_fcd() -> tuple[str, float] | None:
     """The lowest FCD/Test among the MOSES paper's model rows (model, value)."""
-    from chemassay.report.published import reference_results
-
     best: tuple[str, float] | None = None
     for record in reference_results("generation"):
         value = record.metrics.get("FCD/Test")

@@ -16,6 +16,8 @@ from functools import lru_cache
 import numpy as np
 
 from chemassay.contract.errors import require
+from chemassay.runtime.progress import progress_task
+from chemassay.runtime.threads import thread_map
 
 CHEMNET_SYMBOLS = (
     "C", "N", "O", "H", "F", "Cl", "P", "B", "Br", "S", "I", "Si", "#", "(", ")", "+", "-",
@@ -165,8 +167,6 @@ def chemnet_activations(
     waits for another, so a core taken by another process slows one batch, not every step.
     """
     torch = require("torch", "torch", "the FCD metric")
-    from chemassay.runtime.progress import progress_task
-    from chemassay.runtime.threads import thread_map
 
     if not smiles:
         return np.zeros((0, ACTIVATION_SIZE), dtype=np.float32)

@@ -23,6 +23,7 @@ from pathlib import Path
 from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import iter_lines, read_smiles_file
 from chemassay.data.registry import dataset_file, get_spec
+from chemassay.runtime.files import sha256_file
 
 MOSES = "moses"
 MOSES_PART_FILES: dict[str, str] = {
@@ -119,8 +120,6 @@ def smiles_set(spec: str | os.PathLike | Sequence[str], *, default_part: str = "
     SMILES reader (its empty table cells are kept as empty, invalid SMILES). ``limit`` keeps
     the first ``limit`` SMILES.
     """
-    from chemassay.runtime.files import sha256_file
-
     if limit is not None and limit < 1:
         raise UserInputError(f"limit must be at least 1, got {limit}")
     if isinstance(spec, (list, tuple)):

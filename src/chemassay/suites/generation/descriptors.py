@@ -20,6 +20,7 @@ processes (:func:`chemassay.runtime.parallel_map`).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import math
 import pickle
@@ -29,10 +30,23 @@ from pathlib import Path
 
 import numpy as np
 from rdkit import Chem, RDConfig
-from rdkit.Chem import QED, Crippen, Descriptors, MolSurf, rdFingerprintGenerator, rdMolDescriptors
+from rdkit.Chem import (
+    QED,
+    Crippen,
+    Descriptors,
+    MolSurf,
+    rdFingerprintGenerator,
+    rdMolDescriptors,
+    rdqueries,
+)
 from rdkit.Chem.Scaffolds import MurckoScaffold
 
-from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced, safe_mol_from_smiles
+from chemassay.chem.molecules import (
+    InvalidSmiles,
+    parse_smiles,
+    rdkit_log_silenced,
+    safe_mol_from_smiles,
+)
 from chemassay.contract.errors import UserInputError
 
 MORGAN_RADIUS = 2
@@ -66,8 +80,6 @@ def moses_mol(smiles: str) -> Chem.Mol | None:
 
 def invalid_reason(smiles: str) -> str:
     """A short human reason why ``smiles`` is not a valid molecule (for the report)."""
-    from chemassay.chem.molecules import parse_smiles
-
     if not smiles:
         return "empty string"
     try:
@@ -176,8 +188,6 @@ def _atom_queries() -> dict:
     matches any element outside C N S O F Cl Br H (dummy atoms included), as the MOSES
     test on element symbols does.
     """
-    from rdkit.Chem import rdqueries
-
     disallowed = None
     for number in (6, 7, 16, 8, 9, 17, 35, 1):  # C N S O F Cl Br H, MOSES's allowed elements
         query = rdqueries.AtomNumEqualsQueryAtom(number, negate=True)
@@ -235,8 +245,6 @@ def qed_score(mol: Chem.Mol, logp: float | None = None) -> float:
 @lru_cache(maxsize=1)
 def filter_patterns() -> tuple[list[str], list[Chem.Mol]]:
     """The 22 MCF and 479 PAINS SMARTS of MOSES (``data/mcf.csv``, ``data/wehi_pains.csv``)."""
-    import csv
-
     smarts: list[str] = []
     with open(DATA_DIR / "mcf.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))

@@ -42,8 +42,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import rdkit
+from scipy.stats import wasserstein_distance
 
 from chemassay.report.cards import MetricCard
+from chemassay.runtime.cache import cached
+from chemassay.runtime.files import need_file, sha256_file
+from chemassay.suites.generation.data import (
+    moses_part_path,
+    moses_part_sha256,
+    parse_moses_name,
+    smiles_set,
+)
+from chemassay.suites.generation.pairs import SnnReference, _block_sums, unique_rows
 from chemassay.suites.generation.reference import (
     PROPERTY_NAMES,  # noqa: F401 - re-exported (the API and plots read it here)
     ReferenceSpec,
@@ -129,8 +140,6 @@ def count_cosine_similarity(reference: Counter, generated: Counter) -> float:
 
 def property_distance(reference: np.ndarray, generated: np.ndarray) -> float:
     """Wasserstein-1 distance between two samples of a property (scipy's definition)."""
-    from scipy.stats import wasserstein_distance
-
     if len(reference) == 0 or len(generated) == 0:
         return math.nan
     return float(wasserstein_distance(reference, generated))
@@ -138,8 +147,6 @@ def property_distance(reference: np.ndarray, generated: np.ndarray) -> float:
 
 def _unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of a packed fingerprint matrix and how often each occurs."""
-    from chemassay.suites.generation.pairs import unique_rows
-
     return unique_rows(packed)
 
 
@@ -153,8 +160,6 @@ def nearest_neighbour_similarities(
     Reference duplicates are dropped first (they cannot change a maximum). As in MOSES, two
     empty fingerprints have similarity 1. Empty inputs give an empty array.
     """
-    from chemassay.suites.generation.pairs import SnnReference
-
     if len(generated) == 0 or len(reference) == 0:
         return np.zeros(0, dtype=np.float64)
     prepared = reference if isinstance(reference, SnnReference) else SnnReference(reference, device=device)
@@ -229,8 +234,6 @@ def _block_power_sums_numpy(common, a, b, wa, wb, powers, mirrored):
 
 def _block_power_sums_torch(torch, common, a, b, wa, wb, powers, mirrored):
     """One block's weighted power sums with the kernels the pair stage uses (NumPy in and out)."""
-    from chemassay.suites.generation.pairs import _block_sums
-
     out = _block_sums(torch, torch.from_numpy(np.ascontiguousarray(common)), torch.from_numpy(a),
                       torch.from_numpy(b), torch.from_numpy(wa), torch.from_numpy(wb), powers, mirrored)
     return {p: (rows.numpy(), None if cols is None else cols.numpy()) for p, (rows, cols) in out.items()}
@@ -308,9 +311,6 @@ def training_set(train, *, limit: int | None = None) -> SortedStrings | None:
     (``generation/train-sets``), keyed by the source's sha256: a damaged or swapped entry is
     reported and rebuilt. ``limit`` keeps the first ``limit`` SMILES.
     """
-    from chemassay.runtime.cache import cached
-    from chemassay.suites.generation.data import smiles_set
-
     if train is None:
         return None
     if isinstance(train, SortedStrings):
@@ -320,19 +320,11 @@ def training_set(train, *, limit: int | None = None) -> SortedStrings | None:
     if isinstance(train, (list, tuple)):
         return SortedStrings.from_strings(train if limit is None else train[:limit])
     def source_sha256() -> str:
-        from chemassay.runtime.files import sha256_file
-        from chemassay.suites.generation.data import (
-            moses_part_path,
-            moses_part_sha256,
-            parse_moses_name,
-        )
-
         part = parse_moses_name(train)
         if part is not None:
             part = part or "train"
             moses_part_path(part)  # fetched and verified before its checksum is trusted
             return moses_part_sha256(part)
-        from chemassay.runtime.files import need_file
 
         return sha256_file(need_file(train, "training SMILES"))
 
@@ -390,8 +382,6 @@ class GenerationEvaluation:
 
 def _run_manifest(input_digest: str, references: dict, train, unique_k, chunk_rows: int) -> dict:
     """What a resumable run computes: a work folder is reused only for the same manifest."""
-    import rdkit
-
     from chemassay.suites.generation.stream import FORMAT
 
     train_name = None if train is None else (train if isinstance(train, str) else f"{type(train).__name__}")

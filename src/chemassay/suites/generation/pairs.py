@@ -29,6 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from chemassay.chem.fingerprints import popcount, unpack_bits
+from chemassay.chem.similarity import (
+    NearestNeighbourIndex,
+    _counts_dense,
+    backend_available,
+    intersection_counts,
+)
+from chemassay.contract.errors import require
+from chemassay.runtime.threads import single_threaded_kernels, thread_map
 
 INTDIV_EXACT_MAX = 100_000
 """Distinct molecules up to which IntDiv is exact on a CPU without a scheduler (5e9 pairs,
@@ -69,8 +77,6 @@ class SnnReference:
         return len(self.packed)
 
     def index(self):
-        from chemassay.chem.similarity import NearestNeighbourIndex
-
         if self._index is None:
             self._index = NearestNeighbourIndex(self.packed)
         return self._index
@@ -134,8 +140,6 @@ def device_max_tanimoto(generated: np.ndarray, refs, ref_counts, ref_packed: np.
 
 
 def _torch():
-    from chemassay.contract.errors import require
-
     return require("torch", "torch", "the GPU path of the generation metrics")
 
 
@@ -162,8 +166,6 @@ class _Prepared:
 def _row_block_sums(prepared: _Prepared, i0: int, powers: tuple[int, ...], block: int = BLOCK):
     """Sums of row block ``i0`` against column blocks ``j >= i0`` (upper triangle)."""
     import torch
-
-    from chemassay.chem.similarity import _counts_dense
 
     n = len(prepared.counts)
     i1 = min(i0 + block, n)
@@ -192,8 +194,6 @@ def pairwise_power_sums(
     each unordered block once (added to both sides). CPU blocks run on ``n_threads``
     threads, ``device="cuda"`` on the GPU, ``scheduler`` on a Dask cluster.
     """
-    from chemassay.chem.similarity import backend_available
-
     w = np.ones(len(fingerprints)) if weights is None else np.asarray(weights, dtype=np.float64)
     n = len(fingerprints)
     sums = {p: np.zeros(n, dtype=np.float64) for p in powers}
@@ -235,14 +235,12 @@ def _dask_block(data, powers, i0, block):
     if prepared is None:
         _WORKER_CACHE.clear()
         prepared = _WORKER_CACHE[key] = _Prepared(unpack_bits(packed), popcount(packed).astype(np.float64), w)
-    from chemassay.runtime.threads import single_threaded_kernels
 
     with single_threaded_kernels():
         return _row_block_sums(prepared, i0, powers, block)
 
 
 def _numpy_power_sums(packed, w, powers):  # pragma: no cover - without torch
-    from chemassay.chem.similarity import intersection_counts
 
     n = len(packed)
     counts = popcount(packed).astype(np.float64)
@@ -326,8 +324,6 @@ def estimate_internal_diversities(
     sampled row is computed exactly against every molecule, so each estimate is an
     unbiased mean of i.i.d. exact row values; the interval is mean +- 1.96 standard errors.
     """
-    from chemassay.runtime.threads import thread_map
-
     w = np.ones(len(fingerprints)) if weights is None else np.asarray(weights, dtype=np.float64)
     total = float(np.sum(w))
     rng = np.random.default_rng(seed)
@@ -338,8 +334,6 @@ def estimate_internal_diversities(
 
     def block(i0: int):
         import torch
-
-        from chemassay.chem.similarity import _counts_dense
 
         i1 = min(i0 + BLOCK, rows)
         out = {1: np.zeros(i1 - i0), 2: np.zeros(i1 - i0)}

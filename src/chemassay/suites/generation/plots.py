@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import gaussian_kde
 
 from chemassay.runtime.files import atomic_writer
 
@@ -18,8 +19,6 @@ PROPERTY_LABELS = {
 
 
 def _density(values: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
-    from scipy.stats import gaussian_kde
-
     values = values[np.isfinite(values)]
     if values.size < 2 or np.ptp(values) == 0:
         return None

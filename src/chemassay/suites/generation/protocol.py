@@ -29,6 +29,7 @@ from chemassay.contract import (
     strict_extraction,
 )
 from chemassay.contract.errors import UserInputError
+from chemassay.data.readers import read_smiles_file
 from chemassay.models.check import str_list_problem
 
 
@@ -130,8 +131,6 @@ class GeneratorProtocol(Protocol):
         return TextOutcome(samples[:n], failures, unreadable)
 
     def read_predictions(self, path: Path):
-        from chemassay.data.readers import read_smiles_file
-
         smiles = read_smiles_file(path).smiles
 
         def answer(items: Sequence[Any], options: Mapping[str, Any]) -> TextOutcome:

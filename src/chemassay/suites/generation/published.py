@@ -6,6 +6,7 @@ from typing import Any
 
 from chemassay.report.published import PaperBinding
 from chemassay.report.published.keys import Mapped
+from chemassay.suites.generation.baselines.reference_samples import reference_records
 
 MOSES_KEYS = {
     "Valid": "valid", "Unique@1k": "unique@1000", "Unique@10k": "unique@10000",
@@ -23,8 +24,6 @@ def metric_key(metric: str, setting: dict[str, Any]) -> Mapped | None:
 
 def reference_runs() -> list:
     """The MOSES baselines chemassay trained and ships (``published = False`` records)."""
-    from chemassay.suites.generation.baselines.reference_samples import reference_records
-
     return reference_records()
 
 

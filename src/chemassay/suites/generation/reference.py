@@ -28,12 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import rdkit
 
 from chemassay.contract.errors import UserInputError
 from chemassay.data import dataset_file, get_spec
 from chemassay.runtime.cache import cached
 from chemassay.runtime.files import atomic_writer
+from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.generation.data import MOSES_STATS_FILES, parse_moses_name, smiles_set
+from chemassay.suites.generation.descriptors import describe_smiles, fingerprint_matrix
 
 PROPERTY_NAMES = ("logP", "SA", "QED", "weight")
 CACHE_VERSION = 1
@@ -203,9 +206,7 @@ def compute_stats(
     SMILES. SMILES that do not parse are left out and counted in ``n_invalid`` (MOSES
     would stop with an error).
     """
-    from chemassay.runtime.parallel import Failure, parallel_map
     from chemassay.suites.generation import chemnet
-    from chemassay.suites.generation.descriptors import fingerprint_matrix
 
     described = parallel_map(
         _describe_reference_molecule, smiles, n_jobs=n_jobs, description=f"reference {name}",
@@ -247,8 +248,6 @@ def compute_stats(
 
 
 def _describe_reference_molecule(smiles: str):
-    from chemassay.suites.generation.descriptors import describe_smiles
-
     return describe_smiles(smiles, filters=False)
 
 
@@ -261,8 +260,6 @@ def _list_digest(smiles: list[str]) -> str:
 
 
 def _rdkit_version() -> str:
-    import rdkit
-
     return rdkit.__version__
 
 

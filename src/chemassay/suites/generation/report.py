@@ -7,14 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from chemassay.contract.result import Result
+from chemassay.report.load import source_of
 from chemassay.report.scorecard.plots import Figure, image_figure
 
 
 def _resolve(path: str, result: Result) -> Path | None:
     """The picture file: as written, or beside the result file it was read from (a result
     folder that moved keeps its pictures next to it)."""
-    from chemassay.report.load import source_of
-
     candidate = Path(path)
     options = [candidate]
     source = source_of(result)

@@ -42,8 +42,18 @@ from pathlib import Path
 import numpy as np
 
 from chemassay.contract.errors import UserInputError
+from chemassay.data.readers import open_smiles_rows
 from chemassay.runtime.files import atomic_write_bytes, atomic_write_text, sha256_file
-from chemassay.runtime.parallel import Failure, parallel_map
+from chemassay.runtime.parallel import Failure, dask_client, parallel_map
+from chemassay.runtime.threads import single_threaded_kernels
+from chemassay.suites.generation.chemnet import frechet_distance
+from chemassay.suites.generation.descriptors import canonicalize, describe_smiles, invalid_reason
+from chemassay.suites.generation.pairs import (
+    SnnReference,
+    estimate_internal_diversities,
+    internal_diversities,
+)
+from chemassay.suites.generation.reference import PROPERTY_NAMES
 
 CHUNK_ROWS = 50_000
 """Input strings per chunk (the unit of work written to disk and of resumption)."""
@@ -77,8 +87,6 @@ def iter_smiles_file(path: str | os.PathLike, column: str | None = None,
     strings, same line numbers, empty table cells kept as empty SMILES), without holding
     the file: both read :func:`chemassay.data.readers.open_smiles_rows`.
     """
-    from chemassay.data.readers import open_smiles_rows
-
     with open_smiles_rows(path, column) as source:
         chunk = SmilesChunk([], [])
         for line_no, value in source.rows:
@@ -96,8 +104,6 @@ def iter_smiles_file(path: str | os.PathLike, column: str | None = None,
 
 def _parse_many(chunk: list[str]) -> list[tuple[str | None, str | None]]:
     """Canonical SMILES (MOSES's ``canonic_smiles``) of each string, or ``None`` and why not."""
-    from chemassay.suites.generation.descriptors import canonicalize, invalid_reason
-
     out: list[tuple[str | None, str | None]] = []
     for text in chunk:
         canonical = canonicalize(text)
@@ -106,8 +112,6 @@ def _parse_many(chunk: list[str]) -> list[tuple[str | None, str | None]]:
 
 
 def _describe(text: str):
-    from chemassay.suites.generation.descriptors import describe_smiles
-
     return describe_smiles(text)
 
 
@@ -243,9 +247,6 @@ def _torch_stage(texts2: list[str], fingerprints: np.ndarray, ok: np.ndarray, sn
 
 
 def _snn_block(reference_packed, queries):
-    from chemassay.runtime.threads import single_threaded_kernels
-    from chemassay.suites.generation.pairs import SnnReference
-
     key = (id(reference_packed), len(reference_packed))
     prepared = _SNN_CACHE.get(key)
     if prepared is None:
@@ -260,8 +261,6 @@ _SNN_CACHE: dict = {}
 
 def _snn_on_cluster(queries: np.ndarray, reference, scheduler: str, block: int = 2048) -> np.ndarray:
     """SNN of query blocks as Dask tasks (the reference is sent to each worker once)."""
-    from chemassay.runtime.parallel import dask_client
-
     with dask_client(scheduler) as client:
         [data] = client.scatter([reference.packed], broadcast=True)
         futures = [client.submit(_snn_block, data, queries[i:i + block], pure=False)
@@ -391,7 +390,6 @@ def evaluate_chunks(
     overlap: bool = True,
 ) -> ChunkedEvaluation:
     """Every MOSES metric over ``chunks`` (see the module docstring)."""
-    from chemassay.runtime.threads import single_threaded_kernels
     from chemassay.suites.generation.pairs import INTDIV_EXACT_MAX, SnnReference
 
     timings: dict[str, float] = {}
@@ -458,17 +456,11 @@ def evaluate_chunks(
 
 def _aggregate(store: WorkDir, n_chunks: int, state: RunState, references: dict, train_set, unique_k,
                options: ChunkOptions, intdiv_exact_max: int, seed: int, timings: dict) -> ChunkedEvaluation:
-    from chemassay.suites.generation.chemnet import frechet_distance
     from chemassay.suites.generation.metrics import (
         count_cosine_similarity,
         fraction_unique,
         property_distance,
     )
-    from chemassay.suites.generation.pairs import (
-        estimate_internal_diversities,
-        internal_diversities,
-    )
-    from chemassay.suites.generation.reference import PROPERTY_NAMES
 
     n_distinct = len(state.ids)
     fingerprints = np.zeros((n_distinct, FINGERPRINT_WORDS), dtype=np.uint64)

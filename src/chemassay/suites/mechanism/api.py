@@ -29,12 +29,38 @@ from typing import Any
 
 from chemassay.contract import Options, Run
 from chemassay.contract.errors import UserInputError
-from chemassay.contract.result import Result
+from chemassay.contract.result import DatasetRef, Result, SkippedItem, make_result
+from chemassay.data.registry import load_dataset as registry_load
+from chemassay.models.identity import in_memory_ref, predictions_ref
+from chemassay.models.registry import resolve_model
+from chemassay.report.intervals import attach_intervals
+from chemassay.runtime.files import atomic_write_text, ensure_writable, sha256_file
+from chemassay.runtime.progress import progress_task
+from chemassay.suites.mechanism.data import reactions_path
+from chemassay.suites.mechanism.details import EvaluateDetails, VerifyDetails
+from chemassay.suites.mechanism.expand import (
+    default_substituents_path,
+    expand_templates,
+    load_substituents,
+)
 from chemassay.suites.mechanism.oms import TAU
 from chemassay.suites.mechanism.parse import parse_response
-from chemassay.suites.mechanism.records import Reaction
-from chemassay.suites.mechanism.runners import PredictionRun
-from chemassay.suites.mechanism.scoring import ScoreConfig, ScoreReport
+from chemassay.suites.mechanism.prompts import paper_protocol
+from chemassay.suites.mechanism.records import Reaction, read_records
+from chemassay.suites.mechanism.records import load_reactions as load_file
+from chemassay.suites.mechanism.runners import PredictionRun, prepare_jobs, run_model
+from chemassay.suites.mechanism.scoring import (
+    ScoreConfig,
+    ScoreReport,
+    dataset_ref,
+    gold_cache,
+    load_gold,
+    load_predictions,
+    predictions_from_items,
+    score_all,
+)
+from chemassay.suites.mechanism.validate import validate_file
+from chemassay.suites.mechanism.weights import WEIGHT_MODES
 
 __all__ = [
     "PredictionRun", "Reaction", "ScoreConfig", "evaluate", "expand", "load_dataset", "load_reactions",
@@ -54,8 +80,6 @@ def load_reactions(source: Source | Sequence[Reaction] = "gold") -> list[Reactio
     """
     if isinstance(source, (list, tuple)):
         return list(source)
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.records import load_reactions as load_file
 
     return load_file(reactions_path(source)).reactions
 
@@ -64,8 +88,6 @@ def load_dataset(part: str = "gold", *, records: bool = False) -> list[Any]:
     """oMeBench through the dataset registry: ``part`` is ``gold`` (196 reactions) or
     ``templates`` (167); ``records=True`` gives the raw JSON objects. The same as
     ``chemassay.load_dataset("omebench", part=part)``."""
-    from chemassay.data.registry import load_dataset as registry_load
-
     return registry_load("omebench", part=part, records=records)
 
 
@@ -79,15 +101,11 @@ def load_predictor(model: Any, context: Mapping[str, Any] | None = None) -> Any:
     The paper's prompt is the whole conversation (it starts with its own persona and the CoT
     variant asks for reasoning): a chat model gets no system prompt unless its spec asks for
     one (``system=default``); the suite says so through the model context (``system``)."""
-    from chemassay.models.registry import resolve_model
-
     return resolve_model(model, PROTOCOL, {"system": "none", **dict(context or {})})
 
 
 def _prepare(reactions: list[Reaction], prompt: str, shots: int, pool: Source | Sequence[Reaction],
              allow_same_family: bool, info: Callable[[str], None] | None):
-    from chemassay.suites.mechanism.runners import prepare_jobs
-
     index = None
     if prompt == "kshot":
         from chemassay.suites.mechanism.retrieval import ReactionIndex, usable_exemplars
@@ -152,7 +170,6 @@ def predict(
     settings.setdefault("gold", str(reactions) if isinstance(reactions, (str, os.PathLike)) else chosen)
     loaded = load_predictor(model, settings)
     jobs = _prepare(chosen, prompt, shots, pool, allow_same_family, info)
-    from chemassay.suites.mechanism.runners import run_model
 
     return run_model(loaded, jobs, style=_style(prompt, shots), out=target, overwrite=overwrite, progress=progress,
                      cache=cache)
@@ -171,8 +188,6 @@ def _chosen(reactions: list[Reaction], limit: int | None, ids: Sequence[str] | N
 
 
 def _model_ref_of_items(items: Any):
-    from chemassay.models.identity import in_memory_ref
-
     try:
         json.dumps(items, default=str)
     except (TypeError, ValueError, RecursionError):
@@ -212,8 +227,6 @@ def result_setting(part: str | None, prompt_style: str | None) -> dict[str, str]
     (``dataset``: ``gold``...) and the protocol of the prompt the answers came from
     (``prompt``: ``one-shot``, ``one-shot-cot``, ``three-shot-icl``; see
     :func:`~chemassay.suites.mechanism.prompts.paper_protocol`). Unknown parts are left out."""
-    from chemassay.suites.mechanism.prompts import paper_protocol
-
     setting = {"dataset": part, "prompt": paper_protocol(prompt_style) if prompt_style else None}
     return {key: value for key, value in setting.items() if value}
 
@@ -229,11 +242,6 @@ def _prompt_style_of(rows: Any) -> str | None:
 
 
 def _result(report: ScoreReport, answers: _Answers, *, gold_path: Path, started: float, options: Options) -> Result:
-    from chemassay.contract.result import DatasetRef, SkippedItem, make_result
-    from chemassay.report.intervals import attach_intervals
-    from chemassay.suites.mechanism.details import EvaluateDetails
-    from chemassay.suites.mechanism.scoring import dataset_ref
-
     sources = Counter(result.weight_source for result in report.results)
     dataset, part = dataset_ref(gold_path)
     details = EvaluateDetails(
@@ -299,8 +307,6 @@ class _Answers:
 
 
 def _score_config(tau: float, round_to: int | None, strict: bool, weights: str) -> ScoreConfig:
-    from chemassay.suites.mechanism.weights import WEIGHT_MODES
-
     if not 0.0 <= tau <= 1.0:
         raise UserInputError(f"--tau {tau}: must be between 0 and 1")
     if round_to is not None and round_to < 0:
@@ -314,13 +320,6 @@ def _given_answers(predictions: Source | Mapping[str, Any] | Sequence[Any], gold
                    ids: Sequence[str] | None = None) -> _Answers:
     """Predictions handed over (a file, a dict or a list of rows), scored as they are against
     every gold reaction (only those of the ids ``ids`` when given)."""
-    from chemassay.models.identity import predictions_ref
-    from chemassay.suites.mechanism.scoring import (
-        load_gold,
-        load_predictions,
-        predictions_from_items,
-    )
-
     reactions, gold_set = load_gold(gold_path, [str(i) for i in ids] if ids is not None else None)
     known = [r.reaction_id for r in reactions]
     if not isinstance(predictions, (str, os.PathLike)):
@@ -344,7 +343,6 @@ def _model_answers(model: Any, reference: Source, gold_path: Path, options: Opti
     """Ask the model (:func:`predict`, resumable into ``options.out``) and attribute its answers
     to the gold reactions asked (the first ``options.limit`` with a limit, those of ``ids``
     with ids)."""
-    from chemassay.runtime.progress import progress_task
     from chemassay.suites.mechanism.scoring import load_gold, predictions_from_items
 
     total = len(_chosen(load_reactions(reference), options.limit, ids))
@@ -442,9 +440,6 @@ def evaluate(
     >>> one.details.warnings[0]
     "195 of 196 gold reactions have no prediction: each is scored as an empty mechanism ..."
     """
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.scoring import gold_cache, score_all
-
     options = Options.merged(options, seed=seed, bootstrap=bootstrap, limit=limit, n_jobs=n_jobs, cache=cache,
                              progress=progress, out=out, context=context)
     started = time.perf_counter()
@@ -477,10 +472,6 @@ def verify(path: Source) -> Result:
     line, reaction id, field, kind and severity; ``metrics`` counts them (``errors`` > 0 means the
     file has errors; the CLI then exits 1)."""
     from chemassay.contract.result import DatasetRef, make_result
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.details import VerifyDetails
-    from chemassay.suites.mechanism.scoring import dataset_ref
-    from chemassay.suites.mechanism.validate import validate_file
 
     started = time.perf_counter()
     target = reactions_path(path)
@@ -534,15 +525,6 @@ def expand(
     templates rejected and why, the balance checks) beside them. Returns the
     :class:`~chemassay.suites.mechanism.expand.ExpansionResult` (``records``, ``rejected``,
     ``templates_rejected``, ``templates_without_instance``; ``manifest`` when written)."""
-    from chemassay.runtime.files import atomic_write_text, ensure_writable, sha256_file
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.expand import (
-        default_substituents_path,
-        expand_templates,
-        load_substituents,
-    )
-    from chemassay.suites.mechanism.records import read_records
-
     if per_template < 1 or attempts < 1:
         raise UserInputError("--per-template and --attempts must be at least 1")
     target = ensure_writable(out, "expanded reactions file") if out is not None else None

@@ -25,7 +25,10 @@ from functools import partial
 
 from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems, metric_text
 from chemassay.contract.result import Result
+from chemassay.report.published import reference_results
 from chemassay.report.subsets import task_subset
+from chemassay.suites.mechanism.api import evaluate, load_reactions
+from chemassay.suites.mechanism.runners import prepare_jobs
 
 PROTOCOL = "mechanism-predictor"
 TASK_KEY = "ome-gold-one-shot"
@@ -48,9 +51,6 @@ def list_reactions(ctx: AssayContext, *, limit: int | None = None) -> TaskItems:
     """oMe-Gold's reactions (the first ``limit``), their difficulty levels as strata, and the
     records the model is asked with the paper's one-shot prompt (an ``openai:`` model gets the
     prompt alone, no system prompt, as :func:`~chemassay.suites.mechanism.api.load_predictor` asks)."""
-    from chemassay.suites.mechanism.api import load_reactions
-    from chemassay.suites.mechanism.runners import prepare_jobs
-
     reactions = load_reactions("gold")[:limit]
     return TaskItems(ids=[r.reaction_id for r in reactions], strata=[r.level or "unknown" for r in reactions],
                      items=[job.record("default") for job in prepare_jobs(reactions, "default")],
@@ -61,8 +61,6 @@ def run_one_shot(ctx: AssayContext, *, limit: int | None) -> Result:
     """Ask the model for every (or the first ``limit``, or the seeded subset of ``ctx.limit``)
     oMe-Gold mechanism with the paper's one-shot prompt, resuming from the answers already on
     disk, and score them with oMeS."""
-    from chemassay.suites.mechanism.api import evaluate
-
     ids, subset = None, None
     if ctx.limit is not None:  # stratified by difficulty level, the same reactions for every model
         listing = list_reactions(ctx, limit=limit)
@@ -78,8 +76,6 @@ def _interval(result: Result, key: str) -> str:
 
 def best_published(prompt: str = "one-shot") -> tuple[str, float] | None:
     """The paper's best overall oMeS-total among the rows of ``prompt`` on oMe-Gold (model, value)."""
-    from chemassay.report.published import reference_results
-
     best: tuple[str, float] | None = None
     for record in reference_results("mechanism"):
         if record.setting != {"dataset": "gold", "prompt": prompt}:

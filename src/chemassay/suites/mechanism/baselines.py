@@ -27,8 +27,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chemassay.models.registry import ModelKind
+from chemassay.models.spec import check_options
+from chemassay.runtime.files import sha256_file
+from chemassay.suites.mechanism.data import reactions_path
 from chemassay.suites.mechanism.learned import MODEL_KIND as LEARNED_KIND
-from chemassay.suites.mechanism.records import Reaction
+from chemassay.suites.mechanism.records import Reaction, load_reactions
+from chemassay.suites.mechanism.retrieval import DRFP_BITS, ReactionIndex
 
 BASELINES = ("nearest-neighbour", "gold-oracle")
 
@@ -164,8 +168,6 @@ class NearestNeighbour:
 
     def __init__(self, pool: Sequence[Reaction], *, allow_same_family: bool = False, source: str = "template",
                  checksum: str | None = None) -> None:
-        from chemassay.suites.mechanism.retrieval import DRFP_BITS, ReactionIndex
-
         self.index = _POOL_INDEXES.get(checksum) if checksum else None
         if self.index is None:
             self.index = ReactionIndex(pool)
@@ -205,9 +207,6 @@ def _reaction_source(source: Any) -> tuple[list[Reaction], str, str | None]:
     and the file's sha256."""
     if isinstance(source, (list, tuple)):
         return list(source), "in-memory reactions", None
-    from chemassay.runtime.files import sha256_file
-    from chemassay.suites.mechanism.data import reactions_path
-    from chemassay.suites.mechanism.records import load_reactions
 
     path = reactions_path(source)
     return load_reactions(path).reactions, str(source), sha256_file(path)
@@ -215,8 +214,6 @@ def _reaction_source(source: Any) -> tuple[list[Reaction], str, str | None]:
 
 def create_gold_oracle(spec, protocol: str, context: dict[str, Any]) -> GoldOracle:
     """Factory of the ``gold-oracle`` kind (context ``gold``: what is being evaluated)."""
-    from chemassay.models.spec import check_options
-
     check_options(spec, {"gold"})
     source = spec.options.get("gold") or context.get("gold") or "gold"
     reactions, label, checksum = _reaction_source(source)

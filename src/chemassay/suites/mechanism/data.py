@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from chemassay.contract.errors import UserInputError
+from chemassay.data.registry import alias_part, dataset_file, get_spec
+from chemassay.suites.mechanism.records import load_reactions
 
 DATASET = "omebench"
 PART_FILES = {"gold": "oMe_Gold.json", "templates": "oMe_Template.json"}
@@ -26,8 +28,6 @@ DEFAULT_PART = "gold"
 
 def omebench_file(part: str = DEFAULT_PART) -> Path:
     """Path of the bundled file of an oMeBench part (``gold`` or ``templates``, or an alias)."""
-    from chemassay.data.registry import alias_part, dataset_file, get_spec
-
     spec = get_spec(DATASET)
     name = alias_part(part) or part
     if name not in PART_FILES or name not in spec.parts:
@@ -80,6 +80,5 @@ def load_omebench(name: str = DATASET, part: str | None = None, *, records: bool
         from chemassay.suites.mechanism.records import read_records
 
         return [source.data for source in read_records(path).records]
-    from chemassay.suites.mechanism.records import load_reactions
 
     return load_reactions(path).reactions

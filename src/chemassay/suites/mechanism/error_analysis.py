@@ -53,6 +53,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from rdkit import Chem
+
+from chemassay.chem.molecules import rdkit_log_silenced, safe_mol_from_smiles
 from chemassay.suites.mechanism.parse import open_brackets
 
 CATEGORIES: dict[str, str] = {
@@ -91,10 +94,6 @@ def smiles_problem(smiles: object) -> tuple[str | None, str]:
 
 @lru_cache(maxsize=65536)
 def _smiles_problem(smiles: str) -> tuple[str | None, str]:
-    from rdkit import Chem
-
-    from chemassay.chem.molecules import rdkit_log_silenced, safe_mol_from_smiles
-
     with rdkit_log_silenced():
         mol = safe_mol_from_smiles(smiles)
         if mol is not None and mol.GetNumAtoms() > 0:
@@ -122,8 +121,6 @@ def _smiles_problem(smiles: str) -> tuple[str | None, str]:
 
 def elements_of(smiles_items: Iterable[object]) -> set[str]:
     """Element symbols of every SMILES that parses (unsanitized; placeholders left out)."""
-    from chemassay.chem.molecules import rdkit_log_silenced, safe_mol_from_smiles
-
     found: set[str] = set()
     with rdkit_log_silenced():
         for smiles in smiles_items:

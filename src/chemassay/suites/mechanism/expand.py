@@ -50,6 +50,7 @@ from rdkit import Chem
 from chemassay.chem.molecules import rdkit_log_silenced, safe_mol_from_smiles
 from chemassay.contract.errors import UserInputError
 from chemassay.data.readers import read_text
+from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, canonical_subtype
 
 _LABEL_BASE = 900  # molzip labels for placeholder occurrences; above any map number in the data
 
@@ -197,8 +198,6 @@ def _repaired_labels(template: Mapping[str, Any]) -> tuple[list[tuple[str, str]]
     Raises :class:`ExpansionError` (``step label outside the taxonomy``) for a step whose
     subtype is neither a taxonomy label (in any spelling) nor one of :data:`LABEL_ALIASES`.
     """
-    from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, canonical_subtype
-
     labels: list[tuple[str, str]] = []
     repairs: list[str] = []
     for number, step in enumerate(template.get("mechanism") or [], start=1):

@@ -37,10 +37,17 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from chemassay.chem.molecules import rdkit_log_silenced, try_canonical
+from chemassay.chem.tokenizer import TokenizationError, tokenize_smiles
 from chemassay.contract.errors import UserInputError
 from chemassay.models.registry import ModelKind
-from chemassay.models.seq2seq import Seq2SeqTrainReport
+from chemassay.models.seq2seq import Seq2SeqTrainReport, get_config, load_seq2seq, train_seq2seq
+from chemassay.models.spec import check_options, option_int
+from chemassay.runtime.files import sha256_file
 from chemassay.suites.mechanism.records import Reaction, Step
+from chemassay.suites.mechanism.retrieval import normalized_name, reaction_family
 from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE, TAXONOMY
 
 TASK = "mechanism"
@@ -63,8 +70,6 @@ MODEL_KIND = ModelKind(
 
 
 def _canonical(smiles: str) -> str:
-    from chemassay.chem.molecules import try_canonical
-
     return try_canonical(smiles) or smiles
 
 
@@ -93,8 +98,6 @@ def mechanism_target(steps: Sequence[Step]) -> str:
 
 
 def _silenced():
-    from chemassay.chem.molecules import rdkit_log_silenced
-
     return rdkit_log_silenced()
 
 
@@ -103,8 +106,6 @@ def decode_steps(text: str) -> list[dict[str, Any]] | None:
     or does not start with a step label); each ``{"step", "type", "subtype",
     "intermediate_smiles"}``. A label followed by no SMILES gives an empty intermediate (it
     scores as invalid)."""
-    from chemassay.chem.tokenizer import TokenizationError, tokenize_smiles
-
     try:
         tokens = tokenize_smiles(text)
     except TokenizationError:
@@ -143,8 +144,6 @@ def training_pairs(reactions: Sequence[Reaction]) -> tuple[list[tuple[str, str]]
 def family_records(reactions: Sequence[Reaction]) -> list[dict[str, Any]]:
     """One record per family of the training reactions (id, name, step labels): what a
     model folder keeps to tell in-domain from out-of-domain reactions later."""
-    from chemassay.suites.mechanism.retrieval import normalized_name, reaction_family
-
     seen: dict[tuple[str, str], dict[str, Any]] = {}
     for reaction in reactions:
         key = (reaction_family(reaction.reaction_id), normalized_name(reaction.name))
@@ -200,10 +199,6 @@ def train_mechanism_model(
     again with the same arguments resumes an unfinished run (``max_minutes`` per piece).
     ``overrides`` change the seq2seq config (``lr=5e-4``...).
     """
-    import numpy as np
-
-    from chemassay.models.seq2seq import get_config, train_seq2seq
-    from chemassay.runtime.files import sha256_file
     from chemassay.suites.mechanism.api import load_reactions
 
     if not 0.0 <= valid_fraction < 0.5:
@@ -305,8 +300,6 @@ class MechanismSeq2Seq:
 def load_mechanism_model(folder: str | os.PathLike, *, device: str = "cpu", threads: int | None = None, **options: Any):
     """A :class:`MechanismSeq2Seq` from a folder written by :func:`train_mechanism_model`;
     a folder of another task (a reaction model) or a broken one is a one-line error."""
-    from chemassay.models.seq2seq import load_seq2seq
-
     model = load_seq2seq(folder, device=device, threads=threads)
     task = ((model.training_info or {}).get("metadata") or {}).get("task")
     if task != TASK:
@@ -317,8 +310,6 @@ def load_mechanism_model(folder: str | os.PathLike, *, device: str = "cpu", thre
 
 def create_mechanism_seq2seq(spec, protocol: str, context: dict[str, Any]) -> MechanismSeq2Seq:
     """Factory of the ``mechanism-seq2seq`` kind."""
-    from chemassay.models.spec import check_options, option_int
-
     check_options(spec, set(MODEL_KIND.options))
     if not spec.arg:
         raise UserInputError("mechanism-seq2seq needs a model folder: mechanism-seq2seq:DIR")

@@ -15,6 +15,12 @@ from chemassay.report.scorecard.galleries import (
     result_field,
 )
 from chemassay.report.scorecard.plots import MAX_CHART_ROWS, Figure, result_label
+from chemassay.suites.mechanism.plots import (
+    accuracy_by_type_figure,
+    figure_svg,
+    oms_by_level_figure,
+    score_by_length_figure,
+)
 
 
 def _step_panel(step: Any) -> Panel | None:
@@ -132,13 +138,6 @@ def mechanism_charts(results: list[Result], boards: list | None = None) -> list[
     (``details.by_type``, Fig. 8) and score against mechanism length (``details.by_length``,
     Fig. 7), each axis labelled, with the number of reactions or steps behind each value
     and zeros drawn as marks (:mod:`.plots`)."""
-    from chemassay.suites.mechanism.plots import (
-        accuracy_by_type_figure,
-        figure_svg,
-        oms_by_level_figure,
-        score_by_length_figure,
-    )
-
     figures = []
     shown = f" (first {MAX_CHART_ROWS} results)" if len(results) > MAX_CHART_ROWS else ""
     by_level = _breakdowns(results, "by_level")

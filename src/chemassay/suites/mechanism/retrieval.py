@@ -23,7 +23,9 @@ holds a reaction of its family.
 
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,7 +34,9 @@ import numpy as np
 from chemassay.chem.fingerprints import pack_bits
 from chemassay.chem.molecules import rdkit_log_silenced, try_canonical
 from chemassay.chem.similarity import tanimoto_matrix
+from chemassay.contract.errors import require
 from chemassay.suites.mechanism.records import Reaction
+from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
 
 DRFP_BITS = 2048
 
@@ -49,8 +53,6 @@ def usable_exemplars(reactions: Sequence[Reaction]) -> list[Reaction]:
 
 
 def _usable(reaction: Reaction) -> bool:
-    from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
-
     if not reaction.steps:
         return False
     for step in reaction.steps:
@@ -71,8 +73,6 @@ def normalized_name(name: str | None) -> str:
     """A reaction name compared across files: accents dropped, lower case, every run of
     characters other than letters and digits one space (``Tiffeneau–Demjanov rearrangement``
     and ``Tiffeneau-Demjanov Rearrangement`` agree)."""
-    import unicodedata
-
     if not isinstance(name, str):
         return ""
     text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii").lower()
@@ -108,7 +108,6 @@ def same_family(first: Reaction, second: Reaction) -> bool:
         return False
     if not name_a or not name_b:
         return True
-    import difflib
 
     if difflib.SequenceMatcher(None, name_a, name_b).ratio() >= NAME_SIMILARITY:
         return True
@@ -154,8 +153,6 @@ def reaction_key(reaction: Reaction) -> str:
 
 def drfp_fingerprints(reactions: Sequence[Reaction], *, n_bits: int = DRFP_BITS) -> np.ndarray:
     """Packed DRFP fingerprints (radius 3, folded to ``n_bits``) of ``reactions``."""
-    from chemassay.contract.errors import require
-
     # Imported late: it is slow to import, and it is an extra (see pyproject.toml's `drfp`).
     DrfpEncoder = require("drfp", "drfp", "DRFP reaction fingerprints").DrfpEncoder
 

@@ -49,6 +49,10 @@ from typing import Any
 from chemassay.contract import Run
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import RequestSummary
+from chemassay.data.readers import open_text
+from chemassay.models import run as run_pipeline
+from chemassay.models.identity import model_ref
+from chemassay.models.request_stats import request_summary
 from chemassay.runtime.files import atomic_writer
 from chemassay.suites.mechanism.prompts import PROMPT_STYLES, build_prompt
 from chemassay.suites.mechanism.protocol import MECHANISM_PREDICTOR, record_prompt
@@ -136,8 +140,6 @@ def read_answered(path: Path, *, model: str, prompt_style: str) -> dict[str, dic
     Raises :class:`UserInputError` when the file holds answers of another model or prompt
     style (mixing them would make the file meaningless), or cannot be read as text.
     """
-    from chemassay.data.readers import open_text
-
     if not path.exists():
         return {}
     kept: list[str] = []
@@ -260,8 +262,6 @@ def _ask_chunk(model: Any, batch: Sequence[PromptJob], style: str, cache: bool) 
     with the per-row details the model reports (``details``: the nearest neighbour's id),
     which line up with the chunk when it was asked in one call without cached or repeated
     records."""
-    from chemassay.models import run as run_pipeline
-
     done = run_pipeline(model, MECHANISM_PREDICTOR, [job.record(style) for job in batch], cache=cache)
     details = getattr(done.model_object, "details", None)
     if (done.calls != 1 or done.cached or done.duplicates or not isinstance(details, list)
@@ -272,8 +272,6 @@ def _ask_chunk(model: Any, batch: Sequence[PromptJob], style: str, cache: bool) 
 
 def _as_run(run: PredictionRun, jobs: Sequence[PromptJob], model: Any, counts: dict[str, int], started: float) -> Run:
     """The rows of a finished run as a :class:`~chemassay.contract.Run` (see ``PredictionRun.run``)."""
-    from chemassay.models.identity import model_ref
-
     records = {job.reaction.reaction_id: job.record(run.prompt_style) for job in jobs}
     rows = [row for row in run.rows if row.get("reaction_id") in records]
     outputs = [row["response"] if "response" in row else row.get("mechanism", MECHANISM_PREDICTOR.missing)
@@ -400,7 +398,6 @@ def run_model(
         row = fresh.get(rid) or done.get(rid)
         if row is not None:
             run.rows.append(row)
-    from chemassay.models.request_stats import request_summary
 
     run.requests = request_summary(model)
     run.run = _as_run(run, jobs, model, counts, started)

@@ -24,9 +24,15 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from rdkit import rdBase
+
 from chemassay.contract.errors import UserInputError
+from chemassay.data.registry import get_spec
+from chemassay.runtime.cache import cached
+from chemassay.runtime.files import sha256_file
 from chemassay.suites.mechanism.error_analysis import ErrorTally, answer_shape, tally_reaction
 from chemassay.suites.mechanism.oms import (
     FP_BITS,
@@ -40,7 +46,8 @@ from chemassay.suites.mechanism.oms import (
     reaction_scores,
 )
 from chemassay.suites.mechanism.parse import ParsedMechanism, parse_prediction
-from chemassay.suites.mechanism.records import Reaction, read_records
+from chemassay.suites.mechanism.records import Reaction, load_reactions, read_records
+from chemassay.suites.mechanism.retrieval import FamilyIndex
 from chemassay.suites.mechanism.taxonomy import SUBTYPE_TO_TYPE
 from chemassay.suites.mechanism.weights import resolve_weights
 
@@ -57,8 +64,6 @@ def mark_domains(results: Sequence[ReactionResult], pool: Sequence[Reaction]) ->
     exemplar pool) holds a reaction of its family, else ``out-of-domain`` (the paper's Table
     16 split; the family relation is :func:`~.retrieval.same_family`). Returns how many are
     in-domain."""
-    from chemassay.suites.mechanism.retrieval import FamilyIndex
-
     families = FamilyIndex(pool)
     seen = 0
     for result in results:
@@ -461,10 +466,6 @@ def gold_cache(gold_path, reactions: list[Reaction], *, enabled: bool = True) ->
 
     if not enabled:
         return build()
-    from rdkit import rdBase
-
-    from chemassay.runtime.cache import cached
-    from chemassay.runtime.files import sha256_file
 
     key = {"gold_sha256": sha256_file(gold_path), "radius": FP_RADIUS, "bits": FP_BITS, "rdkit": rdBase.rdkitVersion}
     return cached("mechanism-molecules", key, build, save=_save_cache, load=_load_cache, suffix=".npz")
@@ -478,11 +479,6 @@ def dataset_ref(gold_path) -> tuple[dict[str, Any], str | None]:
     """``dataset`` field of a result and the part of oMeBench scored: a bundled oMeBench
     file is the registered dataset ``omebench`` with its part (``gold``, ``templates``) for
     the setting; another file is named by its file name, with no part."""
-    from pathlib import Path
-
-    from chemassay.data.registry import get_spec
-    from chemassay.runtime.files import sha256_file
-
     path = Path(gold_path)
     digest = sha256_file(path)
     for entry in get_spec("omebench").files:
@@ -494,8 +490,6 @@ def dataset_ref(gold_path) -> tuple[dict[str, Any], str | None]:
 def load_gold(gold_path, reaction_ids: Iterable[str] | None = None):
     """The gold reactions of a file (restricted to ``reaction_ids`` when given) and the
     :class:`~chemassay.suites.mechanism.records.ReactionSet` they come from."""
-    from chemassay.suites.mechanism.records import load_reactions
-
     gold = load_reactions(gold_path)
     reactions = gold.reactions
     if reaction_ids is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from chemassay.contract import Options, Run
@@ -37,12 +38,39 @@ from chemassay.contract.result import (
     input_ref,
     make_result,
 )
+from chemassay.data.registry import load_dataset as registry_load
+from chemassay.models import in_memory_ref, predictions_ref, run
+from chemassay.report.intervals import attach_intervals
+from chemassay.runtime.files import ensure_writable, need_file, sha256_file
+from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
+from chemassay.suites.reaction_ood.clean import CleanConfig
+from chemassay.suites.reaction_ood.clean import clean_reactions as clean_frame
+from chemassay.suites.reaction_ood.data import reaction_input, registered_reaction_dataset
 from chemassay.suites.reaction_ood.details import (
     CleanDetails,
     EvaluateDetails,
     IterateDetails,
     VerifyDetails,
 )
+from chemassay.suites.reaction_ood.evaluation import (
+    ID_CANDIDATES,
+    Predictions,
+    parse_predictions,
+    truth_products,
+    truth_reactants,
+)
+from chemassay.suites.reaction_ood.iterate import iterated_evaluation
+from chemassay.suites.reaction_ood.shift import (
+    ShiftConfig,
+    distribution_shift,
+    reactions_with_maps,
+    shift_result,
+)
+from chemassay.suites.reaction_ood.split_files import split_file, split_frame_to_dir
+from chemassay.suites.reaction_ood.splits import split_definition
+from chemassay.suites.reaction_ood.tables import first_data_line, read_table, write_table
+from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateKnnModel
+from chemassay.suites.reaction_ood.verify import results_as_dicts, verify_split_dir
 
 if TYPE_CHECKING:
     from chemassay.contract.result import RequestSummary
@@ -145,8 +173,6 @@ def _dataset_ref(path: Path, dataset: str | None = None) -> tuple[DatasetRef, di
     name; its setting is the split's kind, the part and, for a reaction-type split, the
     held-out type. ``dataset`` overrides the name. The checksum is the test file's.
     """
-    from chemassay.runtime.files import sha256_file
-
     data = _split_manifest(path)
     name = path.name
     setting: dict[str, str] = {}
@@ -163,9 +189,6 @@ def _dataset_ref(path: Path, dataset: str | None = None) -> tuple[DatasetRef, di
 
 def _read_table(value: Any, what: str, *, reactants: Sequence[str] | None = None) -> _Table:
     """A table from a path, a DataFrame, or a list of product (or reaction) SMILES."""
-    from chemassay.runtime.files import need_file
-    from chemassay.suites.reaction_ood.tables import first_data_line, read_table
-
     if _is_path(value):
         path = need_file(value, what)
         return _Table(read_table(path, what=what), str(path), path, first_data_line(path))
@@ -206,8 +229,6 @@ def _capped(items: list[SkippedItem], more: str) -> list[SkippedItem]:
 
 
 def _check_writable(path: PathLike | None, what: str) -> Path | None:
-    from chemassay.runtime.files import ensure_writable
-
     return None if path is None else ensure_writable(path, what)
 
 
@@ -228,8 +249,6 @@ def _model_run(model: Any, queries: Sequence[str], k: int, options: Options) -> 
     """``k`` ranked products per query from ``model`` (a spec or an object) through the run
     pipeline (:func:`chemassay.models.run`: loading, de-duplication, the response cache with
     ``options.cache``, failures with reasons, request counts, identity)."""
-    from chemassay.models import run
-
     return run(model, PROTOCOL, list(queries), {"k": k}, context={"n_jobs": options.n_jobs, **dict(options.context)},
                cache=options.cache)
 
@@ -237,8 +256,6 @@ def _model_run(model: Any, queries: Sequence[str], k: int, options: Options) -> 
 def _queries(table: _Table, reactants: Sequence[str] | None) -> list[str]:
     """What a model is asked: ``reactants`` when given (one per test reaction), else the test
     table's reactants (its ``reactants`` column, or the left side of ``rxn_smiles``)."""
-    from chemassay.suites.reaction_ood.evaluation import truth_reactants
-
     if reactants is None:
         return truth_reactants(table.frame, table.source).tolist()
     if len(reactants) != len(table.frame):
@@ -260,10 +277,6 @@ class _Given:
 def _given_predictions(predictions: Any, id_column: str | None, n_best: int | None) -> _Given:
     """Predictions handed in, scored as they are: a file, a table, ranked lists or a mapping
     id → ranked list (:func:`evaluate` lists the layouts)."""
-    from chemassay.models import in_memory_ref, predictions_ref
-    from chemassay.suites.reaction_ood.evaluation import Predictions, parse_predictions
-    from chemassay.suites.reaction_ood.tables import first_data_line, read_table
-
     if _is_path(predictions):
         from chemassay.runtime.files import need_file
 
@@ -384,13 +397,11 @@ def evaluate(
     >>> result.n, len(result.skipped), result.metrics["top1_accuracy"]
     (678, 5, 1.0)
     """
-    from chemassay.report.intervals import attach_intervals
     from chemassay.suites.reaction_ood.evaluation import (
         Predictions,
         evaluate_predictions,
         item_scores,
     )
-    from chemassay.suites.reaction_ood.tables import write_table
 
     options = Options.merged(options, seed=seed, bootstrap=bootstrap, n_jobs=n_jobs, cache=cache, out=out,
                              context=context)
@@ -442,8 +453,6 @@ def evaluate(
 def _own_ids(frame: pd.DataFrame, id_column: str | None) -> list[str] | None:
     """The test table's id column (``id_column``, else the first of ``id``, ``reaction_id``,
     ``source_row``) as text, when it names every row once; else ``None`` (rows by position)."""
-    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES
-
     columns = [str(c) for c in frame.columns]
     key = id_column if id_column in columns else next((c for c in ID_CANDIDATES if c in columns), None)
     if key is None:
@@ -515,10 +524,6 @@ def iterate(
     ``out`` writes every round's predictions (``row, round, rank, prediction``). The common
     options may come as one ``options`` object (:class:`~chemassay.contract.Options`).
     """
-    from chemassay.suites.reaction_ood.evaluation import truth_products
-    from chemassay.suites.reaction_ood.iterate import iterated_evaluation
-    from chemassay.suites.reaction_ood.tables import write_table
-
     options = Options.merged(options, n_jobs=n_jobs, cache=cache, out=out, context=context)
     _refuse_limit(options, "iterate")
     started = time.perf_counter()
@@ -610,7 +615,6 @@ def predict_file(
     as missing) and are listed in the returned :class:`PredictionRun`, whose model, request
     counts and time are the run's (:func:`chemassay.models.run`).
     """
-    from chemassay.suites.reaction_ood.evaluation import ID_CANDIDATES
     from chemassay.suites.reaction_ood.tables import table_kind, write_table
 
     _check_k(k)
@@ -650,9 +654,6 @@ def train(
     ``training_report`` counts reactions without maps or templates. Load it back with the
     spec ``template-knn:OUT``.
     """
-    from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
-    from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateKnnModel
-
     target = _check_writable(out, "model file")
     table = _read_table(reactions, "training")
     mapped, source = mapped_reactions_for(table.frame, maps)
@@ -682,8 +683,6 @@ def train(
 def load_dataset(name: str = "schneider-50k", part: str | None = None, **options: Any) -> pd.DataFrame:
     """A registered reaction set (``schneider-50k``, ``schneider-dataseta``) in the standard
     columns, through the dataset registry (the same as ``chemassay.load_dataset(name)``)."""
-    from chemassay.data.registry import load_dataset as registry_load
-
     return registry_load(name, part, **options)
 
 
@@ -693,7 +692,6 @@ def clean_reactions(frame: pd.DataFrame, **settings: Any) -> tuple[pd.DataFrame,
     ``settings`` are those of :class:`~chemassay.suites.reaction_ood.clean.CleanConfig`
     (``max_tokens``, ``dedup``, ``remove_isotopes``...) plus ``n_jobs``.
     """
-    from chemassay.suites.reaction_ood.clean import CleanConfig
     from chemassay.suites.reaction_ood.clean import clean_reactions as run
 
     n_jobs = int(settings.pop("n_jobs", 1))
@@ -727,8 +725,6 @@ def clean(
         config_dict,
         write_table,
     )
-    from chemassay.suites.reaction_ood.clean import clean_reactions as clean_frame
-    from chemassay.suites.reaction_ood.data import reaction_input, registered_reaction_dataset
 
     started = time.perf_counter()
     config = CleanConfig(max_tokens=max_tokens, dedup=dedup, remove_isotopes=not keep_isotopes)
@@ -764,9 +760,6 @@ def clean(
 
 def _split_config(config: PathLike | Mapping[str, Any] | None) -> tuple[dict, str | None]:
     """A split definition from a JSON file, a shipped definition's name, or a dict."""
-    from chemassay.runtime.files import need_file
-    from chemassay.suites.reaction_ood.splits import split_definition
-
     if config is None:
         return {}, None
     if isinstance(config, Mapping):
@@ -815,9 +808,6 @@ def split(
     author, time, reaction-type, bespoke) defaults to the config's; ``seed`` to the config's,
     else 0. The same input, config and seed give byte-identical files. Returns the manifest.
     """
-    from chemassay.runtime.files import need_file
-    from chemassay.suites.reaction_ood.split_files import split_file, split_frame_to_dir
-
     data, config_kind = _split_config(config)
     chosen = kind or config_kind
     if chosen is None:
@@ -842,8 +832,6 @@ def verify(directory: PathLike) -> Result:
     The result (task ``verify``) counts checks, passed and failed; ``checks`` lists each with
     its violations and examples.
     """
-    from chemassay.suites.reaction_ood.verify import results_as_dicts, verify_split_dir
-
     started = time.perf_counter()
     manifest, results = verify_split_dir(directory)
     failed = [r for r in results if not r.passed]
@@ -877,16 +865,6 @@ def shift(
     one set); sets are files, tables or lists of reaction SMILES. ``per_item`` writes every
     distance, ``plot`` the histograms. Metrics: ``{set}/{space}_median`` and ``_mean``.
     """
-    import numpy as np
-
-    from chemassay.suites.reaction_ood.shift import (
-        ShiftConfig,
-        distribution_shift,
-        reactions_with_maps,
-        shift_result,
-    )
-    from chemassay.suites.reaction_ood.tables import write_table
-
     started = time.perf_counter()
     _check_k(neighbours)
     _check_writable(per_item, "per-item table")

@@ -35,9 +35,10 @@ test years, the subset keeps each year's share (stratified by year).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,25 @@ import pandas as pd
 
 from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems
 from chemassay.contract.result import Result
+from chemassay.data.registry import get_spec
+from chemassay.models.registry import load_model
+from chemassay.models.spec import parse_spec
 from chemassay.report.subsets import task_subset
+from chemassay.runtime.cache import cached, cached_file
 from chemassay.runtime.progress import info
+from chemassay.suites.reaction_ood.api import (
+    _own_ids,
+    clean_reactions,
+    evaluate,
+    load_dataset,
+    split_setting,
+)
+from chemassay.suites.reaction_ood.clean import CleanConfig
+from chemassay.suites.reaction_ood.evaluation import truth_reactants
+from chemassay.suites.reaction_ood.pipeline import TemplateBank, train_on_part, whole_documents
+from chemassay.suites.reaction_ood.splits import make_split, split_definition
+from chemassay.suites.reaction_ood.tables import write_table
+from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateKnnModel
 
 SUITE = "reaction-ood"
 PROTOCOL = "reaction-predictor"
@@ -115,8 +133,6 @@ SPLITS: tuple[SplitPlan, ...] = (
 
 def is_baseline(spec: str) -> bool:
     """Whether ``spec`` names the per-split template-kNN baseline (:data:`BASELINE`)."""
-    from chemassay.models.spec import parse_spec
-
     parsed = parse_spec(spec)
     return parsed.kind in {"template-knn", "baseline"} and parsed.arg == "per-split"
 
@@ -127,8 +143,6 @@ def is_baseline(spec: str) -> bool:
 
 def _definition(plan: SplitPlan, quick: bool) -> tuple[str, dict[str, Any], int]:
     """``(kind, settings, seed)`` of a split: the shipped definition, resized for quick runs."""
-    from chemassay.suites.reaction_ood.splits import split_definition
-
     definition = split_definition(plan.definition)
     settings = {k: v for k, v in definition.items() if k not in ("kind", "name", "description", "seed")}
     if quick:
@@ -137,11 +151,6 @@ def _definition(plan: SplitPlan, quick: bool) -> tuple[str, dict[str, Any], int]
 
 
 def _clean_key(quick: bool) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    from chemassay.data.registry import get_spec
-    from chemassay.suites.reaction_ood.clean import CleanConfig
-
     return {"dataset": DATASET, "sha256": get_spec(DATASET).file("schneider50k.csv.gz").sha256,
             "sample_rows": QUICK_ROWS if quick else None, "clean": asdict(CleanConfig()), "version": PREP_VERSION}
 
@@ -151,8 +160,6 @@ _memory: dict[Any, Any] = {}
 
 
 def _remembered(key: Any, build: Callable[[], Any]) -> Any:
-    import json
-
     text = json.dumps(key, sort_keys=True, default=str)
     if text not in _memory:
         _memory[text] = build()
@@ -161,14 +168,9 @@ def _remembered(key: Any, build: Callable[[], Any]) -> Any:
 
 def cleaned_reactions(quick: bool, n_jobs: int = 1) -> pd.DataFrame:
     """The cleaned Schneider 50k set (quick: a sample of whole patents), cached."""
-    from chemassay.runtime.cache import cached_file
-
     key = _clean_key(quick)
 
     def build(path: Path) -> None:
-        from chemassay.suites.reaction_ood.api import clean_reactions, load_dataset
-        from chemassay.suites.reaction_ood.pipeline import whole_documents
-
         raw = load_dataset(DATASET)
         if quick:
             raw = whole_documents(raw, QUICK_ROWS, seed=0)
@@ -182,8 +184,6 @@ def cleaned_reactions(quick: bool, n_jobs: int = 1) -> pd.DataFrame:
 
 def split_parts(plan: SplitPlan, quick: bool, n_jobs: int = 1) -> dict[str, pd.DataFrame]:
     """The parts of one split of the cleaned set (fast and deterministic: not cached on disk)."""
-    from chemassay.suites.reaction_ood.splits import make_split
-
     kind, settings, seed = _definition(plan, quick)
     clean = cleaned_reactions(quick, n_jobs)
     return _remembered(("split", _clean_key(quick), kind, settings, seed),
@@ -203,9 +203,6 @@ def test_part(plan: SplitPlan, part: str, quick: bool, n_jobs: int = 1) -> pd.Da
 
 def template_bank(quick: bool, n_jobs: int = 1) -> Any:
     """The atom maps (shipped RXNMapper maps) and templates of every cleaned reaction, cached."""
-    from chemassay.runtime.cache import cached
-    from chemassay.suites.reaction_ood.pipeline import TemplateBank
-
     key = {**_clean_key(quick), "maps": "schneider", "radius": 1}
 
     def build() -> TemplateBank:
@@ -223,11 +220,6 @@ def template_bank(quick: bool, n_jobs: int = 1) -> Any:
 def baseline_model(plan: SplitPlan, quick: bool, n_jobs: int = 1) -> Any:
     """The template-kNN baseline trained on the split's training part (cached model file),
     named by the spec :data:`BASELINE`."""
-    from chemassay.models.spec import parse_spec
-    from chemassay.runtime.cache import cached_file
-    from chemassay.suites.reaction_ood.pipeline import train_on_part
-    from chemassay.suites.reaction_ood.template_knn import BaselineConfig, TemplateKnnModel
-
     kind, settings, seed = _definition(plan, quick)
     config = BaselineConfig()
     key = {**_clean_key(quick), "split": kind, "settings": settings, "seed": seed, "train": plan.train_part,
@@ -257,8 +249,6 @@ def _sample(frame: pd.DataFrame, limit: int, seed: int) -> pd.DataFrame:
 
 
 def _setting(plan: SplitPlan, part: str, baseline: bool, quick: bool) -> dict[str, str]:
-    from chemassay.suites.reaction_ood.api import split_setting
-
     kind, settings, _seed = _definition(plan, quick)
     setting = {**split_setting(kind, settings, part), **plan.setting}
     if kind == "reaction-type" and baseline:
@@ -278,8 +268,6 @@ def _expected_items(plan: SplitPlan, part: str, quick: bool) -> int:
 
 def _ids(frame: pd.DataFrame) -> list[str]:
     """The reactions' ids, as the result names them (the cleaned set's ``source_row``)."""
-    from chemassay.suites.reaction_ood.api import _own_ids
-
     ids = _own_ids(frame, None)
     return ids if ids is not None else [str(i) for i in range(len(frame))]
 
@@ -294,8 +282,6 @@ def task_reactions(plan: SplitPlan, part: Part, ctx: AssayContext) -> pd.DataFra
 def list_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> TaskItems:
     """The task's test reactions (ids, their years as strata for the time split's parts) and
     the reactants a model is asked for :data:`K` ranked products of."""
-    from chemassay.suites.reaction_ood.evaluation import truth_reactants
-
     chosen = task_reactions(plan, part, ctx)
     strata = None
     if plan.key == "time" and "year" in chosen.columns:
@@ -306,10 +292,6 @@ def list_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> TaskItems:
 
 def run_task(plan: SplitPlan, part: Part, ctx: AssayContext) -> Result:
     """Prepare one task's test reactions, run the model on them, and score them."""
-    from chemassay.models.registry import load_model
-    from chemassay.suites.reaction_ood.api import evaluate
-    from chemassay.suites.reaction_ood.tables import write_table
-
     baseline = is_baseline(ctx.spec)
     frame = test_part(plan, part.part, ctx.quick, ctx.n_jobs)
     chosen = task_reactions(plan, part, ctx)

@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.runtime.files import atomic_writer
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 SCHNEIDER_MAPPED_FILE = PACKAGE_DATA / "schneider50k_mapped.tsv.gz"
@@ -134,8 +135,6 @@ def map_reactions_to_file(
     rows are written in input order to ``out_path`` (gzip, fixed mtime so the bytes are
     reproducible) and the partial file is removed.
     """
-    from chemassay.runtime.files import atomic_writer
-
     target = Path(out_path)
     partial = target.with_name(target.name.replace(".gz", "") + ".partial.tsv")
     distinct = list(dict.fromkeys(reactions))

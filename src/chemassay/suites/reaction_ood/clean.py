@@ -50,6 +50,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from rdkit import Chem
 
 from chemassay.chem.molecules import (
@@ -63,6 +65,7 @@ from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import plain_file_mode
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.runtime.progress import progress_task
+from chemassay.suites.reaction_ood.io import STANDARD_COLUMNS, iter_reactions
 
 _TOKEN_RE = re.compile(SMILES_TOKEN_PATTERN)
 
@@ -540,8 +543,6 @@ def clean_reactions(
 
 
 def _as_standard(df: pd.DataFrame) -> pd.DataFrame:
-    from chemassay.suites.reaction_ood.io import STANDARD_COLUMNS
-
     if "rxn_smiles" not in df.columns:
         raise UserInputError(f"the reaction table has no 'rxn_smiles' column (columns: {list(df.columns)[:12]})")
     frame = df.copy()
@@ -575,9 +576,6 @@ def write_table(frames: Iterable[pd.DataFrame], out: str | os.PathLike, *, datas
     file's schema metadata, so a split made from it, and every result scored on a part of
     that split, can name the data (a CSV file has no room for it).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     target = _check_output(out)
     is_csv = target.suffix.lower() == ".csv"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -639,8 +637,6 @@ def clean_file(
     folder next to ``out``; only their dedup keys stay in memory (about 40 bytes a reaction).
     ``dataset`` names the registered dataset the file is (see :func:`write_table`).
     """
-    from chemassay.suites.reaction_ood.io import iter_reactions
-
     config = config or CleanConfig()
     target = _check_output(out)
     target.parent.mkdir(parents=True, exist_ok=True)

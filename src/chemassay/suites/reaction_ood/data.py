@@ -14,8 +14,13 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from chemassay.contract.errors import UserInputError
+from chemassay.data.registry import dataset_file, get_spec, is_dataset_name
+from chemassay.runtime.files import need_file
+from chemassay.suites.reaction_ood.clean import DATASET_METADATA_KEY
+from chemassay.suites.reaction_ood.io import read_reactions
 
 #: The file of each registered dataset that holds its reactions, and the reader format.
 REACTION_FILES: dict[str, tuple[str, str]] = {
@@ -26,8 +31,6 @@ REACTION_FILES: dict[str, tuple[str, str]] = {
 
 def reaction_dataset_file(name: str) -> tuple[Path, str]:
     """The reaction file of a registered dataset (name or alias) and its reader format."""
-    from chemassay.data.registry import dataset_file, get_spec
-
     spec = get_spec(name)
     if spec.name not in REACTION_FILES:
         known = ", ".join(sorted(REACTION_FILES))
@@ -49,8 +52,6 @@ def load_reactions(name: str, part: str | None = None, **options) -> pd.DataFram
     >>> len(frame), int(frame["document_id"].notna().sum())
     (683, 683)
     """
-    from chemassay.suites.reaction_ood.io import read_reactions
-
     if part is not None:
         raise UserInputError(f"dataset {name!r} has no parts (asked for {part!r}); split it with 'reaction-ood split'")
     path, fmt = reaction_dataset_file(name)
@@ -63,9 +64,6 @@ def load_reactions(name: str, part: str | None = None, **options) -> pd.DataFram
 def reaction_input(path: str | os.PathLike) -> tuple[Path, str]:
     """A reaction file and the format to read it with (``auto``), or, when ``path`` is not a
     file but a registered dataset name (``schneider-50k``), that dataset's file and format."""
-    from chemassay.data.registry import is_dataset_name
-    from chemassay.runtime.files import need_file
-
     text = str(path)
     if not Path(text).exists() and is_dataset_name(text):
         return reaction_dataset_file(text)
@@ -88,11 +86,8 @@ def registered_reaction_dataset(sha256: str | None) -> str | None:
 def cleaned_table_dataset(path: str | os.PathLike) -> str | None:
     """The registered dataset a cleaned Parquet table was made from (recorded by ``clean``),
     else ``None`` (a CSV table, or one cleaned from another file)."""
-    from chemassay.suites.reaction_ood.clean import DATASET_METADATA_KEY
-
     if Path(path).suffix.lower() != ".parquet":
         return None
-    import pyarrow.parquet as pq
 
     try:
         metadata = pq.read_schema(path).metadata or {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -60,8 +61,6 @@ class Predictions:
 
 
 def _rank_columns(columns: Sequence[str]) -> list[str]:
-    import re
-
     pattern = re.compile(r"^(?:pred(?:iction)?|top|product)[_-]?(\d+)$", re.IGNORECASE)
     found = []
     for column in columns:

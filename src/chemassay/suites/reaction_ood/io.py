@@ -36,8 +36,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from chemassay.contract.errors import UserInputError
+from chemassay.data import dataset_file
+from chemassay.data.readers import open_text
 from chemassay.runtime.files import need_file
 from chemassay.suites.reaction_ood.years import normalize_patent_id, years_from_patents
 
@@ -60,8 +63,6 @@ _MIN_YEAR, _MAX_YEAR = 1700, 2200
 
 def schneider_50k_path() -> Path:
     """Path of the bundled Schneider 50k CSV (``chemassay.data`` dataset ``schneider-50k``)."""
-    from chemassay.data import dataset_file
-
     return Path(dataset_file("schneider-50k", "schneider50k.csv.gz"))
 
 
@@ -82,8 +83,6 @@ FORMATS_ACCEPTED = (
 
 
 def _header(path: Path) -> str:
-    from chemassay.data.readers import open_text
-
     try:
         with open_text(path) as handle:
             return handle.readline().rstrip("\r\n")
@@ -288,7 +287,6 @@ def _iter_delimited(path: Path, kind: str, chunk_rows: int) -> Iterator[tuple[pd
         sep = "\t"
     else:
         sep = ","
-    from chemassay.data.readers import open_text
 
     handle = open_text(path)
     try:
@@ -336,8 +334,6 @@ def _iter_delimited(path: Path, kind: str, chunk_rows: int) -> Iterator[tuple[pd
 
 
 def _iter_parquet(path: Path, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, list[dict]]]:
-    import pyarrow.parquet as pq
-
     try:
         parquet = pq.ParquetFile(path)
     except (OSError, ValueError) as exc:
@@ -398,8 +394,6 @@ def _pistachio_check(path: Path, records: list[dict], first_line: str | None) ->
 
 
 def _iter_pistachio(path: Path, chunk_rows: int) -> Iterator[tuple[pd.DataFrame, list[dict]]]:
-    from chemassay.data.readers import open_text
-
     records: list[dict] = []
     problems: list[dict] = []
     row = 0

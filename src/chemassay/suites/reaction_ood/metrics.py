@@ -31,7 +31,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from chemassay.chem.molecules import try_canonical
+from rdkit import Chem
+from rdkit.Chem.rdMolDescriptors import CalcMolFormula
+
+from chemassay.chem.molecules import parse_smiles, rdkit_log_silenced, try_canonical
 from chemassay.contract.errors import UserInputError
 from chemassay.report import ranking
 from chemassay.report.cards import MetricCard
@@ -52,11 +55,6 @@ def _canonical_fragment(smiles: str, stereo: bool) -> str | None:
 def regio_key(smiles: str) -> str | None:
     """A molecule up to regiochemistry: its molecular formula and the sorted canonical SMILES
     of its ring systems (stereo removed); ``None`` when RDKit cannot read it."""
-    from rdkit import Chem
-    from rdkit.Chem.rdMolDescriptors import CalcMolFormula
-
-    from chemassay.chem.molecules import parse_smiles, rdkit_log_silenced
-
     flat = _canonical_fragment(smiles, False)
     if flat is None:
         return None

@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from chemassay.contract.result import Result
+from chemassay.runtime.files import atomic_write_text
+from chemassay.suites.reaction_ood.api import evaluate
 from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
 from chemassay.suites.reaction_ood.template_knn import (
     BaselineConfig,
@@ -53,8 +55,6 @@ class TemplateBank:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the bank as JSON (a failure as ``"!reason"``), atomically."""
-        from chemassay.runtime.files import atomic_write_text
-
         templates = {k: ("!" + v.reason if isinstance(v, TemplateFailure) else v) for k, v in self.templates.items()}
         atomic_write_text(Path(path), json.dumps({"maps": self.maps, "radius": self.radius, "mapped": self.mapped,
                                                   "templates": templates}))
@@ -103,8 +103,6 @@ def evaluate_part(
     (:func:`~chemassay.suites.reaction_ood.api.split_setting`); ``extra_config`` adds how
     the data was made (split definition, sample) to the result's config.
     """
-    from chemassay.suites.reaction_ood.api import evaluate
-
     model.n_jobs = n_jobs
     result = evaluate(model=model, reference=frame.reset_index(drop=True), k=k, label=label, n_jobs=1, dataset=dataset,
                       setting=setting)

@@ -37,13 +37,17 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 from rdkit import Chem
+from threadpoolctl import threadpool_limits
 
 from chemassay.chem.fingerprints import _morgan_generator
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles, rdkit_log_silenced
 from chemassay.chem.reactions import InvalidReaction, parse_reaction, remove_atom_maps_text
 from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import SkippedItem, make_result
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
 from chemassay.runtime.progress import progress_task
+from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
+from chemassay.suites.reaction_ood.details import ShiftDetails
 
 SPACES = ("reactant", "difference")
 
@@ -345,8 +349,6 @@ def _search_blocks(torch, train_data, inv_train, queries, best, n_test, k, test_
 
 def _knn_numpy(test, train, inv_train, k: int, config: ShiftConfig, n_jobs: int) -> np.ndarray:
     """The same search with numpy's BLAS (float32) when torch is not installed."""
-    from threadpoolctl import threadpool_limits
-
     out = []
     with threadpool_limits(max(1, effective_jobs(n_jobs))):
         for q_start in range(0, test.shape[0], config.test_block):
@@ -427,8 +429,6 @@ def reactions_with_maps(frame, maps: str = "auto") -> tuple[list[str], str]:
     see :func:`~chemassay.suites.reaction_ood.atom_mapping.mapped_reactions_for`) and how many
     by the element/identity rule. With ``maps="auto"`` a table no mapping covers is fine.
     """
-    from chemassay.suites.reaction_ood.atom_mapping import mapped_reactions_for
-
     columns = [str(c) for c in frame.columns]
     column = next((c for c in ("rxn_smiles", "reaction", "rxn") if c in columns), None)
     if column is None:
@@ -471,9 +471,6 @@ def shift_result(
     at most :data:`MAX_LISTED` of a set are listed, then one entry with how many more.
     ``started`` (a :func:`time.perf_counter` reading) or ``elapsed_s`` gives the run time.
     """
-    from chemassay.contract.result import SkippedItem, make_result
-    from chemassay.suites.reaction_ood.details import ShiftDetails
-
     metrics: dict[str, float] = {}
     for key, summary in shift.summaries.items():
         metrics[f"{key}_median"] = summary["median"]

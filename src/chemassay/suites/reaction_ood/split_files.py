@@ -24,11 +24,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import current_versions
 from chemassay.runtime.files import atomic_write_text, sha256_file
-from chemassay.suites.reaction_ood.splits import Assignment, assign_split
+from chemassay.suites.reaction_ood.data import cleaned_table_dataset
+from chemassay.suites.reaction_ood.splits import (
+    Assignment,
+    assign_split,
+    colliding_positions,
+    reaction_keys,
+)
 from chemassay.suites.reaction_ood.verify import MANIFEST, guarantees
 
 SPLIT_COLUMNS = ("rxn_smiles", "document_id", "authors", "year", "class_code")
@@ -52,8 +60,6 @@ def _iter_column(path: Path, column: str, batch_rows: int = _KEY_BATCH):
 
 def read_reaction_keys(path: str | os.PathLike) -> tuple[np.ndarray, dict[int, str]]:
     """Reaction keys of every row (streamed) and the texts of the rows whose keys collide."""
-    from chemassay.suites.reaction_ood.splits import colliding_positions, reaction_keys
-
     target = Path(path)
     keys = np.concatenate([reaction_keys(batch) for batch in _iter_column(target, "rxn_smiles")] or [np.zeros(0, np.uint64)])
     shared = colliding_positions(keys)
@@ -75,8 +81,6 @@ def read_split_columns(path: str | os.PathLike, columns: Sequence[str] = SPLIT_C
     Raises when the table has no ``rxn_smiles`` column; the column itself is read only if it
     is in ``columns``.
     """
-    import pyarrow.parquet as pq
-
     target = Path(path)
     if not target.is_file():
         raise UserInputError(f"{target}: no such file")
@@ -108,8 +112,6 @@ def read_split_columns(path: str | os.PathLike, columns: Sequence[str] = SPLIT_C
 
 def _iter_input_tables(source: Path | pd.DataFrame, batch_rows: int):
     """Arrow tables of the input in row order (Parquet batches are passed through untouched)."""
-    import pyarrow as pa
-
     if isinstance(source, pd.DataFrame):
         yield pa.Table.from_pandas(_normalize_batch(source.reset_index(drop=True)), preserve_index=False)
     elif _is_parquet(source):
@@ -141,9 +143,6 @@ def write_parts(
     batch_rows: int = 200_000,
 ) -> dict[str, dict]:
     """Write every part of ``assignment`` (rows of ``source``) to ``out_dir/<part>.parquet``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     out_dir.mkdir(parents=True, exist_ok=True)
     membership: dict[str, np.ndarray] = {name: rows for name, rows in assignment.parts.items()}
     writers: dict[str, Any] = {}
@@ -256,7 +255,6 @@ def split_file(
     assignment = assign_split(frame, kind, config, seed, keys=keys, key_texts=texts)
     _prepare_dir(target, overwrite)
     entries = write_parts(source, assignment, target)
-    from chemassay.suites.reaction_ood.data import cleaned_table_dataset
 
     info = {"path": str(source), "sha256": sha256_file(source), "rows": int(len(frame)),
             "dataset": cleaned_table_dataset(source)}

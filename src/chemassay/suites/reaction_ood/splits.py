@@ -44,6 +44,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -152,8 +153,6 @@ def list_split_definitions() -> dict[str, str]:
     ``paper_*`` are the paper's settings (from the authors' code) for Pistachio-sized data;
     ``schneider_*`` size the same procedures for the cleaned Schneider 50k set.
     """
-    from importlib import resources
-
     folder = resources.files("chemassay.suites.reaction_ood").joinpath("data", "split_defs")
     out = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
@@ -164,8 +163,6 @@ def list_split_definitions() -> dict[str, str]:
 
 def split_definition(name: str) -> dict[str, Any]:
     """A shipped split definition by name (see :func:`list_split_definitions`)."""
-    from importlib import resources
-
     entry = resources.files("chemassay.suites.reaction_ood").joinpath("data", "split_defs", f"{name}.json")
     if not entry.is_file():
         raise UserInputError(

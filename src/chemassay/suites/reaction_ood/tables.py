@@ -8,12 +8,14 @@ the file, and writes them atomically.
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
 from chemassay.contract.errors import UserInputError
+from chemassay.data.readers import open_text
 from chemassay.runtime.files import atomic_writer
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".jsonl", ".json", ".txt")
@@ -44,8 +46,6 @@ def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
     Text formats go through :func:`chemassay.data.readers.open_text`, so a binary, non-UTF-8,
     fake-``.gz`` or truncated gzip file is a one-line error naming the file.
     """
-    from chemassay.data.readers import open_text
-
     target = Path(path)
     if not target.exists():
         raise UserInputError(f"{target}: no such {what} file")
@@ -74,8 +74,6 @@ def read_table(path: str | os.PathLike, *, what: str = "table") -> pd.DataFrame:
 def _read_json_lines(handle, target: Path) -> pd.DataFrame:
     """One record per non-blank line, each a JSON object; values kept as read (no dtype or
     date guessing). A line that is not a JSON object is an error naming its number."""
-    import json
-
     rows = []
     for number, line in enumerate(handle, start=1):
         if not line.strip():

@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from chemassay.chem.templates import (
     reactants_mol,
 )
 from chemassay.contract.errors import UserInputError
-from chemassay.models.spec import ModelSpec
+from chemassay.models.spec import ModelSpec, check_options, option_int
 from chemassay.runtime.files import atomic_writer
 from chemassay.runtime.parallel import Failure, effective_jobs, parallel_map
 from chemassay.runtime.progress import progress_task
@@ -329,8 +330,6 @@ def create_template_knn(spec, protocol: str, context: dict) -> TemplateKnnModel:
     ``template-knn:per-split`` names the baseline ``chemassay assay`` trains for each split
     itself; it is not a file to load.
     """
-    from chemassay.models.spec import check_options, option_int
-
     check_options(spec, {"n_jobs"})
     if spec.arg == "per-split" and not Path(spec.arg).exists():
         raise UserInputError("template-knn:per-split is the baseline 'chemassay assay' trains on each split's "
@@ -342,6 +341,4 @@ def create_template_knn(spec, protocol: str, context: dict) -> TemplateKnnModel:
 
 def _reason_class(reason: str) -> str:
     """Group failure messages (drop the varying numbers) for the training report."""
-    import re
-
     return re.sub(r"\d+", "N", reason.split(" in '")[0])[:80]

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from chemassay.contract.errors import UserInputError
 from chemassay.runtime.files import sha256_file
@@ -261,8 +262,6 @@ def read_manifest(directory: str | Path) -> dict:
 
 def verify_split_dir(directory: str | Path) -> tuple[dict, list[CheckResult]]:
     """Check every file of a split folder against its manifest and every guarantee of its kind."""
-    import pyarrow.parquet as pq
-
     folder = Path(directory)
     manifest = read_manifest(folder)
     results: list[CheckResult] = []

@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from rapidfuzz.distance import Levenshtein
+from rdkit import __version__ as rdkit_version
 
 from chemassay.contract import Run
+from chemassay.runtime.cache import cached
 from chemassay.suites.robustness.augment import (
     ALGORITHM_VERSION,
     DEFAULT_AUGMENTATIONS,
@@ -65,10 +68,6 @@ def augmented_rows(table: MoleculeTable, kind: str, *, seed: int = 0, n_jobs: in
     RDKit version (RDKit's writer output can change between versions) and
     :data:`~.augment.ALGORITHM_VERSION`; a damaged or altered entry is reported and rebuilt.
     """
-    from rdkit import __version__ as rdkit_version
-
-    from chemassay.runtime.cache import cached
-
     def build() -> list[AugmentedRow]:
         return augment_many(table.smiles, kind, seed=seed, n_jobs=n_jobs)
 
@@ -176,16 +175,12 @@ def levenshtein_ratio(original: str, augmented: str) -> float:
     of the original string. Unbounded (1.49 on average for explicit hydrogens, whose strings
     double in length); 0 for an unchanged string. Not rapidfuzz's ``ratio``/normalized
     similarity, which is ``1 - distance / max(len)`` and lies in [0, 1]."""
-    from rapidfuzz.distance import Levenshtein
-
     return Levenshtein.distance(original, augmented) / max(1, len(original))
 
 
 def normalized_similarity(original: str, augmented: str) -> float:
     """rapidfuzz's normalized Levenshtein similarity, ``1 - distance / max(len(a), len(b))``
     (1 = unchanged, 0 = nothing in common)."""
-    from rapidfuzz.distance import Levenshtein
-
     return Levenshtein.normalized_similarity(original, augmented)
 
 

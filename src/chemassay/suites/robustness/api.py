@@ -16,6 +16,7 @@ the CLI writes with ``--out``.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Sequence
@@ -24,16 +25,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
+from chemassay.chem.molecules import InvalidSmiles
 from chemassay.contract import Options, Run
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import (
+    DatasetRef,
     InputRef,
     ModelRef,
     Result,
     SkippedItem,
     input_ref,
     make_result,
+)
+from chemassay.data.registry import dataset_file, get_spec, is_dataset_name
+from chemassay.data.registry import load_dataset as registry_load
+from chemassay.models.gnn import GNNConfig, GNNEncoder
+from chemassay.models.gnn import train_gnn as train_network
+from chemassay.models.hf_encoder import checkpoint_digest
+from chemassay.report.intervals import attach_intervals
+from chemassay.runtime.files import sha256_file
+from chemassay.suites.robustness.amore import (
+    pair_skips,
+    rows_to_csv,
+    score_embeddings,
+    string_statistics,
 )
 from chemassay.suites.robustness.augment import (
     AUGMENTATIONS,
@@ -44,7 +61,9 @@ from chemassay.suites.robustness.augment import (
     AugmentedRow,
     augment_many,
     check_kind,
+    molecule_identity,
 )
+from chemassay.suites.robustness.captions import read_captions, score_captions
 from chemassay.suites.robustness.data import (
     MoleculeTable,
     amore_setting,
@@ -60,7 +79,21 @@ from chemassay.suites.robustness.details import (
     RetrievalMiss,
     TrainDetails,
 )
-from chemassay.suites.robustness.retrieval import DEFAULT_KS
+from chemassay.suites.robustness.downstream import read_property_csv
+from chemassay.suites.robustness.encoders import (
+    check_embeddings,
+    load_embeddings,
+    load_encoder,
+    nonfinite_rows,
+)
+from chemassay.suites.robustness.lm import (
+    FAMILIES,
+    LMConfig,
+    read_smiles_corpus,
+    sample_corpus,
+    train_smiles_lm,
+)
+from chemassay.suites.robustness.retrieval import DEFAULT_KS, resolve_backend
 
 __all__ = [
     "AUGMENTATIONS",
@@ -92,8 +125,6 @@ def load_dataset(name: str, part: str | None = None, **options: Any) -> Any:
     ``isomers`` give a :class:`~.data.MoleculeTable` of the AMORE originals, ``solubility``
     (parts ``train``/``test``) a table with ``logS``, ``solubility_class`` and ``split``
     columns. Same as :func:`chemassay.load_dataset`."""
-    from chemassay.data.registry import load_dataset as registry_load
-
     return registry_load(name, part, **options)
 
 
@@ -118,10 +149,6 @@ def _augmentation_list(augmentations: str | Sequence[str]) -> list[str]:
 
 
 def _embedding_layers(value: EmbeddingsInput, what: str) -> tuple[list, InputRef | None]:
-    from scipy import sparse
-
-    from chemassay.suites.robustness.encoders import check_embeddings, load_embeddings
-
     if isinstance(value, (str, os.PathLike)):
         layers = load_embeddings(value)
         return layers, input_ref(value)
@@ -136,8 +163,6 @@ def _embedding_layers(value: EmbeddingsInput, what: str) -> tuple[list, InputRef
 
 
 def _array_digest(layers: list) -> str:
-    from scipy import sparse
-
     digest = hashlib.sha256()
     for layer in layers:
         if sparse.issparse(layer):
@@ -166,8 +191,6 @@ def _layer_metrics(per_layer: list[dict[str, float]], prefix: str = "") -> dict[
 
 
 def _finish(result: Result, bootstrap: int, seed: int) -> Result:
-    from chemassay.report.intervals import attach_intervals
-
     return attach_intervals(result, resamples=bootstrap, seed=seed)
 
 
@@ -211,8 +234,6 @@ def _score_pair_result(
     details: EvaluateDetails, scoring: _Scoring, inputs: list[InputRef], dataset, model: ModelRef | None = None,
     run: Run | None = None,
 ) -> Result:
-    from chemassay.suites.robustness.amore import score_embeddings
-
     if not keep.any():
         reasons = sorted({entry["reason"] for entry in skipped})
         raise UserInputError(f"no pair left to score: every row was skipped ({'; '.join(reasons)[:200]})")
@@ -234,9 +255,6 @@ def _score_pair_result(
 
 
 def _identity_mismatches(orig_smiles: Sequence[str], aug_smiles: Sequence[str], keep: np.ndarray) -> list[int]:
-    from chemassay.chem.molecules import InvalidSmiles
-    from chemassay.suites.robustness.augment import molecule_identity
-
     bad = []
     for index in np.flatnonzero(keep):
         try:
@@ -322,9 +340,6 @@ def evaluate(
     >>> result.n, round(result.metrics["kekulize/o2a_acc@1"], 3)
     (918, 0.993)
     """
-    from chemassay.suites.robustness.encoders import load_encoder
-    from chemassay.suites.robustness.retrieval import resolve_backend
-
     options = Options.merged(options or Options(cache=True), seed=seed, bootstrap=bootstrap, limit=limit,
                              n_jobs=n_jobs, cache=cache, context=context)
     if options.out is not None:
@@ -358,8 +373,6 @@ def evaluate(
 
 def _evaluate_embeddings(original, augmented, ids: Sequence[str] | None, scoring: _Scoring) -> Result:
     """Form (1): two embedding sets, scored as they are (named like a predictions file)."""
-    from chemassay.suites.robustness.encoders import nonfinite_rows
-
     original_layers, original_ref = _embedding_layers(original, "original embeddings")
     augmented_layers, augmented_ref = _embedding_layers(augmented, "augmented embeddings")
     first = original_ref.path if original_ref else "original embeddings"
@@ -400,7 +413,6 @@ def _evaluate_embeddings(original, augmented, ids: Sequence[str] | None, scoring
 def _evaluate_pair(loaded: Run, originals, augmented, scoring: _Scoring, *, check_identity: bool,
                    drop_mismatched: bool, smiles_column: str | None) -> Result:
     """Form (3): one given pair of molecule lists, both embedded by the loaded encoder."""
-    from chemassay.suites.robustness.amore import pair_skips, string_statistics
     from chemassay.suites.robustness.encoders import encode_cached, nonfinite_rows
 
     orig_table, orig_bad, orig_kind = molecule_table(originals, smiles_column=smiles_column)
@@ -553,8 +565,6 @@ class AugmentedSet:
 
     def to_csv(self) -> str:
         """CSV text ``row,id,SMILES,original,status,reason`` (what ``augment --out`` writes)."""
-        from chemassay.suites.robustness.amore import rows_to_csv
-
         return rows_to_csv(self.rows, self.table.ids)
 
     def manifest(self) -> dict[str, Any]:
@@ -635,8 +645,6 @@ def downstream(
     >>> result.n, result.metrics["kekulize/rmse_drop"], result.setting
     (257, 0.0, {'task': 'solubility'})
     """
-    from chemassay.contract.result import DatasetRef
-    from chemassay.runtime.files import sha256_file
     from chemassay.suites.robustness.downstream import evaluate_downstream, read_property_csv
 
     started = time.perf_counter()
@@ -694,9 +702,6 @@ def _test_subset(prepared, limit: int | None, lines: Sequence[int] | None, path:
 
 
 def _property_file(data: str | os.PathLike):
-    from chemassay.contract.result import DatasetRef
-    from chemassay.data.registry import dataset_file, get_spec, is_dataset_name
-
     text = os.fspath(data)
     if is_dataset_name(text) and not Path(text).exists():
         spec = get_spec(text)
@@ -740,16 +745,7 @@ def train(
     (``task="train"``) with the validation loss, perplexity and token accuracy of the family;
     ``model`` names the checkpoint (checksum of its files). Needs the ``hf`` and ``train``
     extras (torch, transformers, pytorch-lightning)."""
-    from chemassay.contract.result import DatasetRef
-    from chemassay.models.hf_encoder import checkpoint_digest
     from chemassay.runtime.files import ensure_writable_dir, sha256_file
-    from chemassay.suites.robustness.lm import (
-        FAMILIES,
-        LMConfig,
-        read_smiles_corpus,
-        sample_corpus,
-        train_smiles_lm,
-    )
 
     if family not in FAMILIES:
         raise UserInputError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
@@ -819,11 +815,7 @@ def train_gnn(
     ``valid_fraction`` of the training rows (seeded) are held out for early stopping.
     Resumable like :func:`train`. Returns a Result (``task="train"``) with the validation
     RMSE in the target's units."""
-    from chemassay.contract.result import DatasetRef
-    from chemassay.models.gnn import GNNConfig, GNNEncoder
-    from chemassay.models.gnn import train_gnn as train_network
     from chemassay.runtime.files import ensure_writable_dir, sha256_file
-    from chemassay.suites.robustness.downstream import read_property_csv
 
     target_dir = ensure_writable_dir(out, "graph-network folder")
     started = time.perf_counter()
@@ -873,12 +865,6 @@ def captions(
     rewrite; with a ``SMILES`` column the paper's string analysis (length, Levenshtein ratio =
     edit distance / original length, and its Spearman correlation with ROUGE-1 and METEOR).
     The layout of the file is in :mod:`.captions`. Needs the ``captions`` extra."""
-    import json
-
-    from chemassay.contract.result import DatasetRef
-    from chemassay.runtime.files import sha256_file
-    from chemassay.suites.robustness.captions import read_captions, score_captions
-
     started = time.perf_counter()
     table = read_captions(predictions, references)
     retrieval_data = None

@@ -42,7 +42,12 @@ from chemassay.contract.assay import (
     metric_text,
 )
 from chemassay.contract.result import Result
+from chemassay.data.registry import load_dataset
+from chemassay.models.spec import option_bool, option_int, parse_spec
 from chemassay.report.subsets import task_subset
+from chemassay.suites.robustness.amore import augmented_rows
+from chemassay.suites.robustness.api import _property_file
+from chemassay.suites.robustness.downstream import read_property_csv
 
 PAPER_AUGMENTATIONS: tuple[str, ...] = ("canonical", "explicit_h", "kekulize", "cycle_renumber_amore")
 """AMORE's four rewrites (its columns canon, hydro, kekul, cycle), in chemassay's names."""
@@ -68,9 +73,6 @@ def list_molecules(name: str, ctx: AssayContext) -> TaskItems:
     strata (the rewrites that change the SMILES, ``+``-joined; ``none``), and the strings an
     encoder embeds for each: the original and its four rewrites (a rewrite that does not apply
     embeds the original again)."""
-    from chemassay.data.registry import load_dataset
-    from chemassay.suites.robustness.amore import augmented_rows
-
     table = load_dataset(AMORE_SETS[name][0])
     if ctx.quick:
         table = table.subset([i < QUICK_ITEMS for i in range(len(table))])
@@ -100,9 +102,6 @@ def _amore_run(name: str, ctx: AssayContext) -> Result:
 def list_test_molecules(ctx: AssayContext) -> TaskItems:
     """The solubility test set's molecules (quick: the first :data:`QUICK_ITEMS`), ids their
     file lines, as :func:`~chemassay.suites.robustness.api.downstream` names them."""
-    from chemassay.suites.robustness.api import _property_file
-    from chemassay.suites.robustness.downstream import read_property_csv
-
     path, _dataset = _property_file(DOWNSTREAM_DATASET)
     prepared = read_property_csv(path, targets=["logS"], seed=ctx.seed)
     count = QUICK_ITEMS if ctx.quick else len(prepared.test_lines)
@@ -140,13 +139,9 @@ def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: boo
 def _endpoint_requests(spec: str, name: str, limit: int | None) -> int | None:
     """Exact requests of an endpoint encoder on one AMORE set (``None`` for a local model):
     the originals, then each rewrite (computed now, and cached for the run)."""
-    from chemassay.models.spec import option_bool, option_int, parse_spec
-
     parsed = parse_spec(spec)
     if parsed.kind not in ENDPOINT_KINDS:
         return None
-    from chemassay.data.registry import load_dataset
-    from chemassay.suites.robustness.amore import augmented_rows
 
     table = load_dataset(AMORE_SETS[name][0])
     if limit is not None:

@@ -22,7 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from chemassay.models.registry import ModelKind
+from chemassay.models.spec import check_options, option_int
+from chemassay.suites.robustness.downstream import ForestPropertyModel
 
 SUITE = "robustness"
 
@@ -114,11 +118,6 @@ def create_forest(spec, protocol: str, context: dict[str, Any]):
     options (``n_estimators``, ``seed``, ``n_jobs``); without training data the forest is
     fitted on the bundled solubility training split (target logS).
     """
-    import numpy as np
-
-    from chemassay.models.spec import check_options, option_int
-    from chemassay.suites.robustness.downstream import ForestPropertyModel
-
     check_options(spec, set(FOREST_OPTIONS))
     features = "fingerprint" if spec.kind == "rf-fingerprint" else "char-ngram"
     trees = option_int(spec, "trees", int(context.get("n_estimators", 200)), minimum=1)

@@ -39,8 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.runtime.cache import chemassay_home
+from chemassay.suites.robustness.amore import levenshtein_ratio
+from chemassay.suites.robustness.data import read_table
 
 ORIGINAL = "original"
 LEXNAMES = (
@@ -79,7 +83,6 @@ def wordnet(home: Path | None = None):
     source = Path(os.environ.get("CHEMASSAY_WORDNET", "/usr/share/wordnet"))
     if not all((source / name).is_file() for name in WORDNET_FILES):
         return None
-    from chemassay.runtime.cache import chemassay_home
 
     root = (home or chemassay_home()) / "nltk_data"
     folder = root / "corpora" / "wordnet"
@@ -120,8 +123,6 @@ class CaptionTable:
 def read_captions(path: str | os.PathLike, references: str | os.PathLike | None = None) -> CaptionTable:
     """Read a predictions table (and optionally a references table); one-line errors for
     missing columns, counted skips for unusable rows."""
-    from chemassay.suites.robustness.data import read_table
-
     header, rows = read_table(Path(path))
     lowered = {h.lower(): i for i, h in enumerate(header)}
     for needed in ("id", "augmentation", "prediction"):
@@ -179,8 +180,6 @@ def read_captions(path: str | os.PathLike, references: str | os.PathLike | None 
 
 
 def _spearman(first: Sequence[float], second: Sequence[float]) -> float:
-    from scipy.stats import spearmanr
-
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     keep = np.isfinite(a) & np.isfinite(b)
     if keep.sum() < 3 or np.std(a[keep]) == 0 or np.std(b[keep]) == 0:
@@ -196,7 +195,6 @@ def score_captions(table: CaptionTable, retrieval: dict[str, Any] | None = None,
     ``item_scores`` hold ``<augmentation>/o2a_acc@1``.
     """
     rouge = require("rouge_score.rouge_scorer", "captions", "ROUGE")
-    from chemassay.suites.robustness.amore import levenshtein_ratio
 
     scorer = rouge.RougeScorer(["rouge1", "rouge2", "rougeL"])
     warnings_out: list[str] = []

@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import DatasetRef
+from chemassay.data import dataset_file, get_spec
+from chemassay.data.readers import read_text
 from chemassay.runtime.files import sha256_file, sha256_text
 
 SMILES_COLUMNS = ("smiles", "SMILES", "Smiles", "canonical_smiles", "smi", "mol", "molecule")
@@ -102,8 +105,6 @@ def read_table(path: str | os.PathLike) -> tuple[list[str], list[tuple[int, list
     endings, a UTF-8 byte-order mark and gzip compression are accepted. Raises a one-line
     :class:`UserInputError` for a missing, empty, binary, non-UTF-8 or truncated file.
     """
-    from chemassay.data.readers import read_text
-
     target = Path(path)
     if not target.exists():
         raise UserInputError(f"{target}: no such file")
@@ -186,8 +187,6 @@ def read_molecules(
 
 
 def _registry_file(name: str) -> Path:
-    from chemassay.data import dataset_file, get_spec
-
     spec = get_spec(name)
     return dataset_file(spec.name, spec.files[0].name)
 
@@ -298,8 +297,6 @@ def amore_setting(dataset: str | None) -> dict[str, str]:
 
 def dataset_ref(table: MoleculeTable, kind: str):
     """The result's ``dataset`` for a table from :func:`molecule_table`."""
-    from chemassay.contract.result import DatasetRef
-
     if kind == "memory":
         return DatasetRef(name=table.name or "in-memory", sha256=table.checksum())
     name = table.name if kind == "dataset" else (table.path.name if table.path is not None else table.name)

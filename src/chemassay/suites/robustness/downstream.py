@@ -30,12 +30,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.metrics import roc_auc_score
 
 from chemassay.contract import Run
 from chemassay.contract.errors import UserInputError
+from chemassay.models import run
 from chemassay.runtime.files import sha256_text
+from chemassay.suites.robustness.amore import levenshtein_ratio, normalized_similarity
 from chemassay.suites.robustness.augment import augment_many
 from chemassay.suites.robustness.data import read_table
+from chemassay.suites.robustness.encoders import CharNgramEncoder, FingerprintEncoder
 from chemassay.suites.robustness.protocol import PROPERTY_PREDICTOR
 
 FEATURES = ("fingerprint", "char-ngram")
@@ -160,8 +166,6 @@ def read_property_csv(
 
 # -- models ----------------------------------------------------------------------------
 def _features(smiles: Sequence[str], kind: str):
-    from chemassay.suites.robustness.encoders import CharNgramEncoder, FingerprintEncoder
-
     encoder = FingerprintEncoder() if kind == "fingerprint" else CharNgramEncoder()
     matrix = encoder.encode(list(smiles))
     return matrix, dict(encoder.failures)
@@ -182,7 +186,6 @@ class ForestPropertyModel:
             raise UserInputError(f"unknown forest features {features!r}; choose one of {', '.join(FEATURES)}")
         if task not in ("regression", "classification"):
             raise UserInputError(f"task must be regression or classification, got {task!r}")
-        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
         model_class = RandomForestRegressor if task == "regression" else RandomForestClassifier
         self.features = features
@@ -255,8 +258,6 @@ def target_outputs(model, smiles: Sequence[str], data: PropertyData, *,
     probabilities of one target, ``(n, targets)`` positive-class probabilities of several
     binary targets, or a list of ``(n, classes)`` arrays, one per target.
     """
-    from chemassay.models import run
-
     done = run(model, PROPERTY_PREDICTOR, list(smiles), context=context)
     name = getattr(done.model_object, "name", type(done.model_object).__name__)
     n, n_targets = len(smiles), len(data.target_names)
@@ -308,8 +309,6 @@ def target_outputs(model, smiles: Sequence[str], data: PropertyData, *,
 # -- scoring ---------------------------------------------------------------------------
 def score_predictions(data: PropertyData, predictions: list[np.ndarray], rows: np.ndarray) -> dict[str, float]:
     """Task metrics on the test rows ``rows`` (mean over targets)."""
-    from sklearn.metrics import roc_auc_score
-
     truth = data.test_targets[rows]
     if data.task == "regression":
         errors = [np.sqrt(np.mean((predictions[j][rows] - truth[:, j]) ** 2)) for j in range(truth.shape[1])]
@@ -397,10 +396,6 @@ def evaluate_downstream(
     edit distance / original length) and the change of its error (positive: the more the
     string changed, the more the error grew).
     """
-    from scipy.stats import spearmanr
-
-    from chemassay.suites.robustness.amore import levenshtein_ratio, normalized_similarity
-
     predictions, failures, done = target_outputs(model, data.test_smiles, data, context=context)
     skipped = [{"line": data.test_lines[i], "augmentation": "original", "reason": f"no prediction: {reason}"}
                for i, reason in sorted(failures.items())]

@@ -37,11 +37,15 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
+from sklearn.feature_extraction.text import HashingVectorizer
 
 from chemassay.chem.fingerprints import morgan_count_fingerprints
 from chemassay.chem.molecules import InvalidSmiles, parse_smiles
 from chemassay.contract import Run
 from chemassay.contract.errors import UserInputError
+from chemassay.models import run
+from chemassay.models.spec import check_options, option_bool, option_int
+from chemassay.runtime.cache import cached
 from chemassay.runtime.files import sha256_text
 from chemassay.runtime.progress import progress_task
 from chemassay.suites.robustness.protocol import ENCODER
@@ -118,8 +122,6 @@ class CharNgramEncoder:
 
     def vectorizer(self):
         """The scikit-learn ``HashingVectorizer`` behind the encoder (case kept, raw counts)."""
-        from sklearn.feature_extraction.text import HashingVectorizer
-
         return HashingVectorizer(
             analyzer="char", ngram_range=(self.n_min, self.n_max), n_features=self.dim,
             alternate_sign=False, norm=None, lowercase=False, dtype=np.float64,
@@ -141,8 +143,6 @@ def _check_layers(layers: str) -> None:
 # -- model-kind factories (registered in baselines.MODEL_KINDS) ------------------------
 def create_fingerprint(spec, protocol: str, context: dict[str, Any]) -> FingerprintEncoder:
     """Factory of the ``fingerprint`` kind: options ``radius``, ``bits`` (a multiple of 64), ``chirality``."""
-    from chemassay.models.spec import check_options, option_bool, option_int
-
     check_options(spec, {"radius", "bits", "chirality"})
     encoder = FingerprintEncoder(
         radius=option_int(spec, "radius", 2, minimum=0), bits=option_int(spec, "bits", 2048, minimum=64),
@@ -220,8 +220,6 @@ class EncodedSet:
 def load_encoder(model: Any, layers: str = "last", context: dict[str, Any] | None = None) -> Run:
     """Load and name an encoder (a spec or an object) for the SMILES lists of an evaluation: a
     run of no items, whose ``model_object`` embeds each list and whose ``model`` names it."""
-    from chemassay.models import run
-
     return run(model, ENCODER, [], {"layers": layers}, context=context)
 
 
@@ -244,8 +242,6 @@ def stack_rows(outputs: Sequence[Any], layers: str) -> list[Embeddings]:
 
 def _encode(encoder, smiles: list[str], layers: str) -> EncodedSet:
     """Embed ``smiles`` through the run pipeline (identical strings once)."""
-    from chemassay.models import run
-
     done = run(encoder, ENCODER, smiles, {"layers": layers})
     model = done.model_object
     truncated = [int(i) for i in (getattr(model, "truncated", None)
@@ -266,8 +262,6 @@ def encode_cached(encoder, smiles: Sequence[str], layers: str = "last", *, use_c
     endpoints, Python objects, prediction files) are run every time. What is not cached runs
     through :func:`chemassay.models.run` (the set's ``run``).
     """
-    from chemassay.runtime.cache import cached
-
     texts = [str(s) for s in smiles]
     key_fn = getattr(encoder, "cache_key", None)
     if not use_cache or not callable(key_fn):

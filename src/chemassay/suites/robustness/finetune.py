@@ -22,6 +22,10 @@ from typing import Any
 import numpy as np
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.models.hf_encoder import checkpoint_digest, checkpoint_kind, quiet_transformers
+from chemassay.models.spec import check_options, option_float, option_int
+from chemassay.models.training import CHECKPOINT, TrainSettings, fit, load_module_state
+from chemassay.runtime.cache import cache_root
 
 FINETUNE_OPTIONS = {
     "epochs": "passes of steps_per_epoch steps (default 20)",
@@ -63,7 +67,6 @@ class FineTunedLM:
         pl = require("pytorch_lightning", "train", "fine-tuning a language model")
         torch = require("torch", "hf", "fine-tuning a language model")
         transformers = require("transformers", "hf", "fine-tuning a language model")
-        from chemassay.models.hf_encoder import checkpoint_kind, quiet_transformers
 
         quiet_transformers()
         try:
@@ -128,8 +131,6 @@ class FineTunedLM:
 
     def fit(self, smiles: Sequence[str], targets: np.ndarray, folder: Path) -> FineTunedLM:
         """Fine-tune on ``smiles`` / ``targets`` ``(n, targets)`` into ``folder`` (resumes there)."""
-        from chemassay.models.training import CHECKPOINT, TrainSettings, fit, load_module_state
-
         targets = np.asarray(targets)
         if self.task == "regression":
             self.mean, self.std = targets.mean(axis=0), targets.std(axis=0)
@@ -191,10 +192,6 @@ class FineTunedLM:
 
 def create_finetuned(spec, protocol: str, context: dict[str, Any]) -> FineTunedLM:
     """Factory of ``hf-finetune:DIR``: fine-tunes on the context's training split (see the module doc)."""
-    from chemassay.models.hf_encoder import checkpoint_digest
-    from chemassay.models.spec import check_options, option_float, option_int
-    from chemassay.runtime.cache import cache_root
-
     check_options(spec, set(FINETUNE_OPTIONS))
     if not spec.arg:
         raise UserInputError("--model hf-finetune:DIR needs a checkpoint folder (e.g. one written by robustness train)")

@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.data.readers import read_smiles_file
+from chemassay.models.hf_encoder import quiet_transformers
+from chemassay.models.training import CHECKPOINT, LOG, TrainSettings, fit, load_module_state
 from chemassay.runtime.files import atomic_write_text, plain_file_mode, sha256_file
 
 SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
@@ -108,8 +111,6 @@ def read_smiles_corpus(path: str | Path) -> list[str]:
     optionally gzipped, read by :func:`chemassay.data.readers.read_smiles_file` (one-line
     errors for missing, binary or truncated files). Empty cells are left out: a corpus row
     without a SMILES has nothing to learn from."""
-    from chemassay.data.readers import read_smiles_file
-
     smiles = [s for s in read_smiles_file(path).smiles if s]
     if not smiles:
         raise UserInputError(f"{path}: no SMILES to train on")
@@ -335,8 +336,6 @@ def train_smiles_lm(train: Sequence[str], valid: Sequence[str], out: str | Path,
     """
     torch = require("torch", "hf", "training the SMILES language models")
     transformers = require("transformers", "hf", "training the SMILES language models")
-    from chemassay.models.hf_encoder import quiet_transformers
-    from chemassay.models.training import CHECKPOINT, LOG, TrainSettings, fit, load_module_state
 
     quiet_transformers()
     if config.family not in FAMILIES:

@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
+from chemassay.runtime.files import atomic_writer
+
 DIRECTION_NAMES = {"o2a": "original→augmented", "a2o": "augmented→original"}
 
 
@@ -27,8 +31,6 @@ def _pyplot():
 
 
 def _save(figure, path: str | os.PathLike, dpi: int) -> None:
-    from chemassay.runtime.files import atomic_writer
-
     with atomic_writer(path, "wb", encoding=None) as handle:
         figure.savefig(handle, format="png", dpi=dpi)
 
@@ -70,8 +72,6 @@ def plot_accuracy(results: Mapping[str, Mapping[str, Sequence[Mapping]]], path: 
     """Bars of ``metric`` per augmentation: ``results[dataset][encoder]`` is the table rows
     of one run (``augmentation`` plus ``o2a_<metric>``/``a2o_<metric>``). One row of panels
     per direction, one column per dataset; returns the panel titles."""
-    import numpy as np
-
     plt = _pyplot()
     datasets = list(results)
     figure, axes = plt.subplots(2, len(datasets), figsize=(5.2 * len(datasets), 7.2), sharey=True, squeeze=False)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from chemassay.contract import Check, Protocol, TextOutcome
 from chemassay.contract.errors import UserInputError
@@ -37,8 +38,6 @@ def as_matrix(value: Any) -> np.ndarray:
 def _as_layer(value: Any) -> Any:
     """An encoder's matrix as it came: a sparse matrix as CSR, a dense one as an array of its
     own dtype (float32 stays float32), so that rows put back together are the same matrix."""
-    from scipy import sparse
-
     if sparse.issparse(value):
         return sparse.csr_matrix(value)
     array = np.asarray(value)

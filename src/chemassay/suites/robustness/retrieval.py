@@ -29,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
+from chemassay.chem.similarity import backend_available
 from chemassay.contract.errors import UserInputError, require
 from chemassay.report.ranking import TIE_POLICIES, rank_summary, rank_with_ties, reciprocal_ranks
 
@@ -160,8 +162,6 @@ def _empty_result(n: int) -> RankResult:
 
 
 def _int8_products_available() -> bool:
-    from chemassay.chem.similarity import backend_available
-
     return backend_available("torch-int8")
 
 
@@ -173,8 +173,6 @@ def _int8_dense(matrix) -> np.ndarray:
 
 
 def _ranks_sparse(queries, database, ties: str, block: int) -> RankResult:
-    from scipy import sparse
-
     q = sparse.csr_matrix(queries, dtype=np.float64)
     x = sparse.csr_matrix(database, dtype=np.float64)
     representatives, group = _unique_rows(x)

@@ -32,6 +32,29 @@ from typing import Any
 from chemassay.contract import Options, Run
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import DatasetRef, ModelRef, Result, SkippedItem, make_result
+from chemassay.data.readers import iter_lines
+from chemassay.data.registry import load_dataset as registry_load
+from chemassay.models import get_protocol, resolve_model
+from chemassay.models import run as run_model
+from chemassay.models.identity import in_memory_ref, predictions_ref
+from chemassay.runtime.files import ensure_writable_dir
+from chemassay.runtime.progress import progress_task
+from chemassay.suites.stoichiometry.data import resolve_source
+from chemassay.suites.stoichiometry.details import BuildDetails
+from chemassay.suites.stoichiometry.library import load_library as load
+from chemassay.suites.stoichiometry.prepare import RebalanceConfig
+from chemassay.suites.stoichiometry.protocol import BAG_PREDICTOR, LINE_BY_LINE
+from chemassay.suites.stoichiometry.scoring import encoding_for
+from chemassay.suites.stoichiometry.variants import (
+    AUGMENTATIONS,
+    ENCODINGS,
+    MANIFEST,
+    TASKS,
+    VariantConfig,
+    build_variants,
+    write_uspto_t,
+)
+from chemassay.suites.stoichiometry.verify import verify_folder
 
 __all__ = [
     "PredictionRun",
@@ -54,8 +77,6 @@ Lines = Sequence[str] | str | os.PathLike
 
 def _lines(value: Lines, what: str) -> tuple[list[str], str, Path | None]:
     """The lines of a list or a file, a name for messages, and the file's path (if one)."""
-    from chemassay.data.readers import iter_lines
-
     if isinstance(value, (str, os.PathLike)):
         path = Path(value)
         if not path.exists():
@@ -82,11 +103,8 @@ def _writable(path: str | os.PathLike | None, what: str) -> None:
 
 def _manifest_encoding(path: Path | None) -> str | None:
     """The encoding of the manifest next to ``path``, or None when there is none."""
-    from chemassay.suites.stoichiometry.variants import MANIFEST
-
     if path is None or not (path.parent / MANIFEST).is_file():
         return None
-    from chemassay.suites.stoichiometry.scoring import encoding_for
 
     return encoding_for(path, None)
 
@@ -133,11 +151,6 @@ def _ask_model(model: Any, protocol: str, lines: list[str], settings: dict, *, c
     A bag predictor is asked each distinct line once (every line at its place for a model that
     is ``line_aligned``, as the baselines are); a reaction predictor (the protocol of that name,
     found by name) is asked for its top-1 product (``k=1``)."""
-    from chemassay.models import get_protocol, resolve_model
-    from chemassay.models import run as run_model
-    from chemassay.runtime.progress import progress_task
-    from chemassay.suites.stoichiometry.protocol import BAG_PREDICTOR, LINE_BY_LINE
-
     predictor = resolve_model(model, protocol, settings)
     asked = get_protocol(protocol)
     if asked is BAG_PREDICTOR and getattr(predictor, "line_aligned", False):
@@ -316,8 +329,6 @@ def _given_predictions(predictions: Lines, reference: Lines, limit: int | None, 
                        numbers: list[int] | None = None) -> _Bags:
     """Predicted bags handed over (a list or a file), scored as they are (only the 1-based
     lines ``numbers`` when given)."""
-    from chemassay.models.identity import in_memory_ref, predictions_ref
-
     given = _Bags(*_lines(predictions, "prediction"))
     if numbers is not None:
         target_lines, target_name, _ = _lines(reference, "target")
@@ -469,8 +480,6 @@ def evaluate(
 
 
 def _rebalance_config(library, max_byproducts: int, encoding: str = "smiles", **extra):
-    from chemassay.suites.stoichiometry.prepare import RebalanceConfig
-
     if not 1 <= max_byproducts <= 6:
         raise UserInputError(f"--max-byproducts must be between 1 and 6, got {max_byproducts}")
     if encoding not in ("smiles", "formula"):
@@ -508,8 +517,6 @@ def balance(
     >>> balance(["CC(=O)Cl.CN>>CC(=O)NC", "CCO>>CCO"]).metrics["rebalanced"]
     1
     """
-    from chemassay.runtime.files import ensure_writable_dir
-    from chemassay.suites.stoichiometry.data import resolve_source
     from chemassay.suites.stoichiometry.prepare import (
         balance_result,
         check_readable,
@@ -537,8 +544,6 @@ def balance(
 
 def _variant_configs(encodings: Iterable[str], tasks: Iterable[str], augs: Iterable[int], seed: int, khat: str,
                      test_aug: int) -> list:
-    from chemassay.suites.stoichiometry.variants import VariantConfig
-
     try:
         return [VariantConfig(e, t, a, seed=seed, khat=khat, test_aug=test_aug)
                 for e in encodings for t in tasks for a in augs]
@@ -548,8 +553,6 @@ def _variant_configs(encodings: Iterable[str], tasks: Iterable[str], augs: Itera
 
 def _build_result(manifests: list[dict], folders: list[Path], source: Any, config: dict,
                   started: float) -> Result:
-    from chemassay.suites.stoichiometry.details import BuildDetails
-
     line_pairs = sum(v["lines"] for m in manifests for k, v in m["files"].items() if k.startswith("src-"))
     metrics: dict[str, Any] = {"datasets": len(manifests), "line_pairs": line_pairs}
     used = manifests[0].get("used_reactions") if manifests else None
@@ -565,10 +568,8 @@ def _build_result(manifests: list[dict], folders: list[Path], source: Any, confi
 
 def _build_variants(reactions: Any, configs: list, folders: list[Path], library, max_byproducts: int,
                     limit: int | None, n_jobs: int, started: float, config: dict) -> Result:
-    from chemassay.runtime.files import ensure_writable_dir
     from chemassay.suites.stoichiometry.data import resolve_source, source_info
     from chemassay.suites.stoichiometry.prepare import process_source
-    from chemassay.suites.stoichiometry.variants import build_variants
 
     for folder in folders:
         ensure_writable_dir(folder, "dataset folder")
@@ -629,8 +630,6 @@ def build_all(
 ) -> Result:
     """Build the eight ChemAlgebra datasets (smiles/formula × t1/t2 × x1/x5) under ``out``, one
     sub-folder each (``smiles_t1_x1``...), re-balancing once; arguments as :func:`build`."""
-    from chemassay.suites.stoichiometry.variants import AUGMENTATIONS, ENCODINGS, TASKS
-
     started = time.perf_counter()
     configs = _variant_configs(ENCODINGS, TASKS, AUGMENTATIONS, seed, khat, test_aug)
     folders = [Path(out) / config.name for config in configs]
@@ -644,10 +643,8 @@ def build_uspto_t(reactions: Any, out: str | os.PathLike, *, kind: str, seed: in
     """Build USPTO-T1 (``kind="t1"``: every molecule doubled) or USPTO-T2 (``"t2"``: one
     reactant copied to both sides) in folder ``out`` (paper Section 3): plain SMILES with
     duplicated molecules, for standard reaction predictors; every valid reaction is used."""
-    from chemassay.runtime.files import ensure_writable_dir
     from chemassay.suites.stoichiometry.data import resolve_source, source_info
     from chemassay.suites.stoichiometry.prepare import process_source
-    from chemassay.suites.stoichiometry.variants import write_uspto_t
 
     if kind not in ("t1", "t2"):
         raise UserInputError(f"--kind must be 't1' or 't2', got {kind!r}")
@@ -672,7 +669,6 @@ def build_table2(reactions: Any, out: str | os.PathLike, *, seed: int = 0, split
     (default: the test split only; ``None``: every split) and ``limit`` choose them.
     ``evaluate`` on their ``tgt-test.txt`` records ``setting = {"variant": "uspto-bal",
     "split": "test"}`` and so on."""
-    from chemassay.runtime.files import ensure_writable_dir
     from chemassay.suites.stoichiometry.data import resolve_source, source_info
     from chemassay.suites.stoichiometry.prepare import process_source
     from chemassay.suites.stoichiometry.variants import (
@@ -705,9 +701,6 @@ def verify(folder: str | os.PathLike, *, n_jobs: int = 1) -> Result:
     """Check a dataset folder written by :func:`build` (or :func:`build_uspto_t`): files, line
     counts and sha256 against its manifest, and that every ChemAlgebra line pair balances. The
     result (task ``verify``) has ``ok``, the counts, and each problem in ``skipped``."""
-    from chemassay.suites.stoichiometry.variants import MANIFEST
-    from chemassay.suites.stoichiometry.verify import verify_folder
-
     target = Path(folder)
     if not target.is_dir():
         raise UserInputError(f"{target}: no such dataset folder")
@@ -735,8 +728,6 @@ def load_dataset(name: str = "uspto-15k", part: str | None = None, *, limit: int
     >>> len(load_dataset("uspto-15k", part="test"))
     3000
     """
-    from chemassay.data.registry import load_dataset as registry_load
-
     options: dict[str, Any] = {"limit": limit} if limit is not None else {}
     return registry_load(name, part, **options)
 
@@ -744,6 +735,4 @@ def load_dataset(name: str = "uspto-15k", part: str | None = None, *, limit: int
 def load_library(path: str | os.PathLike | None = None):
     """The by-product library used to re-balance reactions (default: the shipped one), validated;
     see :mod:`chemassay.suites.stoichiometry.library` for the JSON format."""
-    from chemassay.suites.stoichiometry.library import load_library as load
-
     return load(path)

@@ -50,7 +50,18 @@ from typing import Any
 
 from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskItems
 from chemassay.contract.result import Result
+from chemassay.data import get_spec
+from chemassay.data.readers import iter_lines
+from chemassay.report.intervals import percentile_interval
 from chemassay.report.subsets import task_subset
+from chemassay.runtime.cache import cached_file
+from chemassay.runtime.files import sha256_file
+from chemassay.runtime.progress import info
+from chemassay.suites.stoichiometry.api import build_table2, evaluate
+from chemassay.suites.stoichiometry.data import resolve_source, source_info
+from chemassay.suites.stoichiometry.library import load_library
+from chemassay.suites.stoichiometry.scoring import encoding_for
+from chemassay.suites.stoichiometry.variants import VariantConfig, build_variants
 
 HEADLINE_VARIANTS = ("formula_t1_x1", "formula_t2_x1", "smiles_t1_x1", "smiles_t2_x1")
 """The ChemAlgebra variants of the full assay (see the module docstring for why only ``x1``)."""
@@ -78,8 +89,6 @@ def _data_key(what: str, names: tuple[str, ...], quick: bool) -> dict[str, Any]:
     """What a cached build is computed from: the dataset and library checksums, the build's
     settings and the chemassay version (the generator's code)."""
     from chemassay import __version__
-    from chemassay.data import get_spec
-    from chemassay.suites.stoichiometry.library import load_library
 
     return {"what": what, "names": list(names), "seed": SEED, "limit": QUICK_REACTIONS if quick else None,
             "dataset": DATASET, "files": {f.name: f.sha256 for f in get_spec(DATASET).files},
@@ -88,18 +97,13 @@ def _data_key(what: str, names: tuple[str, ...], quick: bool) -> dict[str, Any]:
 
 def _variant_config(name: str):
     """The :class:`~chemassay.suites.stoichiometry.variants.VariantConfig` a variant name stands for."""
-    from chemassay.suites.stoichiometry.variants import VariantConfig
-
     encoding, task, aug = name.split("_")
     return VariantConfig(encoding, task, int(aug.removeprefix("x")), seed=SEED)
 
 
 def _build_chemalgebra(names: tuple[str, ...], quick: bool, n_jobs: int) -> Callable[[Path], None]:
     def build(archive: Path) -> None:
-        from chemassay.runtime.progress import info
-        from chemassay.suites.stoichiometry.data import resolve_source, source_info
         from chemassay.suites.stoichiometry.prepare import RebalanceConfig, process_source
-        from chemassay.suites.stoichiometry.variants import build_variants
 
         info(f"[stoichiometry] building the ChemAlgebra variants {', '.join(names)} from {DATASET} (once; cached)")
         source = resolve_source(DATASET)
@@ -116,9 +120,6 @@ def _build_chemalgebra(names: tuple[str, ...], quick: bool, n_jobs: int) -> Call
 
 def _build_table2(quick: bool, n_jobs: int) -> Callable[[Path], None]:
     def build(archive: Path) -> None:
-        from chemassay.runtime.progress import info
-        from chemassay.suites.stoichiometry.api import build_table2
-
         info(f"[stoichiometry] building ChemAlgebra Table 2's test sets from {DATASET} (once; cached)")
         with tempfile.TemporaryDirectory(dir=archive.parent) as folder:
             root = Path(folder)
@@ -136,8 +137,6 @@ def _archive(root: Path, names: tuple[str, ...], archive: Path) -> None:
 
 def _intact(folder: Path, manifest: bytes) -> bool:
     """Whether ``folder`` holds exactly the build of ``manifest`` (every file's sha256)."""
-    from chemassay.runtime.files import sha256_file
-
     path = folder / "manifest.json"
     if not path.is_file() or path.read_bytes() != manifest:
         return False
@@ -168,8 +167,6 @@ def _unpack(archive: Path, name: str, dest: Path) -> Path:
 def prepared_folder(name: str, ctx: AssayContext) -> Path:
     """The built folder of a ChemAlgebra variant or a Table 2 set under ``ctx.out_dir/data``
     (quick or full as ``ctx.quick``), built once into the chemassay cache."""
-    from chemassay.runtime.cache import cached_file
-
     if name in TABLE2_SETS:
         key = _data_key("table2", TABLE2_SETS, ctx.quick)
         archive = cached_file(CACHE_NAMESPACE, key, _build_table2(ctx.quick, ctx.n_jobs), suffix=".tar")
@@ -184,9 +181,6 @@ def _listing(name: str, split: str, protocol: str) -> Callable[[AssayContext], T
     def listing(ctx: AssayContext) -> TaskItems:
         """The test file's lines (quick: the first :data:`QUICK_ITEMS`), ids their line numbers,
         and the bag notation a text model is asked in (the variant's encoding)."""
-        from chemassay.data.readers import iter_lines
-        from chemassay.suites.stoichiometry.scoring import encoding_for
-
         folder = prepared_folder(name, ctx)
         sources = [line for _, line in iter_lines(folder / f"src-{split}.txt")]
         if ctx.quick:
@@ -200,8 +194,6 @@ def _listing(name: str, split: str, protocol: str) -> Callable[[AssayContext], T
 
 def _run(name: str, split: str, protocol: str, key: str) -> Callable[[AssayContext], Result]:
     def run(ctx: AssayContext) -> Result:
-        from chemassay.suites.stoichiometry.api import evaluate
-
         folder = prepared_folder(name, ctx)
         context = dict(ctx.model_context)
         if protocol == "bag-predictor":
@@ -277,8 +269,6 @@ class StoichiometryAssay(SuiteAssay):
 def _pooled(results: list[Result], split: str | None, key: str, variant: str | None = None) -> str:
     """``x.x % [low, high]``: the mean of ``key`` over every item of the matching results, with
     a bootstrap interval of the pooled items."""
-    from chemassay.report.intervals import percentile_interval
-
     values: list[float] = []
     for result in results:
         if split is not None and result.setting.get("split") != split:

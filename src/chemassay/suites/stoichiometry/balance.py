@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
 
+from chemassay.chem.molecules import mol_to_canonical, safe_mol_from_smiles
 from chemassay.suites.stoichiometry.library import ByproductLibrary
 
 _FIELD = 12  # bits per element in the solver's codes; bounds checked in ByproductSolver
@@ -246,8 +247,6 @@ def reference_leftover(symbols: list[str]) -> str | None:
     """The single molecule the authors add for left-over atoms: every atom written as a
     bracket atom, in order, bonded in a chain (``[Cl][H]`` is HCl); None when that is not a
     valid molecule (``[O][H][H]`` gives hydrogen two bonds)."""
-    from chemassay.chem.molecules import mol_to_canonical, safe_mol_from_smiles
-
     mol = safe_mol_from_smiles("[" + "][".join(symbols) + "]")
     return mol_to_canonical(mol) if mol is not None else None
 

@@ -30,7 +30,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chemassay.contract.errors import UserInputError
+from chemassay.data.readers import iter_lines
 from chemassay.models.registry import ModelKind
+from chemassay.models.spec import check_options
+from chemassay.runtime.files import sha256_file
+from chemassay.suites.stoichiometry.algebra import (
+    BASELINES,
+    PredictionReport,
+    load_memory,
+    predict_lines,
+)
+from chemassay.suites.stoichiometry.metrics import BagError, BagReader
+from chemassay.suites.stoichiometry.scoring import encoding_for
 
 SPLITS = ("auto", "train", "train_cross")
 BASELINE_OPTIONS = {
@@ -75,11 +87,6 @@ class MemorisingBaseline:
     def __init__(self, baseline: str, train: str | Path | None = None, *, split: str = "auto",
                  oracle: str | Path | None = None, encoding: str | None = None,
                  source: str | Path | None = None) -> None:
-        from chemassay.contract.errors import UserInputError
-        from chemassay.suites.stoichiometry.algebra import BASELINES, PredictionReport
-        from chemassay.suites.stoichiometry.metrics import BagReader
-        from chemassay.suites.stoichiometry.scoring import encoding_for
-
         if baseline not in BASELINES:
             raise UserInputError(f"unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}")
         if split not in SPLITS:
@@ -117,8 +124,6 @@ class MemorisingBaseline:
         return "train_cross" if cross and (self.train / "src-train_cross.txt").is_file() else "train"
 
     def _memory(self, split: str):
-        from chemassay.suites.stoichiometry.algebra import load_memory
-
         if split not in self._memories:
             self._memories[split] = load_memory(self.train, split, self.reader)
         return self._memories[split]
@@ -126,11 +131,6 @@ class MemorisingBaseline:
     def predict_bags(self, sources: Sequence[str]) -> list[str]:
         """The product bag predicted for each input bag (``{n}X.{m}Y``; an empty string for an
         input that is not a readable bag, recorded in ``failures``)."""
-        from chemassay.contract.errors import UserInputError
-        from chemassay.data.readers import iter_lines
-        from chemassay.suites.stoichiometry.algebra import predict_lines
-        from chemassay.suites.stoichiometry.metrics import BagError
-
         source_lines = list(sources)
         memory = oracle_lines = None
         if self.oracle is not None:
@@ -163,8 +163,6 @@ class MemorisingBaseline:
 
     def checksum(self) -> str:
         """sha256 of the baseline's settings and of the files it reads (training pairs, oracle)."""
-        from chemassay.runtime.files import sha256_file
-
         files: dict[str, str] = {}
         if self.train is not None:
             for name in ("src-train.txt", "tgt-train.txt", "src-train_cross.txt", "tgt-train_cross.txt"):
@@ -180,8 +178,6 @@ def create_baseline(spec, protocol: str, context: dict[str, Any]) -> MemorisingB
     """Factory of the ``algebraic`` and ``copy-coefficient`` kinds (``factory(spec, protocol,
     context)``; the context may give ``encoding``, ``source`` (the input file's path) and
     ``train_dir`` (the training folder when the spec names none))."""
-    from chemassay.models.spec import check_options
-
     check_options(spec, set(BASELINE_OPTIONS))
     # A spec without TRAIN_DIR memorises the folder the caller names: ``chemassay assay`` builds
     # each variant and passes its folder, so the baseline's spec stays ``algebraic``.

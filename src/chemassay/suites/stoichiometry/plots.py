@@ -11,8 +11,13 @@ drawn beside them.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from chemassay.report.cards import card_for
+from chemassay.runtime.files import plain_file_mode
 
 SPLITS = ("test_in", "test_cross", "test_out")
 KEYS = ("EM", "JAC", "F1", "mol_F1")
@@ -30,8 +35,6 @@ def baselines_figure(scores: Mapping[tuple[str, str], Mapping[str, float | None]
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from chemassay.report.cards import card_for
 
     mixed = [key for key in keys if (card := card_for("stoichiometry", key)) is not None and card.direction != "higher"]
     if mixed:
@@ -72,12 +75,7 @@ def _label(value: float) -> str:
 def plot_baselines(scores: Mapping[tuple[str, str], Mapping[str, float | None]], path: str | Path,
                    title: str, intervals: Intervals | None = None) -> Path:
     """Write :func:`baselines_figure` to ``path`` (PNG) and return the path."""
-    import os
-    import tempfile
-
     import matplotlib.pyplot as plt
-
-    from chemassay.runtime.files import plain_file_mode
 
     figure = baselines_figure(scores, title, intervals=intervals)
     target = Path(path)

@@ -24,10 +24,14 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
 from chemassay.chem.formula import MAX_COUNT_DIGITS, FormulaError
 from chemassay.chem.molecules import InvalidSmiles, try_canonical
 from chemassay.chem.reactions import InvalidReaction, Reaction, detect_reagents, strip_cxsmiles
+from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import DatasetRef, SkippedItem, make_result
+from chemassay.runtime.files import atomic_writer
 from chemassay.runtime.parallel import Failure, parallel_map
 from chemassay.suites.stoichiometry.balance import (
     BALANCED,
@@ -39,7 +43,9 @@ from chemassay.suites.stoichiometry.balance import (
     reference_rebalance,
 )
 from chemassay.suites.stoichiometry.data import ReactionSource
+from chemassay.suites.stoichiometry.details import BalanceDetails
 from chemassay.suites.stoichiometry.library import ByproductLibrary, load_library
+from chemassay.suites.stoichiometry.metrics import PAPER_TABLE_1
 from chemassay.suites.stoichiometry.species import Species, SpeciesTable
 
 _MAPPED_ATOM = re.compile(r"\[([^\]]+?):(\d+)\]")
@@ -419,8 +425,6 @@ BALANCE_METRICS = ("reactions", BALANCED, REBALANCED, "ambiguous", UNEXPLAINED, 
 
 def check_readable(processed: ProcessedSource, source: ReactionSource) -> None:
     """Refuse a source with nothing to balance: no reaction line at all, or no valid one."""
-    from chemassay.contract.errors import UserInputError
-
     outcomes = [o for group in processed.outcomes.values() for o in group]
     where = ", ".join(f.describe() for f in source.files if f.split in processed.outcomes) or source.name
     if not outcomes:
@@ -443,10 +447,6 @@ def balance_result(processed: ProcessedSource, source: ReactionSource, *, limit:
     rows, element imbalances, the most frequent explanations and the paper's Table 1 beside
     them. Balancing one split only states it as the setting (``split``), in the vocabulary of
     the paper's Table 1; ``started`` is the :func:`time.perf_counter` reading the work began at."""
-    from chemassay.contract.result import DatasetRef, SkippedItem, make_result
-    from chemassay.suites.stoichiometry.details import BalanceDetails
-    from chemassay.suites.stoichiometry.metrics import PAPER_TABLE_1
-
     overall, per_split = balance_rows(processed)
     outcomes = [o for group in processed.outcomes.values() for o in group]
     element_counts = Counter(e for o in outcomes if o.status != INVALID for e in o.elements)
@@ -473,8 +473,6 @@ def balance_result(processed: ProcessedSource, source: ReactionSource, *, limit:
 
 def write_details(processed: ProcessedSource, path) -> None:
     """One TSV row per reaction: split, line, status, imbalance, how roles were found, reason."""
-    from chemassay.runtime.files import atomic_writer
-
     with atomic_writer(path) as handle:
         handle.write("split\tline\tstatus\timbalance\troles\treason\n")
         for outcomes in processed.outcomes.values():
@@ -485,10 +483,6 @@ def write_details(processed: ProcessedSource, path) -> None:
 def write_balanced(processed: ProcessedSource, folder) -> None:
     """The balanced and re-balanced reactions (USPTO-BAL), one ``<split>.txt`` of
     ``reactants>reagents>products`` per split (each species repeated by its multiplicity)."""
-    from pathlib import Path
-
-    from chemassay.runtime.files import atomic_writer
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for split, outcomes in processed.outcomes.items():

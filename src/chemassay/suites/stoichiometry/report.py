@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from chemassay.chem.bags import BagParseError, parse_bag
 from chemassay.contract.result import Result
+from chemassay.report.cards import card_for
 from chemassay.report.scorecard.depict import depict, element_changes, highlights
 from chemassay.report.scorecard.galleries import (
     DEFAULT_LIMIT,
@@ -17,8 +19,6 @@ from chemassay.report.scorecard.svg import bar_chart
 
 
 def _bag(text: str, encoding: str):
-    from chemassay.chem.bags import BagParseError, parse_bag
-
     try:
         return parse_bag(text, encoding)
     except (BagParseError, ValueError):
@@ -110,8 +110,6 @@ def stoichiometry_charts(results: list[Result], boards: list | None = None) -> l
     and the share of predictions with atoms from nowhere (EXC, lower is better) in separate
     charts, one bar per model with its 95 % interval. Drawn only when the results span more
     than one setting (a single setting is already charted beside its leaderboard)."""
-    from chemassay.report.cards import card_for
-
     evaluated = [r for r in results if r.task == "evaluate" and (r.setting or {}).get("variant")]
     figures = []
     for group, keys in CHART_METRICS.items():

@@ -21,8 +21,17 @@ from typing import Any
 
 from chemassay.contract import Run
 from chemassay.contract.errors import UserInputError
-from chemassay.contract.result import DatasetRef, InputRef, ModelRef, Result, SkippedItem
+from chemassay.contract.result import (
+    DatasetRef,
+    InputRef,
+    ModelRef,
+    Result,
+    SkippedItem,
+    make_result,
+)
 from chemassay.data.readers import iter_lines
+from chemassay.report.intervals import attach_intervals
+from chemassay.suites.stoichiometry.details import EvaluateDetails
 from chemassay.suites.stoichiometry.metrics import (
     BagError,
     BagReader,
@@ -213,10 +222,6 @@ def evaluation_result(
     the model's ``run``), the dataset and setting it was measured in, and its
     :class:`~chemassay.suites.stoichiometry.details.EvaluateDetails` (per-sample ``rows`` unless
     ``rows=False``, the ``breakdown`` counts, the model run's ``prediction_counts``)."""
-    from chemassay.contract.result import make_result
-    from chemassay.report.intervals import attach_intervals
-    from chemassay.suites.stoichiometry.details import EvaluateDetails
-
     details = EvaluateDetails(
         breakdown=report.breakdown, rows=[s.row() for s in report.samples] if rows else None,
         prediction_counts=dict(prediction_counts) if prediction_counts is not None else None, protocol=protocol,

@@ -55,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 from rdkit import Chem
+from rdkit.Chem.BRICS import reactionDefs
 
 from chemassay.chem.molecules import InvalidSmiles, rdkit_log_silenced, safe_mol_from_smiles
 from chemassay.contract.errors import UserInputError
@@ -72,8 +73,6 @@ def brics_connection_rules() -> tuple[dict[int, int], frozenset[tuple[int, int]]
     """RDKit's BRICS bond rules as label pairs: ``partners[label]`` is the bit set (bit ``j``
     for label ``j``) of the labels ``label`` may bond to, ``pairs`` the allowed ordered pairs
     (types 7a/7b are one label, 7, bonding to itself)."""
-    from rdkit.Chem.BRICS import reactionDefs
-
     partners: dict[int, int] = {}
     pairs: set[tuple[int, int]] = set()
     for row in reactionDefs:

@@ -22,6 +22,7 @@ import json
 import os
 import time
 import warnings
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from chemassay.contract.errors import UserInputError, require
+from chemassay.runtime.files import atomic_writer
+from chemassay.runtime.progress import progress_task
 from chemassay.suites.generation.baselines.neural import batch_seed
 
 FORMAT = "chemassay.generation.hmm/1"
@@ -108,8 +111,6 @@ class HMMModel:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the parameters (and ``info``) to an ``.npz`` file, atomically."""
-        from chemassay.runtime.files import atomic_writer
-
         meta = json.dumps({"format": FORMAT, "chars": self.chars, "info": self.info})
         with atomic_writer(path, "wb", encoding=None) as handle:
             np.savez(handle, startprob=self.startprob, transmat=self.transmat, emissionprob=self.emissionprob,
@@ -119,8 +120,6 @@ class HMMModel:
     @classmethod
     def load(cls, path: str | os.PathLike) -> HMMModel:
         """Read a model written by :meth:`save`; a one-line error for anything else."""
-        import zipfile
-
         target = Path(path)
         try:
             with np.load(target, allow_pickle=False) as data:
@@ -145,7 +144,6 @@ def train_hmm(folder: str | os.PathLike, smiles: Sequence[str], chars: Sequence[
     receives one line per iteration.
     """
     hmm = require("hmmlearn.hmm", "hmm", "the HMM baseline")
-    from chemassay.runtime.progress import progress_task
 
     target = Path(folder) / STATE_FILE
     X, lengths = _encode(smiles, chars)

@@ -9,6 +9,7 @@ that is damaged, is a one-line :class:`~chemassay.contract.errors.UserInputError
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import zipfile
@@ -18,6 +19,20 @@ from typing import Any
 
 from chemassay.contract.errors import UserInputError
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int, parse_spec
+from chemassay.runtime.cache import CacheEntry, cached_file
+from chemassay.runtime.files import ensure_writable
+from chemassay.runtime.progress import info
+from chemassay.suites.generation.baselines.combinatorial import (
+    DEFAULT_JOIN,
+    JOIN_MODES,
+    CombinatorialGenerator,
+)
+from chemassay.suites.generation.data import (
+    moses_part_path,
+    moses_part_sha256,
+    parse_moses_name,
+    smiles_set,
+)
 
 KINDS = ("ngram", "combinatorial")
 FILE_SUFFIX = {"ngram": ".npz", "combinatorial": ".json.gz"}
@@ -51,8 +66,6 @@ def check_kind(kind: str) -> str:
 def checkpoint_kind(path: str | os.PathLike) -> str | None:
     """Which baseline a model file holds (``ngram``/``combinatorial``), or ``None`` when it
     is neither (another file, or a damaged one)."""
-    import gzip
-
     target = Path(path)
     try:
         with open(target, "rb") as handle:
@@ -109,7 +122,6 @@ def fit_baseline(kind: str, smiles: Sequence[str], *, context_len: int = 10, n_j
         from chemassay.suites.generation.baselines.ngram import CharNGram
 
         return CharNGram.fit(list(smiles), max_context_len=context_len, show_progress=show_progress)
-    from chemassay.suites.generation.baselines.combinatorial import CombinatorialGenerator
 
     return CombinatorialGenerator.fit(list(smiles), n_jobs=n_jobs, show_progress=show_progress)
 
@@ -123,13 +135,6 @@ def _training_settings(kind: str, spec: ModelSpec) -> dict[str, Any]:
 
 def _train_source(train: str | os.PathLike | Sequence[str], limit: int | None) -> tuple[dict[str, Any], Any]:
     """Key material of a training set (its source checksum) and a loader of its SMILES."""
-    from chemassay.suites.generation.data import (
-        moses_part_path,
-        moses_part_sha256,
-        parse_moses_name,
-        smiles_set,
-    )
-
     if isinstance(train, (list, tuple)):
         from chemassay.suites.generation.reference import _list_digest
 
@@ -153,8 +158,6 @@ def train_to_file(kind: str, target: str | os.PathLike, train, *, limit: int | N
                   n_jobs: int = 1, show_progress: bool | None = None) -> Path:
     """Train a baseline on ``train`` (a set name, file or list) and save it at ``target``
     (checked to be writable before the training starts)."""
-    from chemassay.runtime.files import ensure_writable
-
     ensure_writable(target, f"{_LABEL[kind]} model file")
     origin, load = _train_source(train, limit)
     fitted = fit_baseline(kind, load(), context_len=context_len, n_jobs=n_jobs, show_progress=show_progress)
@@ -167,9 +170,6 @@ def cached_model_path(kind: str, train=DEFAULT_TRAIN, *, limit: int | None = Non
                       n_jobs: int = 1, show_progress: bool | None = None, rebuild: bool = False) -> Path:
     """The model of ``kind`` trained on ``train`` kept in chemassay's checked cache, trained
     now when absent or damaged (or when ``rebuild``)."""
-    from chemassay.runtime.cache import CacheEntry, cached_file
-    from chemassay.runtime.progress import info
-
     origin, _ = _train_source(train, limit)
     key = {"what": f"{kind} baseline", "train_sha256": origin["train_sha256"], "train_limit": limit,
            **({"context_len": context_len} if kind == "ngram" else {}), "format": 1}
@@ -248,7 +248,6 @@ def _sampling(kind: str, spec: ModelSpec) -> dict[str, Any]:
 
         return {"max_len": option_int(spec, "max_len", DEFAULT_MAX_LEN, minimum=2),
                 "l_smooth": option_float(spec, "l_smooth", DEFAULT_SMOOTHING)}
-    from chemassay.suites.generation.baselines.combinatorial import DEFAULT_JOIN, JOIN_MODES
 
     join = spec.options.get("join", DEFAULT_JOIN)
     if join not in JOIN_MODES:
@@ -259,8 +258,6 @@ def _sampling(kind: str, spec: ModelSpec) -> dict[str, Any]:
 def model_file(kind: str, spec: ModelSpec, context: dict[str, Any]) -> Path:
     """The model file a spec names: its ``MODEL_PATH`` (trained there first when missing and
     ``train=`` is given) or the cached model trained on ``train``."""
-    from chemassay.runtime.progress import info
-
     train = spec.options.get("train")
     limit = option_int(spec, "limit", None, minimum=1)
     settings = _training_settings(kind, spec)

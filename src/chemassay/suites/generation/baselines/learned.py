@@ -32,8 +32,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from rdkit import Chem
+
+from chemassay.chem.molecules import rdkit_log_silenced
 from chemassay.contract.errors import UserInputError
 from chemassay.models.spec import ModelSpec, check_options, option_float, option_int, parse_spec
+from chemassay.models.training import TrainSettings, fit, load_module_state
+from chemassay.runtime.files import atomic_write_text, ensure_writable_dir
+from chemassay.runtime.progress import info, progress_task
+from chemassay.suites.generation.baselines.hmm import STATE_FILE, HMMConfig, HMMModel, train_hmm
+from chemassay.suites.generation.baselines.kinds import _train_source
+from chemassay.suites.generation.baselines.neural import CharVocab, pad_collate, sample_smiles
 
 KINDS = ("charrnn", "vae", "aae", "latentgan", "hmm")
 FORMAT = "chemassay.generation.learned/1"
@@ -122,7 +132,6 @@ def _config_class(kind: str):
         from chemassay.suites.generation.baselines.latentgan import LatentGANConfig
 
         return LatentGANConfig
-    from chemassay.suites.generation.baselines.hmm import HMMConfig
 
     return HMMConfig
 
@@ -213,8 +222,6 @@ def folder_kind(path: str | os.PathLike) -> str | None:
 
 
 def _write_info(folder: Path, info: dict[str, Any]) -> None:
-    from chemassay.runtime.files import atomic_write_text
-
     atomic_write_text(folder / INFO_FILE, json.dumps(info, indent=1, sort_keys=True) + "\n")
 
 
@@ -310,7 +317,6 @@ class LearnedGenerator:
         s = self.sampling
         if self.kind == "hmm":
             return self.model.sample(n, seed, max_len=s["max_len"], batch=s["batch"])
-        from chemassay.suites.generation.baselines.neural import sample_smiles
 
         return sample_smiles(self.model, self.vocab, n, seed, batch=s["batch"], max_len=s["max_len"],
                              temperature=s["temperature"], device=s["device"], show_progress=self.show_progress)
@@ -360,9 +366,6 @@ def load_learned(kind: str, folder: str | os.PathLike, sampling: dict[str, Any] 
                  show_progress: bool | None = None) -> LearnedGenerator:
     """The trained model of ``kind`` in ``folder``; one-line errors for a missing folder, a
     folder of another kind, an untrained one and damaged weights."""
-    from chemassay.models.training import load_module_state
-    from chemassay.suites.generation.baselines.neural import CharVocab
-
     target = Path(folder).expanduser()
     info = _check_folder(kind, target, for_training=False)
     assert info is not None
@@ -428,8 +431,6 @@ class RunControls:
 
 
 def _train_set(source: Any, limit: int | None) -> tuple[dict[str, Any], list[str]]:
-    from chemassay.suites.generation.baselines.kinds import _train_source
-
     origin, load = _train_source(source, limit)
     everything = load()
     smiles = [s for s in everything if s]
@@ -439,8 +440,6 @@ def _train_set(source: Any, limit: int | None) -> tuple[dict[str, Any], list[str
 
 
 def _say(text: str) -> None:
-    from chemassay.runtime.progress import info
-
     info(text)
 
 
@@ -448,8 +447,6 @@ def train_learned(kind: str, folder: str | os.PathLike, source: Any = "moses", *
                   options: dict[str, str] | None = None, run: RunControls | None = None) -> tuple[LearnedGenerator, bool]:
     """Train (or resume training) the ``kind`` model in ``folder``; return it and whether its
     training is finished (``False``: the piece ended early; call again to go on)."""
-    from chemassay.runtime.files import ensure_writable_dir
-
     run = run or RunControls()
     options = dict(options or {})
     target = Path(folder).expanduser()
@@ -517,8 +514,6 @@ def train_learned(kind: str, folder: str | os.PathLike, source: Any = "moses", *
 
 
 def _settings(training: dict[str, Any], run: RunControls, n_train: int, prefix: str = ""):
-    from chemassay.models.training import TrainSettings
-
     batch = training[f"{prefix}batch_size"]
     steps = training[f"{prefix}steps"] or max(n_train // min(batch, n_train), 1)
     return TrainSettings(seed=run.seed, max_epochs=training[f"{prefix}epochs"], steps_per_epoch=steps, batch_size=batch,
@@ -530,7 +525,6 @@ def _settings(training: dict[str, Any], run: RunControls, n_train: int, prefix: 
 def _train_neural(kind: str, folder: Path, info: dict[str, Any], smiles: list[str], run: RunControls) -> bool:
     import torch
 
-    from chemassay.models.training import fit
     from chemassay.suites.generation.baselines.neural import (
         CharVocab,
         SmilesDataset,
@@ -586,10 +580,6 @@ def _adopt_autoencoder(source: Path, target: Path, info: dict[str, Any]) -> None
 
 def _randomized(smiles: Sequence[str], seed: int) -> list[str]:
     """One randomized SMILES per molecule, seeded per molecule (RDKit ``MolToRandomSmilesVect``)."""
-    from rdkit import Chem
-
-    from chemassay.chem.molecules import rdkit_log_silenced
-
     out = []
     with rdkit_log_silenced():
         for index, text in enumerate(smiles):
@@ -619,8 +609,6 @@ class _PairDataset:
 
 
 def _pair_collate(pad: int):
-    from chemassay.suites.generation.baselines.neural import pad_collate
-
     inner = pad_collate(pad)
 
     def collate(items):
@@ -630,11 +618,7 @@ def _pair_collate(pad: int):
 
 
 def _encode_codes(autoencoder, vocab, smiles: Sequence[str], batch: int = 256, show_progress: bool | None = None):
-    import numpy as np
     import torch
-
-    from chemassay.runtime.progress import progress_task
-    from chemassay.suites.generation.baselines.neural import pad_collate
 
     collate = pad_collate(vocab.pad)
     autoencoder.eval()
@@ -650,7 +634,6 @@ def _encode_codes(autoencoder, vocab, smiles: Sequence[str], batch: int = 256, s
 
 
 def _train_latentgan(folder: Path, info: dict[str, Any], smiles: list[str], run: RunControls) -> bool:
-    import numpy as np
     import torch
 
     from chemassay.models.training import fit, load_module_state
@@ -704,8 +687,6 @@ def _train_latentgan(folder: Path, info: dict[str, Any], smiles: list[str], run:
 
 
 def _train_hmm(folder: Path, info: dict[str, Any], smiles: list[str], run: RunControls) -> bool:
-    from chemassay.suites.generation.baselines.hmm import train_hmm
-
     training = info["training"]
     _, finished = train_hmm(folder, smiles, info["vocab"], states=info["config"]["states"],
                             iterations=training["iterations"], tol=training["tol"], seed=run.seed,
@@ -717,8 +698,6 @@ def _train_hmm(folder: Path, info: dict[str, Any], smiles: list[str], run: RunCo
 
 
 def _hmm_history(folder: Path) -> list[float]:
-    from chemassay.suites.generation.baselines.hmm import STATE_FILE, HMMModel
-
     return list(HMMModel.load(folder / STATE_FILE).info.get("log_likelihood", []))
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from chemassay.contract.errors import UserInputError
+from chemassay.runtime.progress import progress_task
 
 SPECIAL = ("<bos>", "<eos>", "<pad>", "<unk>")
 
@@ -147,8 +148,6 @@ def sample_smiles(model: Any, vocab: CharVocab, n: int, seed: int, *, batch: int
     ``sampling_step(tokens [rows], state) -> (logits [rows, V], state)``.
     """
     import torch
-
-    from chemassay.runtime.progress import progress_task
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise UserInputError(f"cannot sample {n!r} molecules; n must be a whole number, 0 or more")

@@ -20,10 +20,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import statistics
 from pathlib import Path
 from typing import Any
 
 from chemassay.contract.errors import UserInputError
+from chemassay.contract.result import read_result
+from chemassay.report.published import Paper, PublishedRecord, PublishedValue
+from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "reference_samples"
 SCORES_FILE = FOLDER / "scores.json"
@@ -104,10 +108,6 @@ def reference_records() -> list[Any]:
     :class:`~chemassay.report.published.PublishedRecord` per model, every MOSES metric as the
     mean ± standard deviation over its seeds, as the paper's Tables 1–4 print them
     (``chemassay reference list --suite generation --runs``)."""
-    import statistics
-
-    from chemassay.report.published import Paper, PublishedRecord, PublishedValue
-
     paper = Paper(key="chemassay-moses-runs", suite="generation", short="chemassay reference runs",
                   title="MOSES baselines trained and sampled by chemassay", authors="chemassay", year=2026,
                   citation="chemassay reference samples (chemassay/suites/generation/data/reference_samples)")
@@ -140,9 +140,6 @@ def write_reference_samples(out: str | os.PathLike, models: list[str], seeds: li
     """Copy the samples and scores of a ``generation_reproduce_tables`` run (``out``) into the
     package (or ``folder``): gzipped samples and one ``scores.json`` (merged with the rows
     already there for other models)."""
-    from chemassay.contract.result import read_result
-    from chemassay.runtime.files import atomic_write_bytes, atomic_write_text
-
     source = Path(out)
     target = Path(folder) if folder is not None else FOLDER
     target.mkdir(parents=True, exist_ok=True)
