@@ -168,8 +168,9 @@ def _load(spec: ModelSpec) -> _Loaded:
             raise UserInputError(f"--model {spec.text}: {name} is a plain function; it takes no options")
         return _Loaded(target, name, function=target)
     methods = ", ".join(f"{method}()" for method in dict.fromkeys(_methods().values()))
-    raise UserInputError(f"--model {spec.text}: {name} is a {type(target).__name__}, not a model (an object with "
-                         f"one of the methods {methods}), a class or factory, or a function")
+    kind = "a module" if inspect.ismodule(target) else f"an object of class {type(target).__name__}"
+    raise UserInputError(f"--model {spec.text}: {name} ({kind}) is not a model (an object with one of the methods "
+                         f"{methods}), a class or factory, or a function")
 
 
 def _missing(spec: ModelSpec, loaded: _Loaded, protocol: str | None) -> str:
