@@ -194,7 +194,8 @@ def test_the_readme_starts_with_an_install_and_one_assay():
     sections = re.split(r"^## ", text, flags=re.M)
     intro, first = sections[0], sections[1]
     assert len([line for line in intro.splitlines()[1:] if line.strip()]) <= 3  # what it is, in 2-3 lines
-    assert "pip install" in first and re.search(r"^chemassay assay ", first, re.M)
+    assert first.startswith("Install") and re.search(r"^(make install|pip install)", first, re.M)
+    assert re.search(r"^chemassay assay ", first, re.M)
     assert "```text" in first  # and what the assay prints
     setup = next(section for section in sections if section.startswith("Set-up"))
     assert "make test" in setup and "make demo" in setup  # .ci/run calls the README's test command
