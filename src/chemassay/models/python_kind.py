@@ -9,6 +9,13 @@ The named object may be
 * a plain function with the protocol method's signature (``f(reactants, k)``,
   ``f(smiles)``, ``f(n, seed)``...): it is adapted with
   :func:`~chemassay.models.protocols.from_callable`.
+
+A ``name`` attribute is optional (a model without one is named by its spec). Whatever keeps
+the spec from giving a model (a module that cannot be imported or fails on import, a missing
+attribute, a factory that raises, an object without the protocol's method) is a one-line
+:class:`~chemassay.errors.UserInputError` naming it. :func:`python_protocols` says which
+protocols the object implements (``chemassay assay`` asks it once, before it plans), and
+:func:`object_spec` lends a model object a spec (``chemassay.assay(model_object)``).
 """
 
 from __future__ import annotations
