@@ -25,12 +25,13 @@ which is what ``chemassay demo`` runs.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,9 @@ from chemassay.contract.assay import (
 )
 from chemassay.contract.errors import UserInputError
 from chemassay.contract.result import Result, read_result
-from chemassay.models.registry import get_kind, load_model
-from chemassay.models.spec import parse_spec
+from chemassay.models.python_kind import object_spec
+from chemassay.models.registry import get_kind
+from chemassay.models.spec import ModelSpec, parse_spec
 from chemassay.report.scorecard import build_scorecard, write_report
 from chemassay.runtime.files import atomic_write_text
 from chemassay.runtime.progress import info, warn
@@ -146,20 +148,19 @@ def implemented_protocols(spec: str, asked: Sequence[str], context: Mapping[str,
     """The protocols among ``asked`` that the model ``spec`` names implements.
 
     A kind that declares its protocols answers from the registry; a kind that serves any
-    protocol (``python:``) is loaded for each to see whether the object has the method.
+    protocol (``python:``) is loaded once to see which protocol methods the object has: a
+    spec that cannot load (a module, an attribute, a factory that raises) or an object with
+    none of the protocols' methods is a :class:`UserInputError` saying what is missing, not a
+    skip.
     """
-    kind = get_kind(parse_spec(spec).kind)
-    found = []
-    for protocol in asked:
-        if not kind.implements(protocol):
-            continue
-        if "python" in kind.capabilities:  # a Python object answers only if it has the method
-            try:
-                load_model(spec, protocol, dict(context or {}))
-            except UserInputError:
-                continue
-        found.append(protocol)
-    return found
+
+    parsed = parse_spec(spec)
+    kind = get_kind(parsed.kind)
+    if "python" in kind.capabilities:  # a Python object answers only if it has the method
+        from chemassay.models.python_kind import python_protocols
+
+        return [p for p in python_protocols(parsed) if p in asked and kind.implements(p)]
+    return [protocol for protocol in asked if kind.implements(protocol)]
 
 
 def _suites(selected: Sequence[str] | None) -> list[Any]:
@@ -211,6 +212,7 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
           ) -> tuple[list[SuiteOutcome], dict[str, tuple[Any, list[AssayTask]]]]:
     outcomes: list[SuiteOutcome] = []
     plans: dict[str, tuple[Any, list[AssayTask]]] = {}
+    answers: dict[str, list[str]] = {}  # spec -> every protocol it implements (a python: model loads once)
     for suite in _suites(suites):
         assay_def = suite.load("assay")
         spec = _spec_for(suite, model, assay_def or SuiteAssay())
@@ -218,15 +220,13 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
             what = "no model given for it" if isinstance(model, Mapping) else "it has no built-in baseline"
             outcomes.append(SuiteOutcome(suite.name, None, skipped=f"{suite.name}: {what}"))
             continue
-        protocols = implemented_protocols(spec, suite.protocols, context)
-        if not protocols:
-            from chemassay.models.registry import get_kind
-            from chemassay.models.spec import parse_spec
+        if spec not in answers:
+            from chemassay.models.protocols import all_protocols
 
-            kind = get_kind(parse_spec(spec).kind)
-            has = ", ".join(p for p in kind.protocol_names) or "none"
-            if "python" in kind.capabilities:  # a Python object answers only if it has the method
-                has = "none of them"
+            answers[spec] = implemented_protocols(spec, list(all_protocols()), context)
+        protocols = [protocol for protocol in suite.protocols if protocol in answers[spec]]
+        if not protocols:
+            has = ", ".join(answers[spec]) or "none"
             outcomes.append(SuiteOutcome(
                 suite.name, spec, skipped=f"{suite.name} asks for {' or '.join(suite.protocols)}; "
                                           f"{spec} implements {has}"))
@@ -243,13 +243,35 @@ def _plan(model: str | Mapping[str, str] | None, suites: Sequence[str] | None, q
     return outcomes, plans
 
 
-def plan(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None, quick: bool = False,
+@contextlib.contextmanager
+def _named(model: Any) -> Iterator[str | dict[str, str] | None]:
+    """``model`` with every model object (or function) replaced by a ``python:`` spec that names
+    it while the ``with`` block runs (:func:`~chemassay.models.python_kind.object_spec`), so an
+    object runs through the same tasks as a spec: ``assay(Retro())`` as ``evaluate(Retro())``."""
+    def one(value: Any, stack: contextlib.ExitStack) -> str:
+        if isinstance(value, ModelSpec):
+            return value.text
+        return value if isinstance(value, str) else stack.enter_context(object_spec(value))
+
+    with contextlib.ExitStack() as stack:
+        if model is None:
+            yield None
+        elif isinstance(model, Mapping):
+            yield {suite: one(value, stack) for suite, value in model.items()}
+        else:
+            yield one(model, stack)
+
+
+def plan(model: Any = None, *, suites: Sequence[str] | None = None, quick: bool = False,
          base_url: str | None = None, limit: int | None = None,
          precision: float | None = None) -> tuple[list[SuiteOutcome], list[PlannedTask]]:
     """What :func:`assay` would run: per-suite outcomes (skips) and the planned tasks (with
-    ``limit``/``precision``: their items and requests on the subset)."""
+    ``limit``/``precision``: their items and requests on the subset). ``model`` as :func:`assay`
+    takes it."""
     context = {"base_url": base_url} if base_url else {}
-    outcomes, plans = _plan(model, suites, quick, context, subset_size(limit, precision, quick=quick))
+    size = subset_size(limit, precision, quick=quick)
+    with _named(model) as named:
+        outcomes, plans = _plan(named, suites, quick, context, size)
     planned = [PlannedTask(outcome.suite, outcome.spec or "", task)
                for outcome in outcomes if outcome.suite in plans for task in plans[outcome.suite][1]]
     return outcomes, planned
@@ -290,12 +312,18 @@ def _write_manifest(report: AssayReport) -> None:
     atomic_write_text(report.out / MANIFEST, json.dumps(report.as_dict(), indent=2, default=str) + "\n")
 
 
-def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str] | None = None,
+def assay(model: Any = None, *, suites: Sequence[str] | None = None,
           out: str | os.PathLike = "assay", quick: bool = False, seed: int = 0, n_jobs: int = 1,
           base_url: str | None = None, scorecard: bool = True,
           title: str | None = None, limit: int | None = None, precision: float | None = None,
           price: Any = None) -> AssayReport:
     """Run ``model`` through every suite (of ``suites``) whose protocol it implements.
+
+    ``model`` is a spec (``openai:NAME,base_url=URL``, ``python:MODULE:NAME``...), a model
+    object or a plain function (as every suite's ``evaluate`` takes them; results name it
+    ``python:MODULE:CLASS``), a mapping ``{suite: spec or object}``, or ``None`` (each suite's
+    built-in baseline). A model that cannot load, or has none of the protocols' methods, is a
+    :class:`~chemassay.contract.errors.UserInputError` before anything runs.
 
     Returns an :class:`AssayReport`; writes each result under ``out/<suite>/``, the manifest
     ``out/assay.json`` and the scorecard ``out/index.html`` (see the module docstring).
@@ -323,15 +351,33 @@ def assay(model: str | Mapping[str, str] | None = None, *, suites: Sequence[str]
     >>> copy.suites[0].skipped
     'generation asks for generator; copy-coefficient implements bag-predictor'
     """
+    with _named(model) as named:
+        return _assay(named, suites=suites, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url,
+                      scorecard=scorecard, title=title, limit=limit, precision=precision, price=price)
+
+
+def _out_folder(out: str | os.PathLike) -> Path:
+    """The assay's output folder; a path that exists and is not a folder is a one-line error
+    (the assay writes a folder: each suite's results, assay.json, index.html)."""
+    target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise UserInputError(f"--out {target}: is a file; the assay's output must be a folder (it holds each "
+                             "suite's results, assay.json and the scorecard index.html): give a new or existing folder")
+    return target
+
+
+def _assay(model: str | Mapping[str, str] | None, *, suites: Sequence[str] | None, out: str | os.PathLike,
+           quick: bool, seed: int, n_jobs: int, base_url: str | None, scorecard: bool, title: str | None,
+           limit: int | None, precision: float | None, price: Any) -> AssayReport:
     from chemassay.budget import as_price
 
     started = time.perf_counter()
     size = subset_size(limit, precision, quick=quick)
     price = as_price(price)
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
+    target = _out_folder(out)
     context: dict[str, Any] = {"base_url": base_url} if base_url else {}
     outcomes, plans = _plan(model, suites, quick, context, size)
+    target.mkdir(parents=True, exist_ok=True)
     report = AssayReport(out=target, model=dict(model) if isinstance(model, Mapping) else model, quick=quick,
                          suites=outcomes, limit=size, precision=precision, seed=seed, price=price)
     for outcome in outcomes:

@@ -74,14 +74,14 @@ def assay_command(
             if failed:
                 line += f" — {len(failed)} of {len(outcome.tasks)} tasks failed: " + "; ".join(
                     f"{t.task}: {t.message.splitlines()[0]}" for t in failed)
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     spent = report.as_dict()["spent"]
     if spent["prompt_tokens"] is not None:
         line = (f"tokens the server reported: {spent['prompt_tokens']:,} prompt + {spent['completion_tokens']:,} "
                 f"completion in {spent['requests']:,} requests")
         if spent["cost_usd"] is not None:
             line += f" = US$ {spent['cost_usd']:.4f} at {cost}"
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     console.print(f"scorecard: {report.scorecard}", highlight=False, markup=False)
     if report.failed:
         raise typer.Exit(1)

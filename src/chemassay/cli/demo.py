@@ -29,7 +29,7 @@ def demo_command(
     report = run_demo(out, suites=suite or None, quick=quick, n_jobs=n_jobs)
     for outcome in report.suites:
         line = outcome.skipped and f"skipped: {outcome.skipped}" or (outcome.verdict or "no result")
-        console.print(f"{outcome.suite:<14} {line}", highlight=False, markup=False)
+        console.print(f"{outcome.suite:<14} {line}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"summary: {Path(out) / SUMMARY}", highlight=False, markup=False)
     console.print(f"scorecard: {report.scorecard}", highlight=False, markup=False)
     if report.failed:

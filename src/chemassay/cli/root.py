@@ -11,6 +11,7 @@ registered suite is mounted under its CLI name.
 from __future__ import annotations
 
 import importlib
+import inspect
 import platform
 import sys
 
@@ -92,6 +93,25 @@ def _mount_suites() -> None:
         if suite_app is not None:
             app.add_typer(suite_app, name=suite.name, help=f"{suite.reproduces}: {suite.title}")
         _mounted.add(suite.name)
+    _whole_help(app)
+
+
+def _first_paragraph(text: str) -> str:
+    """A help text's first paragraph on one line (a docstring's line breaks are not sentences')."""
+    return " ".join(inspect.cleandoc(text).partition("\f")[0].split("\n\n")[0].split())
+
+
+def _whole_help(typer_app: typer.Typer) -> None:
+    """Give every command of ``typer_app`` (and of its groups) a one-line summary: the first
+    paragraph of its help. Typer's rich help lists a command by its help text with the
+    docstring's line breaks kept, which cut a sentence in two in ``chemassay --help``."""
+    for command in typer_app.registered_commands:
+        text = command.help if command.help is not None else inspect.getdoc(command.callback) or ""
+        if command.short_help is None and text:
+            command.short_help = _first_paragraph(text)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _whole_help(group.typer_instance)
 
 
 @app.command()

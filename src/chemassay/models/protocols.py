@@ -45,11 +45,10 @@ def protocol_suites(name: str) -> list[str]:
 
 
 def conforms(model: Any, protocol: str | Protocol) -> bool:
-    """Whether ``model`` has the protocol's method (and a ``name`` where the protocol needs one)."""
-    found = get_protocol(protocol)
-    if not callable(getattr(model, found.method, None)):
-        return False
-    return not found.needs_name or isinstance(getattr(model, "name", None), str)
+    """Whether ``model`` has the protocol's method. A ``name`` is never required: a model
+    without one is named by its spec (``python:MODULE:NAME``), also where the protocol's
+    ``needs_name`` asks for a display name."""
+    return callable(getattr(model, get_protocol(protocol).method, None))
 
 
 class _CallableAdapter:
