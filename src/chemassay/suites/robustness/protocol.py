@@ -68,7 +68,7 @@ class EncoderProtocol(Protocol):
 
     name = "encoder"
     method = "encode"
-    signature = "encode(smiles: list[str], layers: str = 'last') -> ndarray (n, d) | list[ndarray]; and a name"
+    signature = "encode(smiles: list[str], layers: str = 'last') -> ndarray (n, d) | list[ndarray]; a name attribute is optional"
     summary = "SMILES -> embeddings (n, d), per layer"
     answered_by = ("python", "predictions", "embeddings")
     needs_name = True
