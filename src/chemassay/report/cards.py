@@ -23,6 +23,7 @@ from typing import Any
 from chemassay.suites import PerSuites, Suite, find_suite, suite_names
 
 DIRECTIONS = ("higher", "lower", "none")
+INTERVAL_METHODS = ("wilson", "bootstrap", "bootstrap-molecules", "none")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NUMERIC_PLACEHOLDERS = {"k", "n"}
 
@@ -42,8 +43,10 @@ class MetricCard:
     paper_table: str | None = None
     """Where the paper reports it (``Table 2``, ``Table S2.2``...)."""
     interval: str = "none"
-    """How its 95 % interval is obtained: ``bootstrap`` over items, ``bootstrap-molecules``
-    (resampling generated molecules), or ``none`` (with the reason in ``interval_note``)."""
+    """How its 95 % interval is obtained (:mod:`chemassay.report.intervals`): ``wilson`` for a
+    proportion (every per-item value 0 or 1), ``bootstrap`` (percentile bootstrap over items) for
+    another mean over items, ``bootstrap-molecules`` (resampling generated molecules), or ``none``
+    (with the reason in ``interval_note``)."""
     interval_note: str = ""
     short: str = ""
     """A short column label for tables (defaults to the key)."""
@@ -51,7 +54,7 @@ class MetricCard:
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
             raise ValueError(f"metric card {self.key!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
-        if self.interval not in {"bootstrap", "bootstrap-molecules", "none"}:
+        if self.interval not in INTERVAL_METHODS:
             raise ValueError(f"metric card {self.key!r}: unknown interval method {self.interval!r}")
 
     @property

@@ -70,10 +70,10 @@ def _suite_order(suite: str) -> tuple[int, str]:
 
 
 def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
-    """A copy of ``result`` with a bootstrap interval for every metric that has per-item
+    """A copy of ``result`` with an interval (the method its metric card declares:
+    :func:`chemassay.report.intervals.metric_interval`) for every metric that has per-item
     scores but no stored interval (stored intervals are kept as they are)."""
-    from chemassay.report.intervals import percentile_interval
-    from chemassay.report.result import Interval
+    from chemassay.report.intervals import metric_interval
 
     missing = [k for k in result.item_scores if k not in result.intervals and k in result.metrics]
     if resamples <= 0 or not missing:
@@ -81,9 +81,8 @@ def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
     copy = result.model_copy()
     copy.intervals = dict(result.intervals)
     for key in missing:
-        low, high = percentile_interval(result.item_scores[key], resamples=resamples, seed=seed)
-        copy.intervals[key] = Interval(low=None if math.isnan(low) else low, high=None if math.isnan(high) else high,
-                                       resamples=resamples, seed=seed)
+        copy.intervals[key] = metric_interval(result.item_scores[key], suite=result.suite, key=key,
+                                              resamples=resamples, seed=seed)
     return copy
 
 

@@ -539,7 +539,7 @@ _W1_NOTE = "a distance between two samples' distributions, not a mean over molec
 def _cards() -> list[MetricCard]:
     cards = [
         MetricCard("valid", "generation", "fraction of generated strings that are valid molecules (RDKit parses them)",
-                   "higher", (0.0, 1.0), "Valid", "Table 1", interval="bootstrap"),
+                   "higher", (0.0, 1.0), "Valid", "Table 1", interval="wilson"),
         MetricCard("unique@{k}", "generation",
                    "distinct canonical SMILES among the first k valid molecules, divided by k (with fewer than k "
                    "valid molecules: divided by their number, with a warning, as MOSES does)",
@@ -579,7 +579,7 @@ def _cards() -> list[MetricCard]:
                                  "estimate carries a 95 % normal-approximation interval over its sampled molecules"),
         MetricCard("Filters", "generation", "fraction of valid generated molecules passing the MOSES filters "
                    "(MCF, PAINS, allowed atoms, no charges, no rings of 8+ atoms)",
-                   "higher", (0.0, 1.0), "Filters", "Table 2", interval="bootstrap"),
+                   "higher", (0.0, 1.0), "Filters", "Table 2", interval="wilson"),
         MetricCard("logP", "generation", "Wasserstein-1 distance between the Crippen logP of the valid generated "
                    "molecules and of the test set", "lower", (0.0, None), "logP (W1)", "Figure 4",
                    interval_note=_W1_NOTE),
@@ -593,7 +593,7 @@ def _cards() -> list[MetricCard]:
                    "generated molecules and of the test set", "lower", (0.0, None), "weight (W1)", "Figure 4",
                    interval_note=_W1_NOTE),
         MetricCard("Novelty", "generation", "fraction of distinct valid generated molecules (canonical SMILES) not "
-                   "in the training set", "higher", (0.0, 1.0), "Novelty", "Table 2", interval="bootstrap"),
+                   "in the training set", "higher", (0.0, 1.0), "Novelty", "Table 2", interval="wilson"),
     ]
     count_note = "a count of molecules, not an estimate"
     cards += [

@@ -41,7 +41,7 @@ def _retrieval_cards() -> list[MetricCard]:
                     key=base + "acc@{k}", suite=SUITE, direction="higher", range=(0.0, 1.0),
                     description=(f"{words} retrieval{where}: share of molecules whose own rewritten form "
                                  f"is among the k nearest embeddings"),
-                    paper_name="Acc@k", paper_table=table, interval="bootstrap", short=f"{direction} Acc@k",
+                    paper_name="Acc@k", paper_table=table, interval="wilson", short=f"{direction} Acc@k",
                 ),
                 MetricCard(
                     key=base + "mrr", suite=SUITE, direction="higher", range=(0.0, 1.0),

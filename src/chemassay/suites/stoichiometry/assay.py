@@ -275,8 +275,8 @@ class StoichiometryAssay(SuiteAssay):
 
 def _pooled(results: list[Result], split: str | None, key: str, variant: str | None = None) -> str:
     """``x.x % [low, high]``: the mean of ``key`` over every item of the matching results, with
-    a bootstrap interval of the pooled items."""
-    from chemassay.report.intervals import percentile_interval
+    the interval of the pooled items its card declares (Wilson: EM and ACC are proportions)."""
+    from chemassay.report.intervals import metric_interval
 
     values: list[float] = []
     for result in results:
@@ -287,8 +287,10 @@ def _pooled(results: list[Result], split: str | None, key: str, variant: str | N
         values += [v for v in result.item_scores.get(key, []) if v is not None]
     if not values:
         return "–"
-    low, high = percentile_interval(values, resamples=1000, seed=0)
-    return f"{100 * sum(values) / len(values):.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
+    interval = metric_interval(values, suite="stoichiometry", key=key, resamples=1000, seed=0)
+    if interval.low is None or interval.high is None:
+        return f"{100 * sum(values) / len(values):.1f} %"
+    return f"{100 * sum(values) / len(values):.1f} % [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
 
 
 ASSAY = StoichiometryAssay()
