@@ -9,7 +9,12 @@ import math
 import pytest
 
 from chemassay.report.cards import all_cards
-from chemassay.report.intervals import attach_intervals, metric_interval, percentile_interval, wilson_interval
+from chemassay.report.intervals import (
+    attach_intervals,
+    metric_interval,
+    percentile_interval,
+    wilson_interval,
+)
 from chemassay.report.result import Result
 
 

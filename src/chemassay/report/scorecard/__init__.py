@@ -16,7 +16,6 @@ papers' tables as printed, and every metric of every result); :func:`write_repor
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
