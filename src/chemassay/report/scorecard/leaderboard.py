@@ -295,6 +295,8 @@ def choose_columns(suite: str, results: list[Result], published_keys: set[str]) 
         in_percent = percent_keys(suite)
     except KeyError:  # a suite without a registered paper
         in_percent = frozenset()
+    # one unit per metric: every key of a card (top2 beside the printed top1 and top5) alike
+    percent_cards = {card.key for card in (card_for(suite, key) for key in in_percent) if card is not None}
 
     keys: list[str] = []
     for result in results:
@@ -319,7 +321,7 @@ def choose_columns(suite: str, results: list[Result], published_keys: set[str]) 
         label = card.label if card is not None and not card.is_pattern else key
         columns.append(Column(key=key, label=label, direction=card.direction if card else "none",
                               description=card.description if card else "", paper_name=card.paper_name if card else None,
-                              percent=key in in_percent))
+                              percent=key in in_percent or (card is not None and card.key in percent_cards)))
     return columns, len(keys) - len(chosen)
 
 
