@@ -107,30 +107,22 @@ def proportion_interval(values: Sequence[float | None], level: float = 0.95) -> 
     return wilson_interval(int(array.sum()), int(array.size), level)
 
 
+def _card(suite: str | None, key: str):
+    if suite is None:
+        return None
+    from chemassay.report.cards import card_for
+
+    try:
+        return card_for(suite, key)
+    except KeyError:  # an unknown suite (a result read from elsewhere)
+        return None
+
+
 def interval_method(suite: str | None, key: str) -> str:
     """``wilson`` or ``bootstrap``: how :func:`attach_intervals` bounds ``key`` (its card's
     ``interval``; ``bootstrap`` without a card)."""
-    if suite is None:
-        return BOOTSTRAP
-    from chemassay.report.cards import card_for
-
-    try:
-        card = card_for(suite, key)
-    except KeyError:  # an unknown suite (a result read from elsewhere)
-        card = None
+    card = _card(suite, key)
     return WILSON if card is not None and card.interval == WILSON else BOOTSTRAP
-
-
-def _bounds(suite: str | None, key: str) -> tuple[float | None, float | None]:
-    if suite is None:
-        return None, None
-    from chemassay.report.cards import card_for
-
-    try:
-        card = card_for(suite, key)
-    except KeyError:
-        return None, None
-    return card.range if card is not None else (None, None)
 
 
 def metric_interval(values: Sequence[float | None], *, suite: str | None = None, key: str = "",
@@ -145,7 +137,9 @@ def metric_interval(values: Sequence[float | None], *, suite: str | None = None,
     >>> box.method, round(box.low, 4), box.high
     ('wilson (every item at a bound)', 0.9287, 1.0)
     """
-    method = method or interval_method(suite, key)
+    card = _card(suite, key)
+    if method is None:
+        method = WILSON if card is not None and card.interval == WILSON else BOOTSTRAP
     array = _as_array(values)
     present = array[~np.isnan(array)]
     if present.size == 0:
@@ -154,7 +148,7 @@ def metric_interval(values: Sequence[float | None], *, suite: str | None = None,
         low, high = proportion_interval(present.tolist(), level)
         return Interval(low=low, high=high, level=level, method=WILSON)
     if present.size > 0 and np.all(present == present[0]):
-        lower, upper = _bounds(suite, key)
+        lower, upper = card.range if card is not None else (None, None)
         value = float(present[0])
         if lower is not None and upper is not None and upper > lower and value in (lower, upper):
             low, high = wilson_interval(int(present.size) if value == upper else 0, int(present.size), level)

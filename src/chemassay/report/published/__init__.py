@@ -100,8 +100,10 @@ class PublishedValue:
     """Whether ``value`` is the printed number divided by 100 (a percentage stored as a fraction)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
+        """JSON-ready form (the printed text carries the precision: the display hints
+        ``decimals``, ``std_decimals`` and ``scaled`` are left out)."""
+        hints = {"decimals", "std_decimals", "scaled"}
+        return {k: v for k, v in self.__dict__.items() if v is not None and v != "" and k not in hints}
 
 
 @dataclass(frozen=True)
