@@ -141,3 +141,14 @@ def test_a_published_table_without_a_row_for_the_setting_says_why():
     assert any("seen patents" in note for note in seen.notes)
     (time,) = build_leaderboards("reaction-ood", [rood({"split": "time", "part": "test_ood", "cutoff": "2004"})])
     assert any("Buchwald-Hartwig" in note for note in time.notes)
+
+
+def test_every_key_the_paper_names_alike_shares_its_unit():
+    """AMORE prints original→augmented Acc@1 in percent; the augmented→original Acc@1 beside it
+    (the same metric, another direction) is shown in percent too, not as a fraction."""
+    result = _retrieval("char-ngram", "char-ngram", 20)
+    result.metrics["canonical/a2o_acc@1"] = 0.3
+    (board,) = build_leaderboards("robustness", [result], published=False)
+    units = {column.key: column.percent for column in board.columns}
+    assert units["canonical/o2a_acc@1"] and units["canonical/a2o_acc@1"]
+    assert format_cell(board.user_rows[0].cells["canonical/a2o_acc@1"])[0] == "30 %"

@@ -295,8 +295,10 @@ def choose_columns(suite: str, results: list[Result], published_keys: set[str]) 
         in_percent = percent_keys(suite)
     except KeyError:  # a suite without a registered paper
         in_percent = frozenset()
-    # one unit per metric: every key of a card (top2 beside the printed top1 and top5) alike
-    percent_cards = {card.key for card in (card_for(suite, key) for key in in_percent) if card is not None}
+    # one unit per metric: every key of a card, or of a card the paper names alike (top2 beside
+    # the printed top1 and top5; augmented→original Acc@1 beside the printed original→augmented)
+    printed = [card for card in (card_for(suite, key) for key in in_percent) if card is not None]
+    percent_cards = {card.key for card in printed} | {card.paper_name for card in printed if card.paper_name}
 
     keys: list[str] = []
     for result in results:
@@ -321,7 +323,8 @@ def choose_columns(suite: str, results: list[Result], published_keys: set[str]) 
         label = card.label if card is not None and not card.is_pattern else key
         columns.append(Column(key=key, label=label, direction=card.direction if card else "none",
                               description=card.description if card else "", paper_name=card.paper_name if card else None,
-                              percent=key in in_percent or (card is not None and card.key in percent_cards)))
+                              percent=key in in_percent or (card is not None and (
+                                  card.key in percent_cards or (card.paper_name or "") in percent_cards))))
     return columns, len(keys) - len(chosen)
 
 
