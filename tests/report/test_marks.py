@@ -68,7 +68,7 @@ def test_the_nearest_neighbour_mechanism_baselines_validity_is_by_construction()
     (row,) = board.user_rows
     assert row.cells["V"].by_construction and "first product" in row.cells["V"].by_construction
     assert row.cells["S_total"].by_construction is None
-    assert format_cell(row.cells["V"])[0] == "100 % †"
+    assert format_cell(row.cells["V"]) == ("100.0 % †", "[72.2, 100.0]")  # Wilson of 10 of 10, as the verdict prints it
 
 
 def test_unique_at_k_on_fewer_valid_molecules_is_labelled_with_its_size():
@@ -103,9 +103,9 @@ def test_one_unit_per_metric_and_the_papers_own_decimals():
     assert column["S_total"].label == "S_total" and column["S_total"].percent
     user = mech.user_rows[0].cells["S_total"]
     value, spread = format_cell(user)
-    assert np.mean([0.0, 0.2, 0.5, 1.0, 0.0, 0.3, 0.1, 0.0, 0.6, 0.4]) == user.value and value == "31 %"
+    assert np.mean([0.0, 0.2, 0.5, 1.0, 0.0, 0.3, 0.1, 0.0, 0.6, 0.4]) == user.value and value == "31.0 %"
     low, high = (float(x) for x in spread.strip("[]").split(", "))
-    assert (low, high) == (round(100 * user.low, 2), round(100 * user.high, 2)) and high > 31  # in percent too
+    assert (low, high) == (round(100 * user.low, 1), round(100 * user.high, 1)) and high > 31  # in percent too
     published = [row for row in mech.rows + mech.other_data if row.published and "S_total" in row.cells]
     assert published
     for row in published:
@@ -151,4 +151,4 @@ def test_every_key_the_paper_names_alike_shares_its_unit():
     (board,) = build_leaderboards("robustness", [result], published=False)
     units = {column.key: column.percent for column in board.columns}
     assert units["canonical/o2a_acc@1"] and units["canonical/a2o_acc@1"]
-    assert format_cell(board.user_rows[0].cells["canonical/a2o_acc@1"])[0] == "30 %"
+    assert format_cell(board.user_rows[0].cells["canonical/a2o_acc@1"])[0] == "30.0 %"

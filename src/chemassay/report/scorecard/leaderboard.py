@@ -512,9 +512,17 @@ def _fixed(value: float, decimals: int | None) -> str:
     return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
 
 
+def format_percent(value: float) -> str:
+    """A measured percentage as the assay's verdicts print it: one decimal (``4.8``, ``100.0``),
+    two significant digits below 1 % (``0.38``)."""
+    if value == 0 or abs(value) >= 1:
+        return f"{value:.1f}"
+    return f"{value:.2g}"
+
+
 def format_cell(cell: Cell | None) -> tuple[str, str]:
     """``(value text, uncertainty text)`` of a cell: in percent where the cell says so (the
-    value gains `` %``), a published value with the paper's decimals, ``†`` after a value fixed
+    value gains `` %``; a measured one with :func:`format_percent`), a published value with the paper's decimals, ``†`` after a value fixed
     by construction, ``@N`` after one computed on fewer items than its key names."""
     if cell is None:
         return "", ""
@@ -523,13 +531,15 @@ def format_cell(cell: Cell | None) -> tuple[str, str]:
         if cell.bound and cell.bound_value is not None:
             return f"{cell.bound}{format_bound(round(scale * cell.bound_value, 12))}{unit}", ""
         return "–", ""
-    main = _fixed(round(scale * cell.value, 12), cell.decimals) + unit
+    measured = format_percent if cell.percent and cell.decimals is None else format_number
+    main = (_fixed(round(scale * cell.value, 12), cell.decimals) if cell.decimals is not None
+            else measured(round(scale * cell.value, 12))) + unit
     if cell.size is not None:
         main += f" @{cell.size:,}"
     if cell.by_construction:
         main += " †"
     if cell.low is not None and cell.high is not None:
-        return main, f"[{format_number(scale * cell.low)}, {format_number(scale * cell.high)}]"
+        return main, f"[{measured(scale * cell.low)}, {measured(scale * cell.high)}]"
     if cell.std is not None:
         return main, f"± {_fixed(round(scale * cell.std, 12), cell.std_decimals)}"
     return main, ""
