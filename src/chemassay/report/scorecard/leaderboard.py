@@ -522,8 +522,9 @@ def format_percent(value: float) -> str:
 
 def format_cell(cell: Cell | None) -> tuple[str, str]:
     """``(value text, uncertainty text)`` of a cell: in percent where the cell says so (the
-    value gains `` %``; a measured one with :func:`format_percent`), a published value with the paper's decimals, ``†`` after a value fixed
-    by construction, ``@N`` after one computed on fewer items than its key names."""
+    value gains `` %``; a measured one as :func:`format_percent` prints it), a published value
+    with the paper's decimals, ``†`` after a value fixed by construction, ``@N`` after one
+    computed on fewer items than its key names."""
     if cell is None:
         return "", ""
     scale, unit = (100.0, " %") if cell.percent else (1.0, "")
