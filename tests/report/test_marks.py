@@ -152,3 +152,15 @@ def test_every_key_the_paper_names_alike_shares_its_unit():
     units = {column.key: column.percent for column in board.columns}
     assert units["canonical/o2a_acc@1"] and units["canonical/a2o_acc@1"]
     assert format_cell(board.user_rows[0].cells["canonical/a2o_acc@1"])[0] == "30.0 %"
+
+
+def test_the_generation_verdict_names_the_size_unique_at_k_was_computed_on():
+    from chemassay.suites.generation.assay import ASSAY
+    from chemassay.suites.generation.details import EvaluateDetails
+
+    details = EvaluateDetails(counts={"input": 1000, "valid": 242, "invalid": 758, "unique_valid": 241})
+    result = Result(suite="generation", task="evaluate", n=1000, details=details, quick=True,
+                    metrics={"valid": 0.242, "unique@1000": 0.9959, "unique@10000": 0.9959},
+                    dataset=DatasetRef(name="moses", sha256="3" * 64))
+    verdict = ASSAY.verdict([result])
+    assert "unique@242 0.996" in verdict and "unique@10000" not in verdict
