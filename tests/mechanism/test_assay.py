@@ -168,7 +168,8 @@ def test_assay_tasks_and_quick_run_with_the_baseline(tmp_path):
     assert result.setting == dict(task.setting) and result.model.spec == "nearest-neighbour"
     verdict = ASSAY.verdict([result])
     assert verdict.startswith("S_total ") and "[" in verdict and "on 30 oMe-Gold reactions (one-shot)" in verdict
-    assert "quick subset" in verdict and "Table 3's best one-shot oMeS-total: Gemini-Pro-2.5 0.349" in verdict
+    assert "quick subset" in verdict and "Table 3's best one-shot S_total: Gemini-Pro-2.5 34.9 %" in verdict
+    assert "S_total " in verdict and " % [" in verdict  # percent, as the paper and the scorecard show it
 
 
 def test_assay_entry_point_runs_the_baseline_and_resumes(tmp_path):

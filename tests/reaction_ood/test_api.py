@@ -156,7 +156,8 @@ def test_item_scores_average_to_the_metrics_and_give_intervals(tmp_path):
         scores = result.item_scores[key]
         assert sum(scores) / len(scores) == pytest.approx(result.metrics[key])
         interval = result.intervals[key]
-        assert interval.low <= result.metrics[key] <= interval.high and interval.resamples == 200
+        # top-k accuracies are proportions: Wilson intervals (no resampling)
+        assert interval.low <= result.metrics[key] <= interval.high and interval.method == "wilson"
     invalid = result.item_scores["top1_invalid_rate"]
     assert invalid[:5] == [0.0, 0.0, 1.0, None, 0.0]  # no predictions: the rate leaves it out
     assert result.metrics["top1_invalid_rate"] == pytest.approx(0.25)
@@ -175,8 +176,8 @@ def test_every_key_is_declared_by_a_card():
     for key in keys:
         assert card_for("reaction-ood", key) is not None, key
     assert card_for("reaction-ood", "top1_accuracy").paper_table.startswith("Tables S2.2")
-    assert card_for("reaction-ood", "top1_accuracy").interval == "bootstrap"
-    assert all(c.interval == "bootstrap" or c.interval_note for c in METRIC_CARDS)
+    assert card_for("reaction-ood", "top1_accuracy").interval == "wilson"
+    assert all(c.interval in ("wilson", "bootstrap") or c.interval_note for c in METRIC_CARDS)
 
 
 def test_data_verbs_through_the_api(tmp_path):

@@ -69,7 +69,8 @@ def test_quick_assay_with_the_baseline_gives_every_setting_on_schneider(quick_ba
     assert held_out.metrics["top1_accuracy"] == 0.0
     assert read_result(out / "reaction-ood" / "document-test.json").metrics["top1_accuracy"] > 0.3
     assert suite.verdict.startswith("top-1 random ") and "new patents" in suite.verdict
-    assert "held-out Suzuki 0.0 % [0.0, 0.0]" in suite.verdict
+    # 0 right of the quick 30: a Wilson interval, not the bootstrap's zero-wide [0.0, 0.0]
+    assert "held-out Suzuki 0.0 % [0.0, 11.4]" in suite.verdict
     # data, templates and one model per split are cached for the next run
     cache = home / "cache"
     assert len(list((cache / "reaction-ood" / "assay-models").glob("*.npz"))) == 5

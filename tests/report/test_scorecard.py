@@ -61,7 +61,8 @@ def test_format_number():
 
 def test_a_printed_bound_renders_in_the_column_unit_without_padding(test_cards):
     """ChemAlgebra Table 4 prints SMILES T2 x1 cross EM as "<1e-2" (percent): the leaderboard
-    (fractions) shows ``<0.0001``, not ``<0.0001000``, and says how the paper printed it."""
+    shows EM in percent, as the paper and the verdicts do, so ``<0.01 %``, not ``<0.0001000``,
+    and says how the paper printed it."""
     from chemassay.report.scorecard.render import render_html, render_markdown
 
     assert format_cell(Cell(None, bound="<", bound_value=1e-4)) == ("<0.0001", "")
@@ -72,12 +73,12 @@ def test_a_printed_bound_renders_in_the_column_unit_without_padding(test_cards):
     card = build_scorecard([cross])
     board = card.sections[0].leaderboards[0]
     published = board.other_data  # the paper measured on USPTO-MIT, the user on USPTO-15K
-    assert [format_cell(r.cells["EM"])[0] for r in published] == ["<0.0001"]
+    assert [format_cell(r.cells["EM"])[0] for r in published] == ["<0.01 %"]
     assert published[0].cells["EM"].note == "the paper prints <1e-2 %"
     markdown, _ = render_markdown(card)
-    assert "<0.0001 " in markdown.replace("|", " ") and "<0.0001000" not in markdown
+    assert "<0.01 % " in markdown.replace("|", " ") and "<0.0001000" not in markdown
     html = render_html(card)
-    assert 'title="the paper prints &lt;1e-2 %"' in html and "&lt;0.0001<" in html and "0.0001000" not in html
+    assert 'title="the paper prints &lt;1e-2 %"' in html and "&lt;0.01 %<" in html and "0.0001000" not in html
 
 
 def test_leaderboards_put_published_rows_of_the_same_setting_beside_the_users(test_cards):

@@ -16,13 +16,15 @@ declares — the test suite fails on any.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from chemassay.suites import PerSuites, Suite, find_suite, suite_names
 
 DIRECTIONS = ("higher", "lower", "none")
+INTERVAL_METHODS = ("wilson", "bootstrap", "bootstrap-molecules", "none")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NUMERIC_PLACEHOLDERS = {"k", "n"}
 
@@ -42,16 +44,28 @@ class MetricCard:
     paper_table: str | None = None
     """Where the paper reports it (``Table 2``, ``Table S2.2``...)."""
     interval: str = "none"
-    """How its 95 % interval is obtained: ``bootstrap`` over items, ``bootstrap-molecules``
-    (resampling generated molecules), or ``none`` (with the reason in ``interval_note``)."""
+    """How its 95 % interval is obtained (:mod:`chemassay.report.intervals`): ``wilson`` for a
+    proportion (every per-item value 0 or 1), ``bootstrap`` (percentile bootstrap over items) for
+    another mean over items, ``bootstrap-molecules`` (resampling generated molecules), or ``none``
+    (with the reason in ``interval_note``)."""
     interval_note: str = ""
     short: str = ""
     """A short column label for tables (defaults to the key)."""
+    by_construction: tuple[tuple[str, str], ...] = ()
+    """``(model kind, reason)`` pairs: a model of that kind (``ModelRef.kind``) has this metric's
+    value by construction, not by skill — the ``fingerprint`` encoder's AMORE retrieval
+    (canonical fingerprints are computed from the graph, the same for every rewrite), the
+    ``gold-oracle``'s oMeS. The scorecard shows such a value with a mark (†) and the reason, and
+    never ranks it (no ★, and it does not stand in the way of another row's ★)."""
+    computed_on: Callable[[Any, str], int | None] | None = field(default=None, compare=False)
+    """``(result, key) → items``: how many items a result's value of ``key`` was computed on when
+    that is fewer than the key names (``unique@10000`` of 7,255 valid molecules), else ``None``;
+    the scorecard labels the value with it."""
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
             raise ValueError(f"metric card {self.key!r}: direction must be one of {DIRECTIONS}, got {self.direction!r}")
-        if self.interval not in {"bootstrap", "bootstrap-molecules", "none"}:
+        if self.interval not in INTERVAL_METHODS:
             raise ValueError(f"metric card {self.key!r}: unknown interval method {self.interval!r}")
 
     @property
@@ -79,12 +93,17 @@ class MetricCard:
             return key == self.key
         return self.pattern().fullmatch(key) is not None
 
+    def construction(self, kind: str | None) -> str | None:
+        """The reason a model of ``kind`` has this metric's value by construction (``None``: it has not)."""
+        return next((reason for declared, reason in self.by_construction if declared == kind), None)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (for ``chemassay metrics list --json``)."""
         return {
             "key": self.key, "suite": self.suite, "description": self.description, "direction": self.direction,
             "range": list(self.range), "paper_name": self.paper_name, "paper_table": self.paper_table,
             "interval": self.interval, "interval_note": self.interval_note, "short": self.short or None,
+            "by_construction": dict(self.by_construction),
         }
 
 
@@ -188,3 +207,16 @@ def direction_of(suite: str, key: str) -> str:
     """``higher``, ``lower`` or ``none`` for a metric key (``none`` if undeclared)."""
     card = card_for(suite, key)
     return card.direction if card else "none"
+
+
+def by_construction(result: Any, key: str) -> str | None:
+    """Why ``result``'s value of ``key`` is fixed by construction (its model's kind is declared on
+    the metric's card: :attr:`MetricCard.by_construction`), or ``None``."""
+    model = getattr(result, "model", None)
+    if model is None:
+        return None
+    try:
+        card = card_for(result.suite, key)
+    except KeyError:
+        return None
+    return card.construction(model.kind) if card is not None else None

@@ -51,6 +51,9 @@ class PaperBinding:
     """Keys chemassay stores in percent (the paper's percentages stay as printed)."""
     reference_runs: Callable[[], list[Any]] | None = None
     """Reference runs chemassay trained and ships beside the paper's rows (``published=False``)."""
+    missing: tuple[tuple[dict[str, str], str], ...] = ()
+    """``(setting, reason)``: a setting of the suite's results (every entry must match) for
+    which the paper has no row, and why in one line (the scorecard prints it under the table)."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +92,18 @@ class PublishedValue:
     """chemassay's metric key (``None``: chemassay has no such metric)."""
     unit: str = "value"
     """The unit the paper printed the column in (``percent`` or ``value``)."""
+    decimals: int | None = None
+    """Decimal places the paper printed the value (or bound) with (``None``: printed with an exponent)."""
+    std_decimals: int | None = None
+    """Decimal places of the printed ``± std``."""
+    scaled: bool = False
+    """Whether ``value`` is the printed number divided by 100 (a percentage stored as a fraction)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
+        """JSON-ready form (the printed text carries the precision: the display hints
+        ``decimals``, ``std_decimals`` and ``scaled`` are left out)."""
+        hints = {"decimals", "std_decimals", "scaled"}
+        return {k: v for k, v in self.__dict__.items() if v is not None and v != "" and k not in hints}
 
 
 @dataclass(frozen=True)
@@ -171,6 +182,26 @@ _BOUND = re.compile(rf"^<\s*({_NUMBER})$")
 
 def _number(text: str) -> float:
     return float(text.replace("−", "-"))
+
+
+def printed_decimals(printed: str) -> tuple[int | None, int | None]:
+    """Decimal places of a printed cell's value (or bound) and of its ``± std``: ``0.076 ±
+    0.0322`` → ``(3, 4)``, ``<1e-2`` → ``(None, None)`` (an exponent fixes no decimals).
+
+    >>> printed_decimals("0.076 ± 0.0322"), printed_decimals("90"), printed_decimals("<0.5")
+    ((3, 4), (0, None), (1, None))
+    """
+    numbers = re.findall(_NUMBER, printed.strip().lstrip("<").strip())
+
+    def places(text: str) -> int | None:
+        if "e" in text.lower():
+            return None
+        return len(text.split(".", 1)[1]) if "." in text else 0
+
+    if not numbers:
+        return None, None
+    std = places(numbers[1]) if "±" in printed and len(numbers) > 1 else None
+    return places(numbers[0]), std
 
 
 def parse_cell(printed: str) -> tuple[float | None, float | None, str | None, float | None, float | None]:
@@ -277,11 +308,15 @@ def _read_records(_suites: tuple[Suite, ...]) -> tuple[PublishedRecord, ...]:
                     key = mapped.key if mapped else None
                     unit = column.get("unit", table_unit)
                     printed, value, std, bound, bound_value, paren, note = _cell(raw)
+                    decimals, std_decimals = printed_decimals(str(raw.get("value", printed)) if isinstance(raw, dict)
+                                                              else printed)
                     published = PublishedValue(
                         printed=printed, value=_scale(value, unit, key, binding), std=_scale(std, unit, key, binding),
                         bound=bound, bound_value=_scale(bound_value, unit, key, binding),
                         paren=_scale(paren, unit, key, binding), note=note, unit=unit,
                         label=column["label"], paper_metric=column["metric"], key=key,
+                        decimals=decimals, std_decimals=std_decimals,
+                        scaled=unit == "percent" and key is not None and key not in binding.percent_keys,
                     )
                     consumed = set(mapped.consumes) if mapped else set()
                     remaining = {k: v for k, v in setting.items() if k not in consumed}
@@ -339,6 +374,31 @@ def reference_results(suite: str | None = None, *, runs: bool = False) -> list[P
     return [record for record in records if wanted is None or record.suite == wanted]
 
 
+def missing_row_reason(suite: str, task: str, setting: dict[str, Any]) -> str | None:
+    """Why ``suite``'s paper has no row for ``setting`` (its binding's ``missing``): the first
+    declared setting all of whose entries the setting matches; else a line naming the setting
+    (``None`` for a suite without a paper).
+
+    >>> missing_row_reason("robustness", "amore-isomers", {"dataset": "isomers"})[:40]
+    "AMORE's Table 2 (the QM9 isomers) has no"
+    """
+    binding = next((b for name, b in _bindings() if name == suite), None)
+    if binding is None:
+        return None
+    for declared, reason in binding.missing:
+        if all(str(setting.get(k, "")).lower() == str(v).lower() for k, v in declared.items()):
+            return reason
+    where = " ".join(f"{k}={v}" for k, v in setting.items()) or "no setting stated"
+    return f"the paper's tables have no row for {task} ({where})."
+
+
+def percent_keys(suite: str) -> frozenset[str]:
+    """Keys of ``suite`` its paper prints as percentages while chemassay stores fractions: the
+    scorecard shows them in percent, as the paper and the assay's verdicts do (one unit per metric)."""
+    return frozenset(key for record in reference_results(suite) for key, value in record.metrics.items()
+                     if value.scaled)
+
+
 def reference_tables(suite: str | None = None) -> list[PublishedTable]:
     """The published tables as printed (of one suite if ``suite`` is given)."""
     wanted = _check_suite(suite)
@@ -370,19 +430,38 @@ def reference_tables(suite: str | None = None) -> list[PublishedTable]:
     return tables
 
 
+def shown_decimals(value: PublishedValue, percent: bool = False) -> tuple[int | None, int | None]:
+    """Decimal places that show a published value (and its std) with the paper's own precision,
+    in chemassay's unit (``percent=False``: a percentage stored as a fraction gains two places)
+    or as a percentage (``percent=True``)."""
+    shift = 2 if value.scaled and not percent else 0
+    return (None if value.decimals is None else value.decimals + shift,
+            None if value.std_decimals is None else value.std_decimals + shift)
+
+
 def format_value(value: PublishedValue, digits: int = 4) -> str:
-    """A published value for a table cell, in chemassay's unit (``<0.0001`` for bounds)."""
+    """A published value for a table cell, in chemassay's unit, with the paper's precision
+    (``0.8`` % is ``0.008``, a printed ``0.00`` % is ``0.0000``, ``<1e-2`` % is ``<0.0001``);
+    ``digits`` significant digits where the paper printed an exponent."""
+    decimals, std_decimals = shown_decimals(value)
+
+    def text_of(number: float, places: int | None) -> str:
+        if places is None:
+            return f"{number:.{digits}g}"
+        return f"{number:.{places}f}"
+
     if value.value is None:
         if value.bound and value.bound_value is not None:
             return f"{value.bound}{value.bound_value:.{digits}g}"
         return "–"
-    text = f"{value.value:.{digits}g}" if not math.isnan(value.value) else "–"
+    text = text_of(value.value, decimals) if not math.isnan(value.value) else "–"
     if value.std is not None:
-        text += f" ± {value.std:.{digits}g}"
+        text += f" ± {text_of(value.std, std_decimals)}"
     return text
 
 
 __all__ = [
     "Paper", "PaperBinding", "PublishedRecord", "PublishedTable", "PublishedValue", "format_value", "papers", "parse_cell",
+    "missing_row_reason", "percent_keys", "printed_decimals", "shown_decimals",
     "reference_results", "reference_tables",
 ]

@@ -16,15 +16,14 @@ papers' tables as printed, and every metric of every result); :func:`write_repor
 
 from __future__ import annotations
 
-import math
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chemassay.contract.result import Interval, Result
-from chemassay.report.intervals import percentile_interval
+from chemassay.contract.result import Result
+from chemassay.report.intervals import metric_interval
 from chemassay.report.load import source_of
 from chemassay.report.published import papers as all_papers
 from chemassay.report.published import reference_tables
@@ -76,7 +75,8 @@ def _suite_order(suite: str) -> tuple[int, str]:
 
 
 def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
-    """A copy of ``result`` with a bootstrap interval for every metric that has per-item
+    """A copy of ``result`` with an interval (the method its metric card declares:
+    :func:`chemassay.report.intervals.metric_interval`) for every metric that has per-item
     scores but no stored interval (stored intervals are kept as they are)."""
     missing = [k for k in result.item_scores if k not in result.intervals and k in result.metrics]
     if resamples <= 0 or not missing:
@@ -84,9 +84,8 @@ def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
     copy = result.model_copy()
     copy.intervals = dict(result.intervals)
     for key in missing:
-        low, high = percentile_interval(result.item_scores[key], resamples=resamples, seed=seed)
-        copy.intervals[key] = Interval(low=None if math.isnan(low) else low, high=None if math.isnan(high) else high,
-                                       resamples=resamples, seed=seed)
+        copy.intervals[key] = metric_interval(result.item_scores[key], suite=result.suite, key=key,
+                                              resamples=resamples, seed=seed)
     return copy
 
 

@@ -26,7 +26,23 @@ column whose card says higher or lower is better, and only when the best value's
 separates it from every other row: for "higher", its interval's low end lies above every other
 row's interval high end (the value plus the printed std for a published row; the value itself
 for a row without either) by more than rounding noise (:data:`TOLERANCE` relative). A best
-value without an interval is never marked.
+value without an interval is never marked. The intervals are those the results carry (Wilson
+for proportions, never zero-wide: :mod:`chemassay.report.intervals`).
+
+By construction (†). A value the metric's card declares fixed by construction for the row's
+model kind (:attr:`chemassay.report.cards.MetricCard.by_construction`: the fingerprint encoder's
+AMORE retrieval, the gold oracle's oMeS) is shown with ``†`` and the reason (the cell's and the
+row's note, and the board's :attr:`Leaderboard.notes`), and takes no part in the ★: it is never
+marked and does not stand in the way of another row's mark.
+
+Numbers. One unit per metric: a metric its paper prints in percent (ChemAlgebra, Bradshaw et
+al., AMORE, oMeBench) is shown in percent, as the assay's verdicts print it (``41.2 %``); the
+rest as stored. A published value keeps the paper's own decimals (``0.8`` % is ``0.8 %``,
+``0.076 ± 0.0322`` stays so), a printed zero its printed decimals (``0.00 %``). A value computed
+on fewer items than its key names (``unique@10000`` of 7,255 valid molecules) says so:
+``0.9987 @7,255``, and the column is relabelled (``unique@7,255``) when every row of it agrees.
+A published table with no row for the group's setting says why in :attr:`Leaderboard.notes`
+(the suite's ``PaperBinding.missing``).
 """
 
 from __future__ import annotations
@@ -40,7 +56,7 @@ from typing import Any
 from chemassay.contract.result import Result, SubsetRef
 from chemassay.report.cards import card_for
 from chemassay.report.load import source_of
-from chemassay.report.published import reference_results
+from chemassay.report.published import percent_keys, reference_results, shown_decimals
 from chemassay.report.store import model_label
 
 MAX_COLUMNS = 14
@@ -60,6 +76,8 @@ class Column:
     direction: str
     description: str = ""
     paper_name: str | None = None
+    percent: bool = False
+    """Shown in percent (the paper prints it so; stored as a fraction)."""
 
     @property
     def arrow(self) -> str:
@@ -80,6 +98,15 @@ class Cell:
     bound_value: float | None = None
     note: str | None = None
     best: bool = False
+    percent: bool = False
+    """Show the value (stored as a fraction) in percent."""
+    decimals: int | None = None
+    """Decimal places to show (a published value: the paper's own); ``None``: four significant digits."""
+    std_decimals: int | None = None
+    by_construction: str | None = None
+    """Why this value is fixed by construction (shown with †, never ranked); ``None``: it is not."""
+    size: int | None = None
+    """The items the value was computed on, when fewer than its key names (``unique@10000`` of 7,255)."""
 
     def reach(self) -> tuple[float, float] | None:
         """The range this value may be taken to span: its interval, value ± std, or the value."""
@@ -121,6 +148,9 @@ class Leaderboard:
     hidden_published: int = 0
     """Published rows left out to keep the table readable (all are in the published section)."""
     anchor: str = ""
+    notes: list[str] = field(default_factory=list)
+    """One line each: what a mark in the table means (†, a value computed on fewer items than
+    its name says) and why a published table has no row for this setting."""
     other_data: list[Row] = field(default_factory=list)
     """Published rows of the same setting measured on other data: shown apart, never ranked."""
     quick: bool = False
@@ -220,26 +250,50 @@ def matching_records(suite: str, setting: dict[str, Any], keys: set[str], *, run
     return [record for record in loose if record.headline]
 
 
-def _cell_from_result(result: Result, key: str) -> Cell:
+def _cell_from_result(result: Result, key: str, percent: bool = False) -> Cell:
+    from chemassay.report.cards import by_construction, card_for
+
     value = result.metrics.get(key)
     interval = result.intervals.get(key)
     low = interval.low if interval is not None else None
     high = interval.high if interval is not None else None
-    return Cell(value=float(value) if _is_number(value) else None, low=low, high=high)
+    cell = Cell(value=float(value) if _is_number(value) else None, low=low, high=high, percent=percent)
+    reason = by_construction(result, key)
+    if reason and cell.value is not None:
+        cell.by_construction = reason
+        cell.note = f"† by construction: {reason} (shown, never ranked)"
+    card = card_for(result.suite, key)
+    size = card.computed_on(result, key) if card is not None and card.computed_on is not None else None
+    if size is not None and cell.value is not None:
+        cell.size = size
+        note = f"computed on {size:,} items, fewer than {key} says"
+        cell.note = f"{cell.note}; {note}" if cell.note else note
+    return cell
 
 
-def _cell_from_published(value: Any) -> Cell:
+def _cell_from_published(value: Any, percent: bool = False) -> Cell:
     note = value.note
     if value.bound and not note:
         # the cell shows the bound in chemassay's unit; say how the paper printed it
         unit = " %" if getattr(value, "unit", "value") == "percent" else ""
         note = f"the paper prints {value.printed}{unit}"
+    decimals, std_decimals = shown_decimals(value, percent=percent)
     return Cell(value=value.value, std=value.std, printed=value.printed, bound=value.bound,
-                bound_value=value.bound_value, note=note)
+                bound_value=value.bound_value, note=note, percent=percent, decimals=decimals,
+                std_decimals=std_decimals)
 
 
 def choose_columns(suite: str, results: list[Result], published_keys: set[str]) -> tuple[list[Column], int]:
     """The leaderboard's metric columns and how many numeric metrics were left out."""
+    try:
+        in_percent = percent_keys(suite)
+    except KeyError:  # a suite without a registered paper
+        in_percent = frozenset()
+    # one unit per metric: every key of a card, or of a card the paper names alike (top2 beside
+    # the printed top1 and top5; augmented→original Acc@1 beside the printed original→augmented)
+    printed = [card for card in (card_for(suite, key) for key in in_percent) if card is not None]
+    percent_cards = {card.key for card in printed} | {card.paper_name for card in printed if card.paper_name}
+
     keys: list[str] = []
     for result in results:
         for key, value in result.metrics.items():
@@ -262,7 +316,9 @@ def choose_columns(suite: str, results: list[Result], published_keys: set[str]) 
         # a pattern card's label is its pattern ({augmentation}/...): the key itself says more
         label = card.label if card is not None and not card.is_pattern else key
         columns.append(Column(key=key, label=label, direction=card.direction if card else "none",
-                              description=card.description if card else "", paper_name=card.paper_name if card else None))
+                              description=card.description if card else "", paper_name=card.paper_name if card else None,
+                              percent=key in in_percent or (card is not None and (
+                                  card.key in percent_cards or (card.paper_name or "") in percent_cards))))
     return columns, len(keys) - len(chosen)
 
 
@@ -280,7 +336,9 @@ def mark_best(board: Leaderboard) -> None:
         if column.direction not in ("higher", "lower"):
             continue
         cells = [(row, row.cells.get(column.key)) for row in board.rows]
-        cells = [(row, cell) for row, cell in cells if cell is not None and cell.value is not None]
+        # a value fixed by construction is shown but takes no part in the ranking
+        cells = [(row, cell) for row, cell in cells
+                 if cell is not None and cell.value is not None and cell.by_construction is None]
         if len(cells) < 2:
             continue
         sign = 1.0 if column.direction == "higher" else -1.0
@@ -320,6 +378,7 @@ def merge_records(records: list[Any]) -> list[Any]:
 
 
 def _published_row(record: Any, setting: dict[str, Any], columns: list[Column]) -> Row:
+    percent = {c.key: c.percent for c in columns}
     extra = {k: v for k, v in record.setting.items() if k not in setting}
     label = record.model
     if record.label != record.model:
@@ -329,7 +388,8 @@ def _published_row(record: Any, setting: dict[str, Any], columns: list[Column]) 
     label = label.rstrip(" —")
     return Row(label=label, published=record.published, source=f"{record.paper.short}, {record.table}",
                data=record.dataset, setting=record.setting,
-               cells={c.key: _cell_from_published(record.metrics[c.key]) for c in columns if c.key in record.metrics},
+               cells={c.key: _cell_from_published(record.metrics[c.key], percent[c.key]) for c in columns
+                      if c.key in record.metrics},
                notes=record.notes)
 
 
@@ -352,9 +412,15 @@ def build_leaderboards(suite: str, results: list[Result], *, published: bool = T
                 from pathlib import Path
 
                 label = f"{label} ({Path(_source_of(result)).stem})"
+            cells = {c.key: _cell_from_result(result, c.key, c.percent) for c in columns}
+            reasons = list(dict.fromkeys(c.by_construction for c in cells.values() if c.by_construction))
+            notes: tuple[str, ...] = ()
+            if reasons:
+                label += " †"
+                notes = tuple(f"† by construction: {reason}" for reason in reasons)
             rows.append(Row(label=label, published=False, source=_source_of(result),
-                            data=(result.dataset.name if result.dataset else "-"),
-                            cells={c.key: _cell_from_result(result, c.key) for c in columns}, result=result))
+                            data=(result.dataset.name if result.dataset else "-"), cells=cells, result=result,
+                            notes=notes))
         shown = [r for r in records if any(c.key in r.metrics for c in columns)]
         same = [r for r in shown if dataset is not None and r.data == dataset]
         other = [r for r in shown if r not in same]
@@ -364,9 +430,46 @@ def build_leaderboards(suite: str, results: list[Result], *, published: bool = T
         board = Leaderboard(suite=suite, task=task, dataset=dataset, setting=setting, columns=columns, rows=rows,
                             hidden_published=hidden, other_data=other_rows, quick=quick,
                             subset=partial_subset(members[0]))
+        board.notes = _board_notes(board, suite, setting, published=published)
         mark_best(board)
         boards.append(board)
     return boards
+
+
+def _relabel_sizes(board: Leaderboard) -> None:
+    """A column whose every value was computed on the same smaller number of items is
+    relabelled with it (``unique@10000`` → ``unique@7,255``)."""
+    for column in board.columns:
+        cells = [row.cells.get(column.key) for row in board.rows + board.other_data]
+        cells = [cell for cell in cells if cell is not None and (cell.value is not None or cell.bound)]
+        sizes = {cell.size for cell in cells}
+        if cells and len(sizes) == 1 and None not in sizes and "@" in column.label:
+            size = sizes.pop()
+            column.label = f"{column.label.rsplit('@', 1)[0]}@{size:,}"
+            column.description += f" (computed on {size:,} items here: fewer than {column.key} says)"
+
+
+def _board_notes(board: Leaderboard, suite: str, setting: dict[str, Any], *, published: bool) -> list[str]:
+    """The board's one-line notes: marks (†, smaller sizes) and missing published rows."""
+    notes: list[str] = []
+    for row in board.user_rows:
+        for column in board.columns:
+            cell = row.cells.get(column.key)
+            if cell is None:
+                continue
+            if cell.size is not None:
+                notes.append(f"{row.label}: {column.key} is computed on {cell.size:,} items (shown as "
+                             f"{column.key.rsplit('@', 1)[0]}@{cell.size:,}), fewer than its name says.")
+        for note in row.notes:
+            notes.append(f"{row.label}: {note.removeprefix('† ')}; shown, never ranked (no ★).")
+    _relabel_sizes(board)
+    if published and not any(row.published for row in board.rows + board.other_data):
+        from chemassay.report.published import missing_row_reason
+
+        reason = missing_row_reason(suite, board.task, setting)
+        if reason:
+            notes.append(f"No published row for this setting: {reason}")
+    return list(dict.fromkeys(notes))
 
 
 def format_number(value: float | None, digits: int = 4) -> str:
@@ -392,17 +495,43 @@ def format_bound(value: float) -> str:
     return text
 
 
+def _fixed(value: float, decimals: int | None) -> str:
+    """``value`` with ``decimals`` places, or :func:`format_number`'s four significant digits."""
+    if decimals is None:
+        return format_number(value)
+    text = f"{value:.{decimals}f}"
+    return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
+
+
+def format_percent(value: float) -> str:
+    """A measured percentage as the assay's verdicts print it: one decimal (``4.8``, ``100.0``),
+    two significant digits below 1 % (``0.38``)."""
+    if value == 0 or abs(value) >= 1:
+        return f"{value:.1f}"
+    return f"{value:.2g}"
+
+
 def format_cell(cell: Cell | None) -> tuple[str, str]:
-    """``(value text, uncertainty text)`` of a cell."""
+    """``(value text, uncertainty text)`` of a cell: in percent where the cell says so (the
+    value gains `` %``; a measured one as :func:`format_percent` prints it), a published value
+    with the paper's decimals, ``†`` after a value fixed by construction, ``@N`` after one
+    computed on fewer items than its key names."""
     if cell is None:
         return "", ""
+    scale, unit = (100.0, " %") if cell.percent else (1.0, "")
     if cell.value is None:
         if cell.bound and cell.bound_value is not None:
-            return f"{cell.bound}{format_bound(cell.bound_value)}", ""
+            return f"{cell.bound}{format_bound(round(scale * cell.bound_value, 12))}{unit}", ""
         return "–", ""
-    main = format_number(cell.value)
+    measured = format_percent if cell.percent and cell.decimals is None else format_number
+    main = (_fixed(round(scale * cell.value, 12), cell.decimals) if cell.decimals is not None
+            else measured(round(scale * cell.value, 12))) + unit
+    if cell.size is not None:
+        main += f" @{cell.size:,}"
+    if cell.by_construction:
+        main += " †"
     if cell.low is not None and cell.high is not None:
-        return main, f"[{format_number(cell.low)}, {format_number(cell.high)}]"
+        return main, f"[{measured(scale * cell.low)}, {measured(scale * cell.high)}]"
     if cell.std is not None:
-        return main, f"± {format_number(cell.std)}"
+        return main, f"± {_fixed(round(scale * cell.std, 12), cell.std_decimals)}"
     return main, ""

@@ -96,6 +96,11 @@ def run_moses(ctx: AssayContext, *, n: int) -> Result:
 
 
 def _value(result: Result, key: str, label: str | None = None) -> str:
+    if label is None and key.startswith("unique@"):
+        from chemassay.suites.generation.metrics import unique_computed_on
+
+        size = unique_computed_on(result, key)  # fewer valid molecules than k: the value is unique@size
+        label = f"unique@{size:,}" if size is not None else None
     return metric_text(result, key, label=label)
 
 

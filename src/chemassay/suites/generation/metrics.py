@@ -40,6 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import rdkit
@@ -526,15 +527,28 @@ _SETS = {"Test": "the MOSES test set (or the `test` reference given)",
 _W1_NOTE = "a distance between two samples' distributions, not a mean over molecules"
 
 
+def unique_computed_on(result: Any, key: str) -> int | None:
+    """The valid molecules ``unique@k`` of ``result`` was computed on, when fewer than ``k``
+    (MOSES then divides by the number available: the value is ``unique@N``)."""
+    try:
+        k = int(key.rsplit("@", 1)[1])
+    except (IndexError, ValueError):
+        return None
+    counts = getattr(getattr(result, "details", None), "counts", None)
+    valid = getattr(counts, "valid", None)
+    return int(valid) if isinstance(valid, int) and 0 < valid < k else None
+
+
 def _cards() -> list[MetricCard]:
     cards = [
         MetricCard("valid", "generation", "fraction of generated strings that are valid molecules (RDKit parses them)",
-                   "higher", (0.0, 1.0), "Valid", "Table 1", interval="bootstrap"),
+                   "higher", (0.0, 1.0), "Valid", "Table 1", interval="wilson"),
         MetricCard("unique@{k}", "generation",
                    "distinct canonical SMILES among the first k valid molecules, divided by k (with fewer than k "
                    "valid molecules: divided by their number, with a warning, as MOSES does)",
                    "higher", (0.0, 1.0), "Unique@1k / Unique@10k", "Table 1",
-                   interval_note="a count of distinct molecules over a prefix, not a mean over molecules"),
+                   interval_note="a count of distinct molecules over a prefix, not a mean over molecules",
+                   computed_on=unique_computed_on),
     ]
     for label, what in _SETS.items():
         cards += [
@@ -569,7 +583,7 @@ def _cards() -> list[MetricCard]:
                                  "estimate carries a 95 % normal-approximation interval over its sampled molecules"),
         MetricCard("Filters", "generation", "fraction of valid generated molecules passing the MOSES filters "
                    "(MCF, PAINS, allowed atoms, no charges, no rings of 8+ atoms)",
-                   "higher", (0.0, 1.0), "Filters", "Table 2", interval="bootstrap"),
+                   "higher", (0.0, 1.0), "Filters", "Table 2", interval="wilson"),
         MetricCard("logP", "generation", "Wasserstein-1 distance between the Crippen logP of the valid generated "
                    "molecules and of the test set", "lower", (0.0, None), "logP (W1)", "Figure 4",
                    interval_note=_W1_NOTE),
@@ -583,7 +597,7 @@ def _cards() -> list[MetricCard]:
                    "generated molecules and of the test set", "lower", (0.0, None), "weight (W1)", "Figure 4",
                    interval_note=_W1_NOTE),
         MetricCard("Novelty", "generation", "fraction of distinct valid generated molecules (canonical SMILES) not "
-                   "in the training set", "higher", (0.0, 1.0), "Novelty", "Table 2", interval="bootstrap"),
+                   "in the training set", "higher", (0.0, 1.0), "Novelty", "Table 2", interval="wilson"),
     ]
     count_note = "a count of molecules, not an estimate"
     cards += [

@@ -71,7 +71,8 @@ def run_one_shot(ctx: AssayContext, *, limit: int | None) -> Result:
 
 
 def _interval(result: Result, key: str) -> str:
-    return metric_text(result, key)
+    # in percent, as oMeBench prints oMeS and the scorecard shows it (one unit per metric)
+    return metric_text(result, key, percent=True)
 
 
 def best_published(prompt: str = "one-shot") -> tuple[str, float] | None:
@@ -110,8 +111,8 @@ class MechanismAssay(SuiteAssay):
         )]
 
     def verdict(self, results: list[Result]) -> str:
-        """``S_total 0.063 [0.049, 0.078], S_partial ..., V ..., L ... on 196 oMe-Gold
-        reactions (one-shot); Table 3's best: Gemini-Pro-2.5 0.349``."""
+        """``S_total 6.3 % [4.9, 7.8], S_partial ..., V ..., L ... on 196 oMe-Gold reactions
+        (one-shot); Table 3's best one-shot oMeS-total: Gemini-Pro-2.5 34.9 %``."""
         parts = []
         for result in results:
             prompt = result.setting.get("prompt", "?")
@@ -123,7 +124,7 @@ class MechanismAssay(SuiteAssay):
         line = "; ".join(parts)
         best = best_published()
         if best is not None:
-            line += f"; Table 3's best one-shot oMeS-total: {best[0]} {best[1]:.3f}"
+            line += f"; Table 3's best one-shot S_total: {best[0]} {100 * best[1]:.1f} %"
         return line
 
 

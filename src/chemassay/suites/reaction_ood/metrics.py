@@ -222,7 +222,8 @@ def default_k_values(max_k: int) -> list[int]:
 # Metric cards: every key a reaction-ood result can carry
 
 _PAPER = "Bradshaw et al. 2025"
-_BOOT = "bootstrap"
+_WILSON = "wilson"
+"""Proportions (every per-item value 0 or 1): Wilson score intervals."""
 _COUNT = "a count, not a mean over items"
 
 
@@ -239,17 +240,17 @@ METRIC_CARDS: list[MetricCard] = [
     # evaluate
     _card("top{k}_accuracy", "fraction of test reactions whose recorded product set is among the first k "
           "predictions (canonical product multiset, order-invariant)", "higher",
-          paper_name="top-k accuracy", paper_table="Tables S2.2-S2.4 (Figs. 2-4)", interval=_BOOT, short="top-k"),
+          paper_name="top-k accuracy", paper_table="Tables S2.2-S2.4 (Figs. 2-4)", interval=_WILSON, short="top-k"),
     _card("top{k}_accuracy_stereo_agnostic", "top-k accuracy with all stereochemistry removed from predictions "
           "and recorded products (isotopes and charges still count)", "higher",
-          paper_name="top-1 accuracy, stereochemistry removed", paper_table="§2.4 (Heck split)", interval=_BOOT,
+          paper_name="top-1 accuracy, stereochemistry removed", paper_table="§2.4 (Heck split)", interval=_WILSON,
           short="top-k (no stereo)"),
     _card("top{k}_accuracy_regio_agnostic", "top-k accuracy up to regiochemistry: stereo removed, each molecule "
           "compared by molecular formula and ring systems, so regioisomers of the recorded products count as correct",
           "higher", paper_name="top-1 accuracy, regioisomers counted as correct",
-          paper_table="§2.4 (Heck split, Fig. 5)", interval=_BOOT, short="top-k (regio)"),
+          paper_table="§2.4 (Heck split, Fig. 5)", interval=_WILSON, short="top-k (regio)"),
     _card("top1_invalid_rate", "fraction of test reactions with predictions whose first prediction RDKit cannot "
-          "read", "lower", interval=_BOOT, short="top-1 invalid"),
+          "read", "lower", interval=_WILSON, short="top-1 invalid"),
     _card("invalid_prediction_rate", "fraction of all predictions (every rank) that RDKit cannot read", "lower",
           note="a ratio of prediction counts, not a mean over test reactions", short="invalid"),
     _card("n_missing_predictions", "test reactions with no prediction at all (scored as wrong)", "lower",

@@ -87,7 +87,7 @@ def plot_split_bars(
     ax.set_title(title)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.spines[["top", "right"]].set_visible(False)
-    note = ("test set (whiskers: 95 % bootstrap intervals over its reactions)" if with_intervals
+    note = ("test set (whiskers: the results' 95 % intervals over its reactions)" if with_intervals
             else "test set (no intervals: the results carry none)")
     ax.set_xlabel(note, fontsize=7, color="#555555")
     return _save(fig, out)

@@ -83,7 +83,7 @@ def accuracy_by_split(results: list[Result]) -> Figure | None:
                     y_range=(0.0, 1.0), errors=errors, width=max(560, 90 * len(categories) + 330), height=320)
     caption = ("Bars: top-1 accuracy of each result that names its split (ID: the split's in-distribution test "
                "part; OOD: new patents, a held-out reaction type; time: test years up to / after the training "
-               "cutoff); whiskers: 95 % bootstrap intervals.")
+               "cutoff); whiskers: the results' 95 % intervals (Wilson; bootstrap in results written before).")
     if len(cells) > MAX_CHART_ROWS:
         caption += f" First {MAX_CHART_ROWS} of {len(cells)} models."
     return Figure("Accuracy by split", "svg", svg, caption, "accuracy-by-split.svg")

@@ -52,7 +52,7 @@ from chemassay.contract.assay import AssayContext, AssayTask, SuiteAssay, TaskIt
 from chemassay.contract.result import Result
 from chemassay.data import get_spec
 from chemassay.data.readers import iter_lines
-from chemassay.report.intervals import percentile_interval
+from chemassay.report.intervals import metric_interval
 from chemassay.report.subsets import task_subset
 from chemassay.runtime.cache import cached_file
 from chemassay.runtime.files import sha256_file
@@ -268,7 +268,7 @@ class StoichiometryAssay(SuiteAssay):
 
 def _pooled(results: list[Result], split: str | None, key: str, variant: str | None = None) -> str:
     """``x.x % [low, high]``: the mean of ``key`` over every item of the matching results, with
-    a bootstrap interval of the pooled items."""
+    the interval of the pooled items its card declares (Wilson: EM and ACC are proportions)."""
     values: list[float] = []
     for result in results:
         if split is not None and result.setting.get("split") != split:
@@ -278,8 +278,10 @@ def _pooled(results: list[Result], split: str | None, key: str, variant: str | N
         values += [v for v in result.item_scores.get(key, []) if v is not None]
     if not values:
         return "–"
-    low, high = percentile_interval(values, resamples=1000, seed=0)
-    return f"{100 * sum(values) / len(values):.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
+    interval = metric_interval(values, suite="stoichiometry", key=key, resamples=1000, seed=0)
+    if interval.low is None or interval.high is None:
+        return f"{100 * sum(values) / len(values):.1f} %"
+    return f"{100 * sum(values) / len(values):.1f} % [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
 
 
 ASSAY = StoichiometryAssay()

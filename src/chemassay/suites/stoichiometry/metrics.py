@@ -362,11 +362,14 @@ PAPER_TABLE_1 = {
 
 _SUITE = "stoichiometry"
 _MEAN = "bootstrap"
+_SHARE = "wilson"
+"""Proportions (every per-sample value 0 or 1): Wilson score intervals."""
 _COUNT_NOTE = "a count over the whole input, not a mean over items"
 
 
-def _score(key: str, description: str, paper_name: str, paper_table: str, short: str = "") -> MetricCard:
-    return MetricCard(key, _SUITE, description, "higher", (0.0, 1.0), paper_name, paper_table, _MEAN, short=short)
+def _score(key: str, description: str, paper_name: str, paper_table: str, short: str = "",
+           interval: str = _MEAN) -> MetricCard:
+    return MetricCard(key, _SUITE, description, "higher", (0.0, 1.0), paper_name, paper_table, interval, short=short)
 
 
 def _count(key: str, description: str, direction: str = "none", paper_name: str | None = None,
@@ -382,7 +385,7 @@ def _percent(key: str, description: str, paper_name: str) -> MetricCard:
 METRIC_CARDS: list[MetricCard] = [
     # evaluate: the paper's multilabel scores (Appendix E/F) and mass-balance diagnostics (Appendix B)
     _score("EM", "exact match: the predicted bag has every true species with its true coefficient and nothing else",
-           "EM", "Table 4"),
+           "EM", "Table 4", interval=_SHARE),
     _score("JAC", "Jaccard (multilabel accuracy) of the coefficient-weighted bags: TP / (TP + FP + FN)", "JAC",
            "Table 4"),
     _score("F1", "F1 of the coefficient-weighted bags: 2TP / (2TP + FP + FN)", "F1", "Table 4"),
@@ -391,18 +394,18 @@ METRIC_CARDS: list[MetricCard] = [
     _score("mol_F1", "F1 over species, coefficients ignored (each species counted once)", "F1 (molecules)",
            "Table 10"),
     _score("ACC", "top-1 accuracy: the predicted bag equals the true bag (equals EM on {n}X bags; the measure of "
-           "standard predictors on USPTO-T1/T2)", "ACC", "Table 2"),
-    _score("ALO", "at least one true species is predicted", "ALO", "Table 2"),
+           "standard predictors on USPTO-T1/T2)", "ACC", "Table 2", interval=_SHARE),
+    _score("ALO", "at least one true species is predicted", "ALO", "Table 2", interval=_SHARE),
     _score("VAL", "the prediction parses: every species a valid SMILES/formula, every coefficient a positive integer",
-           "VAL", "Tables 6-9"),
+           "VAL", "Tables 6-9", interval=_SHARE),
     _score("BAL", "of valid predictions whose input parses: same atoms of every element and same charge as the input",
-           "BAL", "Tables 6-9"),
+           "BAL", "Tables 6-9", interval=_SHARE),
     MetricCard("DEF", _SUITE, "of valid predictions whose input parses: atoms of the input are missing (DEF or D+E)",
-               "lower", (0.0, 1.0), "DEF", "Tables 6-9", _MEAN),
+               "lower", (0.0, 1.0), "DEF", "Tables 6-9", _SHARE),
     MetricCard("EXC", _SUITE, "of valid predictions whose input parses: atoms appear from nowhere, 'alchemy' "
-               "(EXC or D+E)", "lower", (0.0, 1.0), "EXC", "Tables 6-9", _MEAN),
+               "(EXC or D+E)", "lower", (0.0, 1.0), "EXC", "Tables 6-9", _SHARE),
     MetricCard("DE", _SUITE, "of valid predictions whose input parses: atoms both missing and in excess",
-               "lower", (0.0, 1.0), "D+E", "Tables 6-9", _MEAN),
+               "lower", (0.0, 1.0), "D+E", "Tables 6-9", _SHARE),
     # balance: USPTO-BAL (paper Table 1)
     _count("reactions", "reaction lines read (every status, invalid included)", paper_name="total",
            paper_table="Table 1"),

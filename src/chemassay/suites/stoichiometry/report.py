@@ -140,7 +140,8 @@ def stoichiometry_charts(results: list[Result], boards: list | None = None) -> l
             svg = bar_chart(categories, series, title=title, y_range=(0.0, 1.0), errors=errors,
                             width=min(1100, max(560, 30 * len(categories) * len(models) + 330)), height=300,
                             y_label=key)
-            caption = (f"{card.description if card else key}. Bars: values; whiskers: 95 % bootstrap intervals"
+            caption = (f"{card.description if card else key}. Bars: values; whiskers: the results' 95 % intervals "
+                       f"(Wilson for proportions, bootstrap otherwise)"
                        f"{'; ↑ higher is better' if arrow == '↑' else '; ↓ lower is better' if arrow == '↓' else ''}.")
             figures.append(Figure(title, "svg", svg, caption, f"stoichiometry-{group}-{key.lower()}.svg"))
     return figures
