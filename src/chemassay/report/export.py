@@ -127,11 +127,11 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(table: PaperTable, *, heading: str = "###") -> str:
-    """A GitHub-flavoured Markdown table with its heading and caption."""
+def to_markdown(table: PaperTable, *, heading: str = "###", verdict: bool = True) -> str:
+    """A GitHub-flavoured Markdown table with its heading, the suite's verdict and a caption."""
     headers = [table.spec.row_header] + [f"{c.group} {c.label}".strip() for c in table.columns]
     lines = [f"{heading} {_md(table.heading)}", ""]
-    if table.verdict:
+    if verdict and table.verdict:
         lines += [f"Verdict: {_md(table.verdict)}", ""]
     lines += ["| " + " | ".join(_md(h) for h in headers) + " |", "|---|" + "|".join("---:" for _ in table.columns) + "|"]
     for row in table.rows:

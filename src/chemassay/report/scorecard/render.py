@@ -53,7 +53,7 @@ p.paper-notes { font-size: 11.5px; color: var(--muted); margin: 2px 0 0; max-wid
 h2.details { margin-top: 30px; border-top: 3px solid #24508f; padding-top: 8px; }
 .rowsrc { display: block; font-weight: normal; font-size: 11px; color: var(--muted); overflow-wrap: anywhere; }
 .datakey { font-size: 10px; color: var(--muted); font-weight: normal; vertical-align: super; }
-th { overflow-wrap: anywhere; }
+table.leaderboard th { overflow-wrap: anywhere; min-width: 4.5em; }
 .notes, .cite, figcaption, p.paper-notes { overflow-wrap: anywhere; }
 section.suite { margin-top: 28px; border-top: 3px solid #24508f; padding-top: 6px; }
 h2 { font-size: 20px; margin: 6px 0; } h3 { font-size: 16px; margin: 18px 0 6px; } h4 { font-size: 14px; margin: 14px 0 4px; }
@@ -123,6 +123,11 @@ def column_chunks(columns: list, size: int = MAX_TABLE_COLUMNS) -> list[list]:
     return [list(columns[i:i + per]) for i in range(0, len(columns), per)]
 
 
+def breakable(text: str) -> str:
+    """Escaped ``text`` that may wrap after ``_`` and ``/`` (``top1_accuracy_stereo_agnostic``)."""
+    return escape(text).replace("_", "_<wbr>").replace("/", "/<wbr>")
+
+
 def data_keys(rows: list) -> dict[str, str]:
     """Each distinct data text of the rows → a short key (``d1``, ``d2``…), so that a long data
     description is printed once under the table instead of on every row."""
@@ -172,7 +177,7 @@ def _html_board(board: Leaderboard, index: int) -> str:
         for column in columns:
             tip = escape(column.description + (f" (paper: {column.paper_name})" if column.paper_name else ""), quote=True)
             arrow = f' <span class="arrow">{column.arrow}</span>' if column.arrow else ""
-            head.append(f'<th title="{tip}">{escape(column.label)}{arrow}</th>')
+            head.append(f'<th title="{tip}">{breakable(column.label)}{arrow}</th>')
         body = _html_rows(board, board.rows, columns, keys)
         if board.other_data:
             span = 1 + len(columns)
@@ -419,7 +424,7 @@ def _html_paper_table(table) -> str:
     second = ""
     labels = []
     for column in table.columns:
-        card = card_for(table.suite, column.key)
+        card = card_for(table.suite, column.key) or card_for(table.suite, column.key.rsplit("/", 1)[-1])
         arrow = {"higher": " ↑", "lower": " ↓"}.get(card.direction, "") if card is not None else ""
         tip = escape(f"{column.key}: {card.description}" if card is not None else column.key, quote=True)
         labels.append(f'<th title="{tip}">{escape(column.label)}<span class="arrow">{arrow}</span></th>')
@@ -499,13 +504,14 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_rows(board: Leaderboard, rows: list, apart: bool = False) -> list[str]:
+def _md_rows(board: Leaderboard, rows: list, keys: dict[str, str], apart: bool = False) -> list[str]:
     lines = []
     for row in rows:
         mark = "*(published)* " if row.published else ("*(reference run)* " if row.result is None else "")
         if apart:
             mark = "*(published, different data)* "
-        cells = [mark + _md(row.label), _md(row.source), _md(row.data)]
+        data = f" [{keys[row.data]}]" if row.data in keys else ""
+        cells = [mark + _md(row.label) + data, _md(row.source)]
         for column in board.columns:
             cell = row.cells.get(column.key)
             value, spread = format_cell(cell)
@@ -518,11 +524,14 @@ def _md_rows(board: Leaderboard, rows: list, apart: bool = False) -> list[str]:
 
 
 def _md_board(board: Leaderboard) -> list[str]:
-    head = ["model", "source", "data"] + [f"{c.label} {c.arrow}".strip() for c in board.columns]
-    lines = [f"#### {_md(board.title)}", "", "| " + " | ".join(_md(h) for h in head) + " |",
-             "|" + "|".join(["---"] * 3 + ["---:"] * len(board.columns)) + "|"]
-    lines += _md_rows(board, board.rows)
-    lines += _md_rows(board, board.other_data, apart=True)
+    keys = data_keys(board.rows + board.other_data)
+    head = ["model", "source"] + [f"{c.label} {c.arrow}".strip() for c in board.columns]
+    lines = [f"##### {_md(board.title)}", "", "| " + " | ".join(_md(h) for h in head) + " |",
+             "|" + "|".join(["---"] * 2 + ["---:"] * len(board.columns)) + "|"]
+    lines += _md_rows(board, board.rows, keys)
+    lines += _md_rows(board, board.other_data, keys, apart=True)
+    if keys:
+        lines += ["", "Data: " + "; ".join(f"[{key}] {_md(text)}" for text, key in keys.items()) + "."]
     if board.quick:
         lines += ["", "Quick subset (`assay --quick`): a smoke test, never ranked."]
     if board.subset is not None:
@@ -555,23 +564,32 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
              f"chemassay {card.version} · {card.generated} · {len(card.sources)} result(s). "
              "↑ higher is better, ↓ lower is better; **bold ★**: best, and its 95 % interval separates it from every "
              "other row. *(published)* rows are the papers' own results on the papers' data (column \"data\").", ""]
-    if card.assay is not None:
-        lines += ["## Verdicts", "", "| suite | verdict | tasks |", "|---|---|---|"]
-        lines += [f"| {_md(suite)} | {_md(verdict)} | {_md(tasks)} |" for suite, verdict, tasks in _assay_rows(card)]
-        lines += [""]
-    lines += ["| suite | results | leaderboards |", "|---|---:|---|"]
+    from chemassay.report.export import to_markdown
+
+    lines += [f"Model: `{model_text(card)}`", "", "## Verdicts", "", "| suite | verdict | tasks |", "|---|---|---|"]
+    lines += [f"| {_md(suite)} | {_md(verdict)} | {_md(tasks)} |" for suite, verdict, tasks in _assay_rows(card)]
+    lines += [""]
+    if card.paper_tables:
+        lines += ["## The papers' tables, with your rows", ""]
+        for table in card.paper_tables:
+            lines += to_markdown(table, heading="###", verdict=False).rstrip("\n").split("\n") + [""]
+            figure = table.figure
+            if figure is not None and figure.kind == "svg":
+                path = asset(figure.name or f"{table.suite}-paper.svg", figure.data)
+                lines += [f"![{_md(figure.title)}]({path})", "", f"*{_md(figure.caption)}*", ""]
+    lines += ["## Details per suite", "", "| suite | results | leaderboards |", "|---|---:|---|"]
     for section in card.sections:
         lines.append(f"| {section.suite} | {len(section.results)} | {_md(', '.join(b.title for b in section.leaderboards))} |")
     lines += [""] + [f"- {_md(n)}" for n in card.notes] + ([""] if card.notes else [])
     for section in card.sections:
-        lines += [f"## {section.suite}", ""]
+        lines += [f"### {section.suite}", ""]
         if section.papers:
             lines += [" · ".join(f"Reproduces {p.citation}." for p in section.papers), ""]
-        lines += ["### Leaderboards", ""]
+        lines += ["#### Leaderboards", ""]
         for board in section.leaderboards:
             lines += _md_board(board)
         if section.figures:
-            lines += ["### Plots", ""]
+            lines += ["#### Plots", ""]
             for figure in section.figures:
                 if figure.kind == "missing":
                     lines += [f"- picture not found: `{figure.data}` ({_md(figure.caption)})"]
@@ -581,7 +599,7 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
                 lines += [f"![{_md(figure.title)}]({path})", ""] + ([f"*{_md(figure.caption)}*", ""] if figure.caption else [])
         gallery = section.gallery
         if gallery is not None:
-            lines += [f"### {_md(gallery.title)}", ""]
+            lines += [f"#### {_md(gallery.title)}", ""]
             if gallery.missing and not gallery.items:
                 lines += [f"No gallery: {_md(gallery.missing)}.", ""]
             for k, item in enumerate(gallery.items):
@@ -605,7 +623,7 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
         if section.published_tables:
             lines += ["<details><summary>Published results, as printed</summary>", ""]
             for table in section.published_tables:
-                lines += [f"#### {_md(table.paper.short)} — {_md(table.table)}: {_md(table.caption)}", "",
+                lines += [f"##### {_md(table.paper.short)} — {_md(table.table)}: {_md(table.caption)}", "",
                           f"Data: {_md(table.dataset)}." + (f" Values: {_md(table.spread)}." if table.spread else ""), "",
                           "| model | " + " | ".join(_md(c) for c in table.columns) + " |",
                           "|---|" + "|".join("---:" for _ in table.columns) + "|"]

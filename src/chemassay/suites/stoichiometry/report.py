@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chemassay.report.result import Result
-from chemassay.report.scorecard.depict import depict, element_changes, highlights
+from chemassay.report.scorecard.depict import depict, element_changes, formula_svg, highlights
 from chemassay.report.scorecard.galleries import (
     DEFAULT_LIMIT,
     Gallery,
@@ -27,8 +27,11 @@ def _bag(text: str, encoding: str):
 
 def _bag_panels(text: str, encoding: str, label: str, marks: tuple[tuple[str, str], ...]) -> list[Panel]:
     bag = _bag(text, encoding)
-    if bag is None or encoding != "smiles":
+    if bag is None:
         return [Panel(label, None, text)]
+    if encoding != "smiles":
+        # formulas have no structure to draw: the formula itself, its changed elements coloured
+        return [Panel(label, formula_svg(text, marks), text)]
     panels = []
     for species, coefficient in bag.items():
         shown = f"{label} ({coefficient} ×)" if coefficient != 1 else label
