@@ -262,8 +262,6 @@ def _user_rows(spec: PaperTableSpec, results: list[Result]) -> list[TableRow]:
             value, low, high = found
             cells.append(TableCell(value=value * scale, low=None if low is None else low * scale,
                                    high=None if high is None else high * scale, digits=digits))
-        if not any(cell is not None for cell in cells):
-            continue
         quick = any(r.quick for r in members)
         subset = any(r.subset is not None and r.subset.partial for r in members)
         rows.append(TableRow(label=label, kind="yours", cells=cells, anchor=anchor, results=members, quick=quick,

@@ -151,7 +151,7 @@ def _html_rows(board: Leaderboard, rows: list, columns: list, keys: dict[str, st
             badge = '<span class="badge user">YOURS</span>'
         notes = escape(" ".join(row.notes), quote=True)
         source = row.source if row.result is None else Path(row.source).name or row.source
-        data = f'<span class="datakey" title="{escape(row.data, quote=True)}">{keys[row.data]}</span>' if row.data in keys else ""
+        data = f'<span class="datakey">{keys[row.data]}</span>' if row.data in keys else ""
         cells = [f'<td class="label" title="{notes}">{badge}{escape(row.label)}{data}'
                  f'<span class="rowsrc" title="{escape(row.source, quote=True)}">{escape(source)}</span></td>']
         for column in columns:
