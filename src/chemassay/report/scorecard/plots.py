@@ -151,7 +151,8 @@ def leaderboard_charts(board: Leaderboard) -> list[Figure]:
             errors[name] = [c.reach() if c is not None and (c.low is not None or c.std is not None) else None
                             for c in cells]
         arrow = {"higher": " (↑ higher is better)", "lower": " (↓ lower is better)"}.get(direction, "")
-        title = board.title + arrow
+        # the figure's caption names the board; inside the picture only what the bars mean
+        title = arrow.strip(" ()") or "values"
         svg = bar_chart([c.label for c in chosen], series, title=title, y_range=(0.0, 1.0), errors=errors,
                         width=max(560, min(1100, 12 * len(rows) * len(chosen) + 330)), height=300)
         caption = "Bars: values; whiskers: 95 % intervals (yours) or the paper's ± std."

@@ -79,7 +79,7 @@ td.best::after { content: " ★"; }
 .src, .data { color: var(--muted); font-size: 12px; text-align: left; min-width: 160px; max-width: 280px; }
 figure { display: inline-block; margin: 8px 12px 8px 0; vertical-align: top; background: #fff; border: 1px solid var(--line); padding: 6px; max-width: 100%; }
 figure img { display: block; max-width: 100%; height: auto; }
-figcaption { font-size: 12px; color: var(--muted); max-width: 640px; }
+figcaption { font-size: 12px; color: var(--muted); max-width: 560px; }
 .gallery-item { background: #fff; border: 1px solid var(--line); margin: 8px 0; padding: 8px; }
 .gallery-item .caption { font-weight: 600; margin-bottom: 6px; }
 .panels { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-start; }
