@@ -14,10 +14,21 @@ import subprocess
 import numpy as np
 import pytest
 
-from chemassay.report.paper_tables import PaperTableSpec, build_paper_table, paper_tables, suite_spec
+from chemassay.report.paper_tables import (
+    PaperTableSpec,
+    build_paper_table,
+    paper_tables,
+    suite_spec,
+)
 from chemassay.suites import all_suites
 
-from .samples import every_suite, generation_result, mechanism_result, robustness_result, stoichiometry_result
+from .samples import (
+    every_suite,
+    generation_result,
+    mechanism_result,
+    robustness_result,
+    stoichiometry_result,
+)
 
 SHAPES = {
     # suite: (table, paper rows, columns, spanning groups)

@@ -368,7 +368,7 @@ def side_by_side(svgs: Sequence[str], gap: int = 8) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img">',
              f'<rect width="{width:.0f}" height="{height:.0f}" fill="white"/>']
     x = 0.0
-    for svg, (w, h) in zip(svgs, sizes, strict=True):
+    for svg, (w, _h) in zip(svgs, sizes, strict=True):
         inner = svg.replace('<svg xmlns="http://www.w3.org/2000/svg"', f'<svg x="{x:.0f}" y="0"', 1)
         parts.append(inner)
         x += w + gap
