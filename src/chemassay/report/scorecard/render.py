@@ -343,7 +343,12 @@ def _assay_rows(card: Scorecard) -> list[tuple[str, str, str]]:
     """``(suite, verdict or why skipped, tasks)``: of the assay this scorecard closes, else the
     verdict each suite's assay gives the results."""
     if card.assay is None:
-        return [(table.suite, table.verdict or "no verdict", "") for table in card.paper_tables]
+        from chemassay.report.paper_tables import suite_verdict
+
+        tables = {table.suite: table for table in card.paper_tables}
+        return [(section.suite, (tables[section.suite].verdict if section.suite in tables
+                                 else suite_verdict(section.suite, section.results)) or "no verdict", "")
+                for section in card.sections if section.results]
     rows = []
     for outcome in card.assay.suites:
         if outcome.skipped:

@@ -85,7 +85,8 @@ def accuracy_by_split(results: list[Result]) -> Figure | None:
                "part; OOD: new patents, a held-out reaction type; time: test years up to / after the training "
                "cutoff); whiskers: 95 % bootstrap intervals.")
     if len(cells) > MAX_CHART_ROWS:
-        caption += f" First {MAX_CHART_ROWS} of {len(cells)} models."
+        caption += (f" {MAX_CHART_ROWS} of {len(cells)} models (more bars per group would be unreadable); left out, "
+                    f"all in the leaderboards: {', '.join(list(cells)[MAX_CHART_ROWS:])}.")
     return Figure("Accuracy by split", "svg", svg, caption, "accuracy-by-split.svg")
 
 
@@ -107,7 +108,11 @@ def accuracy_by_year(results: list[Result]) -> Figure | None:
         return None
     svg = line_chart(dict(list(series.items())[:MAX_CHART_ROWS]), title="Top-1 accuracy by year of the test reaction",
                      x_label="year", y_label="top-1 accuracy", y_range=(0.0, 1.0), integer_x=True)
-    return Figure("Accuracy by year", "svg", svg, "From each result's details.breakdowns.year.", "accuracy-by-year.svg")
+    caption = "From each result's details.breakdowns.year."
+    if len(series) > MAX_CHART_ROWS:
+        caption += (f" {MAX_CHART_ROWS} of {len(series)} results (more lines would be unreadable); left out: "
+                    f"{', '.join(list(series)[MAX_CHART_ROWS:])}.")
+    return Figure("Accuracy by year", "svg", svg, caption, "accuracy-by-year.svg")
 
 
 def reaction_ood_charts(results: list[Result], boards: list | None = None) -> list[Figure]:

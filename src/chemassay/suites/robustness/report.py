@@ -93,8 +93,12 @@ def robustness_charts(results: list[Result], boards: list | None = None) -> list
                                 if f"{a}/o2a_acc@1" in result.intervals else None for a in augmentations]
         svg = bar_chart(augmentations, data, title="Retrieval Acc@1 (original → augmented) per augmentation",
                         y_range=(0.0, 1.0), errors=errors, y_label="Acc@1")
-        figures.append(Figure("Acc@1 per augmentation", "svg", svg, "AMORE retrieval: higher is more robust.",
-                              "acc1-per-augmentation.svg"))
+        caption = "AMORE retrieval: higher is more robust."
+        if len(series) > len(data):
+            left_out = [name for name in series if name not in data]
+            caption += (f" {len(data)} of {len(series)} results (more bars per group would be unreadable); left out, "
+                        f"all in the leaderboards: {', '.join(left_out)}.")
+        figures.append(Figure("Acc@1 per augmentation", "svg", svg, caption, "acc1-per-augmentation.svg"))
     for result in results:
         curves = _layer_curves(result)
         if curves:

@@ -122,7 +122,8 @@ def stoichiometry_charts(results: list[Result], boards: list | None = None) -> l
         categories = list(dict.fromkeys(_setting_label(r) for r in members))
         if len(categories) < 2:
             continue
-        models = list(dict.fromkeys(model_name(r) for r in members))[:MAX_CHART_ROWS]
+        every_model = list(dict.fromkeys(model_name(r) for r in members))
+        models = every_model[:MAX_CHART_ROWS]
         for key in keys:
             if not any(is_number(r.metrics.get(key)) for r in members):
                 continue
@@ -147,6 +148,9 @@ def stoichiometry_charts(results: list[Result], boards: list | None = None) -> l
                             y_label=key)
             caption = (f"{card.description if card else key}. Bars: values; whiskers: 95 % bootstrap intervals"
                        f"{'; ↑ higher is better' if arrow == '↑' else '; ↓ lower is better' if arrow == '↓' else ''}.")
+            if len(every_model) > len(models):
+                caption += (f" {len(models)} of {len(every_model)} models (more bars per group would be unreadable); "
+                            f"left out, all in the leaderboards: {', '.join(every_model[len(models):])}.")
             figures.append(Figure(title, "svg", svg, caption, f"stoichiometry-{group}-{key.lower()}.svg"))
     return figures
 
