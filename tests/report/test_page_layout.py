@@ -138,3 +138,29 @@ def test_sample_results_of_every_suite_keep_the_layout(browser, tmp_path, test_c
     facts = page_facts(browser, html)
     assert facts["wide"] == [] and facts["clipped"] == [] and facts["errors"] == []
     assert [p["id"] for p in facts["papers"]] == [f"paper-{s}" for s in SUITES]
+
+
+def test_the_chemalgebra_variant_chart_keeps_its_last_label(browser, tmp_path, test_cards):
+    """EM ↑ on the ChemAlgebra variants, twelve settings: the last rotated label
+    ("smiles_t2_x1 out") used to run past the picture's right edge."""
+    import base64
+
+    from chemassay.suites.stoichiometry.report import stoichiometry_charts
+
+    from .samples import stoichiometry_result
+
+    results = []
+    for variant in ("formula_t1_x1", "formula_t2_x1", "smiles_t1_x1", "smiles_t2_x1"):
+        for split in ("test_in", "test_cross", "test_out"):
+            result = stoichiometry_result("copy-coefficient", 0.3)
+            result.setting = {"variant": variant, "split": split}
+            results.append(result)
+    figures = stoichiometry_charts(results)
+    assert [f.title for f in figures][:1] == ["EM ↑ on the ChemAlgebra variants"]
+    images = "".join(f'<figure><img alt="{f.title}" src="data:image/svg+xml;base64,'
+                     f'{base64.b64encode(f.data.encode()).decode()}"></figure>' for f in figures)
+    page = tmp_path / "charts.html"
+    page.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>{images}</body></html>')
+    facts = page_facts(browser, page)
+    assert facts["svgs"] == len(figures) and facts["clipped"] == [] and facts["wide"] == []
+    assert "smiles_t2_x1 out" in figures[0].data
