@@ -405,9 +405,10 @@ def build_paper_table(suite: str, spec: PaperTableSpec, results: list[Result], *
 
 
 def paper_tables(results: list[Result], *, published: bool = True, suites: Sequence[str] | None = None,
-                 verdicts: Mapping[str, str] | None = None) -> list[PaperTable]:
+                 verdicts: Mapping[str, str] | None = None, with_verdicts: bool = True) -> list[PaperTable]:
     """The paper table of every suite with results (in suite order), each with its verdict
-    (``verdicts`` given, else the suite's assay's verdict of the results)."""
+    (``verdicts`` given, else the suite's assay's verdict of the results; none with
+    ``with_verdicts=False``, for a caller that has them already)."""
     from chemassay.suites import suite_names
 
     by_suite: dict[str, list[Result]] = {}
@@ -421,7 +422,7 @@ def paper_tables(results: list[Result], *, published: bool = True, suites: Seque
             continue
         members = by_suite.get(suite, [])
         table = build_paper_table(suite, spec, members, published=published)
-        table.verdict = (verdicts or {}).get(suite) or suite_verdict(suite, members)
+        table.verdict = (verdicts or {}).get(suite) or (suite_verdict(suite, members) if with_verdicts else "")
         tables.append(table)
     return tables
 

@@ -63,6 +63,8 @@ class Scorecard:
     paper_tables: list = field(default_factory=list)
     """Each suite's paper headline table with the results among the paper's rows
     (:mod:`chemassay.report.paper_tables`), shown first."""
+    verdicts: dict[str, str] | None = None
+    """Each suite's verdict of its results (its assay's), filled when first rendered without an assay."""
     assay: Any = None
     """The :class:`chemassay.assaying.AssayReport` this scorecard closes (verdicts, failures,
     skipped suites), when it was written by ``chemassay assay``."""
@@ -128,7 +130,7 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
 
     suites_shown = [section.suite for section in sections if section.results]
     tables = paper_tables([r for section in sections for r in section.results], published=published,
-                          suites=suites_shown)
+                          suites=suites_shown, with_verdicts=False)
     sources = [source_of(r) or "(in memory)" for r in results]
     notes = [f"{figure.data}: picture named by a result ({figure.caption}) not found"
              for section in sections for figure in section.figures if figure.kind == "missing"]

@@ -343,12 +343,13 @@ def _assay_rows(card: Scorecard) -> list[tuple[str, str, str]]:
     """``(suite, verdict or why skipped, tasks)``: of the assay this scorecard closes, else the
     verdict each suite's assay gives the results."""
     if card.assay is None:
-        from chemassay.report.paper_tables import suite_verdict
+        # the verdicts each suite's assay gives these results, computed once per scorecard
+        if card.verdicts is None:
+            from chemassay.report.paper_tables import suite_verdict
 
-        tables = {table.suite: table for table in card.paper_tables}
-        return [(section.suite, (tables[section.suite].verdict if section.suite in tables
-                                 else suite_verdict(section.suite, section.results)) or "no verdict", "")
-                for section in card.sections if section.results]
+            card.verdicts = {section.suite: suite_verdict(section.suite, section.results)
+                             for section in card.sections if section.results}
+        return [(suite, verdict or "no verdict", "") for suite, verdict in card.verdicts.items()]
     rows = []
     for outcome in card.assay.suites:
         if outcome.skipped:
