@@ -114,13 +114,39 @@ MAX_TABLE_COLUMNS = 8
 column repeated), so that no column lies beyond a 1,400 px wide window."""
 
 
-def column_chunks(columns: list, size: int = MAX_TABLE_COLUMNS) -> list[list]:
-    """``columns`` in runs of at most ``size`` (balanced: 14 columns → 7 + 7)."""
+TABLE_BUDGET_PX = 1040
+"""Room for metric columns beside the model column in a 1,400 px window."""
+
+
+def column_chunks(columns: list, size: int = MAX_TABLE_COLUMNS, widths: list[float] | None = None) -> list[list]:
+    """``columns`` in runs of at most ``size`` (balanced: 14 columns → 7 + 7); with ``widths``
+    (each column's estimated width in px), in as few runs as fit :data:`TABLE_BUDGET_PX` each."""
+    if widths is not None:
+        chunks: list[list] = [[]]
+        used = 0.0
+        for column, width in zip(columns, widths, strict=True):
+            if chunks[-1] and used + width > TABLE_BUDGET_PX:
+                chunks.append([])
+                used = 0.0
+            chunks[-1].append(column)
+            used += width
+        return chunks
     if len(columns) <= size:
         return [list(columns)]
     parts = -(-len(columns) // size)
     per = -(-len(columns) // parts)
     return [list(columns[i:i + per]) for i in range(0, len(columns), per)]
+
+
+def _column_px(board: Leaderboard, column) -> float:
+    """A generous estimate of a leaderboard column's width: its widest header segment (headers
+    wrap at ``_`` and ``/``) or its widest value or interval, plus padding."""
+    header = max((len(part) for part in re.split(r"[_/ ]", column.label)), default=1) * 8.0 + 20
+    cells = [0.0]
+    for row in board.rows + board.other_data:
+        value, spread = format_cell(row.cells.get(column.key))
+        cells.append(max(len(value) * 7.2 + 14, len(spread) * 5.8))
+    return max(header, max(cells) + 16, 60.0)
 
 
 def breakable(text: str) -> str:
@@ -170,7 +196,7 @@ def _html_board(board: Leaderboard, index: int) -> str:
     anchor = f"board-{board.suite}-{index}"
     board.anchor = anchor
     keys = data_keys(board.rows + board.other_data)
-    chunks = column_chunks(board.columns)
+    chunks = column_chunks(board.columns, widths=[_column_px(board, c) for c in board.columns])
     tables = []
     for number, columns in enumerate(chunks, start=1):
         head = ['<th class="label">model</th>']
@@ -190,7 +216,7 @@ def _html_board(board: Leaderboard, index: int) -> str:
                       f"<thead><tr>{''.join(head)}</tr></thead><tbody>{body}</tbody></table></div>")
     extra = ""
     if keys:
-        extra += '<p class="notes data">Data: ' + " · ".join(
+        extra += '<p class="notes datanote">Data: ' + " · ".join(
             f"<b>{key}</b> {escape(text)}" for text, key in keys.items()) + "</p>"
     if board.quick:
         extra += ('<p class="notes">Quick subset (<code>assay --quick</code>): a smoke test on a few items, '
@@ -319,7 +345,7 @@ def _html_section(section: SuiteSection) -> str:
     parts.append(f'<div id="leaderboards-{suite}"><h3>Leaderboards</h3>')
     if section.leaderboards:
         parts.append('<p class="notes">Rows marked <span class="badge user">YOURS</span> are the results in this report; '
-                     '<span class="badge">PUBLISHED</span> rows are the paper\'s, measured on the paper\'s data (column "data"). '
+                     '<span class="badge">PUBLISHED</span> rows are the paper\'s, measured on the paper\'s data (the key after each name, d1, d2…, is spelled out under its table). '
                      "Small grey numbers: 95 % bootstrap interval (yours) or the paper's ± std.</p>")
         parts += [_html_board(board, i) for i, board in enumerate(section.leaderboards)]
     else:
