@@ -168,7 +168,7 @@ def test_report_files_are_self_contained(tmp_path, test_cards):
         assert f'id="gallery-{suite}"' in html
     assert 'class="best"' in html and "PUBLISHED" in html and "↑" in html and "↓" in html
     markdown = md_path.read_text()
-    assert "## stoichiometry" in markdown and "| model | source | data | EM ↑ | JAC ↑ |" in markdown
+    assert "### stoichiometry" in markdown and "| model | source | EM ↑ | JAC ↑ |" in markdown
     assert "*(published, different data)* Transformer (ChemAlgebra baseline)" in markdown and "★" in markdown
     for picture in re.findall(r"\]\((assets/[^)]+)\)", markdown):
         assert (md_path.parent / picture).is_file()

@@ -16,6 +16,7 @@ from chemassay.cli.tools import console, info, writable_out
 from chemassay.contract.errors import UserInputError
 from chemassay.report.cards import all_cards
 from chemassay.report.compare import compare
+from chemassay.report.export import FORMATS
 from chemassay.report.load import load_result, load_results
 from chemassay.report.published import format_value, reference_results
 from chemassay.report.scorecard import build_report
@@ -312,14 +313,21 @@ def report_command(
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples for intervals a result does not store (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of those bootstraps."),
     gallery: int = typer.Option(6, "--gallery", help="Failures shown per suite gallery."),
+    fmt: str = typer.Option("html", "--format", help="html (the scorecard: index.html and index.md), or latex, "
+                            "markdown or csv: each suite's paper headline table with your rows, to paste into a paper."),
 ) -> None:
     """Write a self-contained HTML scorecard (and Markdown) of results, beside the papers' published rows.
 
-    Per suite: leaderboards with intervals, plots and failure galleries; index.html works offline from a file.
+    First each suite's verdict and its paper's headline table in the paper's shape with your rows among the
+    paper's; then per suite: leaderboards with intervals, plots and failure galleries; index.html works offline
+    from a file. --format latex|markdown|csv writes only the paper tables (one file per suite).
     """
+    fmt = fmt.strip().lower()
+    if fmt not in FORMATS:
+        raise UserInputError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if not results and from_store is None:
         raise UserInputError("report needs result files (or folders) or --from-store FILTER")
-    writable_out(out / "index.html", "report")
+    writable_out(out / ("index.html" if fmt == "html" else "paper-tables"), "report")
     loaded = load_results(results) if results else []
     if from_store is not None:
         with ResultStore(create=False) as store:
@@ -328,6 +336,18 @@ def report_command(
                 loaded.append(result)
     if not loaded:
         raise UserInputError("no results to report (the files/folders hold none, or the store filter matched none)")
+    if fmt != "html":
+        from chemassay.report.export import write_export
+        from chemassay.report.paper_tables import paper_tables
+        from chemassay.report.scorecard import fill_intervals
+
+        tables = paper_tables([fill_intervals(r, resamples, seed) for r in loaded], published=not no_published)
+        if not tables:
+            raise UserInputError("none of these results belongs to a suite that declares a paper table")
+        written = write_export(tables, out, fmt, title=title)
+        console.print(f"wrote {', '.join(str(p) for p in written)} ({len(loaded)} results, {len(tables)} paper tables)",
+                      highlight=False, markup=False)
+        return
     html, markdown = build_report(loaded, out, title=title, published=not no_published, resamples=resamples,
                                   seed=seed, gallery_limit=gallery)
     console.print(f"wrote {html} and {markdown} ({len(loaded)} results)", highlight=False, markup=False)

@@ -120,6 +120,9 @@ class Suite:
     charts: str | None = None
     """``"module:function"``: ``(results, leaderboards) -> list[Figure]``, charts drawn from
     its results' data."""
+    paper_table: str | None = None
+    """``"module:SPEC"``: the :class:`chemassay.report.paper_tables.PaperTableSpec` of its paper's
+    headline table (the report shows it first, the user's rows among the paper's)."""
     demo_notes: str | None = None
     """``"module:TEXT"``: what the demo's section says before its table (the baselines and
     what they show)."""

@@ -1,8 +1,11 @@
 """``chemassay report``: a static, self-contained HTML scorecard and its Markdown twin.
 
-:func:`build_scorecard` turns results into a :class:`Scorecard` (one section per suite, never
-mixing suites: leaderboards with the papers' published rows, figures, a failure gallery, the
-papers' tables as printed, and every metric of every result); :func:`write_report` writes
+:func:`build_scorecard` turns results into a :class:`Scorecard`: first the answer (the model,
+one verdict line per suite, and each suite's paper headline table in the paper's own shape with
+the results among the paper's rows, beside one small figure of the paper's central finding),
+then the details, one section per suite, never mixing suites (leaderboards with the papers'
+published rows, figures, a failure gallery, the papers' tables as printed, and every metric of
+every result); :func:`write_report` writes
 ``index.html`` (CSS inline, every picture a data URI: it opens from a file, offline) and
 ``index.md`` (pictures under ``assets/``).
 
@@ -25,6 +28,7 @@ from typing import Any
 from chemassay.contract.result import Result
 from chemassay.report.intervals import metric_interval
 from chemassay.report.load import source_of
+from chemassay.report.paper_tables import paper_tables
 from chemassay.report.published import papers as all_papers
 from chemassay.report.published import reference_tables
 from chemassay.report.scorecard.galleries import DEFAULT_LIMIT, Gallery, suite_gallery
@@ -62,6 +66,11 @@ class Scorecard:
     sources: list[str]
     resamples: int
     notes: list[str] = field(default_factory=list)
+    paper_tables: list = field(default_factory=list)
+    """Each suite's paper headline table with the results among the paper's rows
+    (:mod:`chemassay.report.paper_tables`), shown first."""
+    verdicts: dict[str, str] | None = None
+    """Each suite's verdict of its results (its assay's), filled when first rendered without an assay."""
     assay: Any = None
     """The :class:`chemassay.assaying.AssayReport` this scorecard closes (verdicts, failures,
     skipped suites), when it was written by ``chemassay assay``."""
@@ -117,11 +126,15 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
         sections.append(SuiteSection(suite=suite, results=members, leaderboards=boards, figures=figures,
                                      gallery=suite_gallery(suite, members, gallery_limit) if members else None,
                                      papers=papers, published_tables=tables))
+
+    suites_shown = [section.suite for section in sections if section.results]
+    tables = paper_tables([r for section in sections for r in section.results], published=published,
+                          suites=suites_shown, with_verdicts=False)
     sources = [source_of(r) or "(in memory)" for r in results]
     notes = [f"{figure.data}: picture named by a result ({figure.caption}) not found"
              for section in sections for figure in section.figures if figure.kind == "missing"]
     return Scorecard(title=title, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), version=__version__,
-                     sections=sections, sources=sources, resamples=resamples, notes=notes)
+                     sections=sections, sources=sources, resamples=resamples, notes=notes, paper_tables=tables)
 
 
 def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from html import escape
@@ -71,3 +72,33 @@ def element_changes(before: dict[str, int], after: dict[str, int]) -> tuple[dict
 def highlights(elements: Iterable[str], kind: str) -> tuple[tuple[str, str], ...]:
     """The ``highlight_elements`` argument of :func:`depict` for some elements."""
     return tuple(sorted((element, kind) for element in elements))
+
+
+def _hex(colour: tuple[float, float, float]) -> str:
+    return "#" + "".join(f"{round(255 * c):02X}" for c in colour)
+
+
+def formula_svg(bag_text: str, highlight_elements: tuple[tuple[str, str], ...] = ()) -> str:
+    """SVG of a bag written as formulas (``{2}C10H9NO3.{4}H2``), one species per line, the
+    element symbols of ``highlight_elements`` coloured as :func:`depict` colours atoms (red:
+    appear, blue: vanish) and bold — the formula counterpart of a highlighted depiction."""
+    colours = {element: _hex(APPEAR if kind == "appear" else VANISH) for element, kind in highlight_elements}
+    species = [s for s in bag_text.split(".") if s] or [bag_text]
+    lines = []
+    width = 0
+    for index, text in enumerate(species):
+        y = 20 + 18 * index
+        spans = []
+        for coefficient, element, rest in re.findall(r"(\{\d+\})|([A-Z][a-z]?)|([^A-Z{]+)", text):
+            token = coefficient or element or rest
+            if element and element in colours:
+                spans.append(f'<tspan fill="{colours[element]}" font-weight="bold">{escape(token)}</tspan>')
+            elif coefficient:
+                spans.append(f'<tspan fill="#5f6b7a">{escape(token)} </tspan>')
+            else:
+                spans.append(escape(token))
+        lines.append(f'<text x="8" y="{y}" font-size="12" font-family="Menlo, Consolas, monospace">{"".join(spans)}</text>')
+        width = max(width, int(7.6 * (len(text) + 1)) + 16)
+    height = 18 * len(species) + 12
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+            f'<rect width="{width}" height="{height}" fill="white"/>{"".join(lines)}</svg>')

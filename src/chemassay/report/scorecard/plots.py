@@ -26,7 +26,8 @@ from chemassay.report.scorecard.svg import bar_chart
 from chemassay.report.store import model_label
 
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
-MAX_CHART_ROWS = 10
+MAX_CHART_ROWS = 24
+"""Bars per group a chart draws at most (a table with more rows lists the rest by name)."""
 MAX_BOARD_CHARTS = 6
 """Leaderboards of a section that get their own bar chart (a suite's own charts sum up the rest)."""
 
@@ -102,10 +103,6 @@ def pointed_pictures(results: list[Result]) -> list[Figure]:
     return figures
 
 
-def _short(text: str, limit: int = 32) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
 def _chart_keys(board: Leaderboard) -> list:
     """Columns of a board worth a 0–1 bar chart: declared with range [0, 1], or (without a
     card) holding values in [0, 1] that are not all whole numbers (counts are left out)."""
@@ -128,7 +125,8 @@ def _chart_keys(board: Leaderboard) -> list:
 def leaderboard_charts(board: Leaderboard) -> list[Figure]:
     """Grouped bars of the board's 0–1 metrics, one chart per better-direction (↑ and ↓ never
     share a chart), with intervals. The user's rows come first; published rows follow only
-    where they have a value of the charted metrics, up to :data:`MAX_CHART_ROWS` rows."""
+    where they have a value of the charted metrics: every such row up to
+    :data:`MAX_CHART_ROWS`, and past that the caption names the rows left out."""
     keys = _chart_keys(board)
     figures = []
     for direction in ("higher", "lower", "none"):
@@ -152,12 +150,15 @@ def leaderboard_charts(board: Leaderboard) -> list[Figure]:
             errors[name] = [c.reach() if c is not None and (c.low is not None or c.std is not None) else None
                             for c in cells]
         arrow = {"higher": " (↑ higher is better)", "lower": " (↓ lower is better)"}.get(direction, "")
-        title = _short(board.title, 80 - len(arrow)) + arrow
+        # the figure's caption names the board; inside the picture only what the bars mean
+        title = arrow.strip(" ()") or "values"
         svg = bar_chart([c.label for c in chosen], series, title=title, y_range=(0.0, 1.0), errors=errors,
-                        width=max(560, 70 * len(chosen) + 330), height=300)
+                        width=max(560, min(1100, 12 * len(rows) * len(chosen) + 330)), height=300)
         caption = "Bars: values; whiskers: 95 % intervals (yours) or the paper's ± std."
         if len(with_values) > len(rows):
-            caption += f" The first {len(rows)} of the {len(with_values)} rows with a value (yours first)."
+            left_out = [row.label for row in (users + others)[len(rows):]]
+            caption += (f" {len(rows)} of the {len(with_values)} rows with a value (yours first; more bars per group "
+                        f"would be unreadable); left out, all in the table above: {', '.join(left_out)}.")
         name = slug(board.title + ("" if direction == "higher" else f" {direction}")) + ".svg"
         figures.append(Figure(board.title + arrow, "svg", svg, caption, name))
     return figures

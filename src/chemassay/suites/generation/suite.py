@@ -21,5 +21,6 @@ SUITE = Suite(
              "filter": "chemassay.suites.generation.details:FilterDetails",
              "split": "chemassay.suites.generation.details:SplitDetails"},
     charts="chemassay.suites.generation.report:generation_charts",
+    paper_table="chemassay.suites.generation.report:PAPER_TABLE",
     demo_notes="chemassay.suites.generation.assay:DEMO_NOTES",
 )

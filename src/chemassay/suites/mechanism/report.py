@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chemassay.contract.result import Result
+from chemassay.report.intervals import percentile_interval
+from chemassay.report.paper_tables import PaperColumn, PaperTableSpec, default_value
 from chemassay.report.scorecard.depict import depict
 from chemassay.report.scorecard.galleries import (
     DEFAULT_LIMIT,
@@ -15,6 +17,7 @@ from chemassay.report.scorecard.galleries import (
     result_field,
 )
 from chemassay.report.scorecard.plots import MAX_CHART_ROWS, Figure, result_label
+from chemassay.report.scorecard.svg import bar_chart
 from chemassay.suites.mechanism.plots import (
     accuracy_by_type_figure,
     figure_svg,
@@ -158,3 +161,74 @@ def mechanism_charts(results: list[Result], boards: list | None = None) -> list[
                               f"with the number of reactions of each length, from details.by_length{shown}.",
                               "score-by-length.svg"))
     return figures
+
+
+# --- oMeBench Table 3, in the paper's shape ---------------------------------------------------------
+_LEVELS = ("overall", "easy", "medium", "hard")
+_TABLE3_METRICS = (("V", "V"), ("L", "L"), ("S_total", "S_total"), ("S_partial", "S_partial"))
+
+
+def _gold_row(result: Result) -> str | None:
+    """A one-shot result on oMe-Gold is a row of Table 3 (placed by its overall oMeS-total)."""
+    setting = result.setting or {}
+    if result.task != "evaluate" or setting.get("dataset", "gold") != "gold":
+        return None
+    return "" if setting.get("prompt", "one-shot") == "one-shot" else None
+
+
+def _level_value(result: Result, column) -> tuple[float, float | None, float | None] | None:
+    """A Table 3 cell of a result: the overall metric with its interval, or a difficulty level's
+    mean (``details.by_level``) with a bootstrap interval over that level's reactions
+    (``details.reactions``)."""
+    if "/" not in column.key:
+        return default_value(result, column)
+    level, metric = column.key.split("/", 1)
+    by_level = result_field(result, "by_level") or {}
+    scores = by_level.get(level)
+    if hasattr(scores, "model_dump"):
+        scores = scores.model_dump()
+    if not isinstance(scores, dict) or scores.get(metric) is None:
+        return default_value(result, column)
+    rows = [r for r in (result_field(result, "reactions") or []) if isinstance(r, dict) and r.get("level") == level]
+    values = [r.get(metric) for r in rows if r.get(metric) is not None]
+    low = high = None
+    if len(values) >= 2:
+        low, high = percentile_interval(values, resamples=1000, seed=0)
+    return float(scores[metric]), low, high
+
+
+def _level_figure(table, results: list[Result]) -> Figure | None:
+    """oMeS-total by difficulty: the paper's finding is that scores fall from easy to hard
+    mechanisms, for every model; drawn for the user's rows beside the paper's best model and
+    its median one."""
+    picks = [i for i, c in enumerate(table.columns) if c.label == "S_total"]
+    groups = [table.columns[i].group for i in picks]
+    paper = [row for row in table.rows if row.kind == "paper" and row.cells[picks[0]] is not None
+             and row.cells[picks[0]].value is not None]
+    paper.sort(key=lambda row: -row.cells[picks[0]].value)
+    shown = [paper[0], paper[len(paper) // 2]] if len(paper) >= 2 else paper
+    series: dict[str, list[float | None]] = {}
+    errors: dict[str, list[tuple[float, float] | None]] = {}
+    for row in table.user_rows + shown:
+        name = row.label if row.kind == "yours" else f"paper: {row.label}"
+        cells = [row.cells[i] for i in picks]
+        series[name] = [c.value if c is not None else None for c in cells]
+        errors[name] = [(c.low, c.high) if c is not None and c.low is not None else None for c in cells]
+    svg = bar_chart(groups, series, title="oMeS-total (%) by difficulty", y_label="S_total %", y_range=(0.0, None),
+                    errors=errors, width=400, height=240)
+    return Figure("oMeS by difficulty", "svg", svg,
+                  "oMeS-total overall and per difficulty level of oMe-Gold: yours with 95 % bootstrap intervals beside "
+                  "the paper's best and median one-shot models.", "mechanism-paper-levels.svg")
+
+
+def _paper_table():
+    columns = tuple(PaperColumn(label, key if level == "overall" else f"{level}/{key}", level, digits=1)
+                    for level in _LEVELS for label, key in _TABLE3_METRICS)
+    return PaperTableSpec(
+        table="Table 3", title="one-shot prompting on oMe-Gold: V, L, S_total, S_partial overall and per difficulty",
+        columns=columns, unit="percent", digits=1, user_row=_gold_row, value_of=_level_value, rank_by=2,
+        figure=_level_figure, note="Rows ordered by overall S_total (the paper lists them by model family), so your rows stand at their rank.")
+
+
+PAPER_TABLE = _paper_table()
+"""oMeBench Table 3 (models × overall/easy/medium/hard × V/L/S_total/S_partial, %)."""

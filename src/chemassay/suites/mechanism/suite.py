@@ -21,5 +21,6 @@ SUITE = Suite(
              "verify": "chemassay.suites.mechanism.details:VerifyDetails"},
     gallery="chemassay.suites.mechanism.report:mechanism_gallery",
     charts="chemassay.suites.mechanism.report:mechanism_charts",
+    paper_table="chemassay.suites.mechanism.report:PAPER_TABLE",
     demo_notes="chemassay.suites.mechanism.assay:DEMO_NOTES",
 )

@@ -26,5 +26,6 @@ SUITE = Suite(
     },
     gallery="chemassay.suites.reaction_ood.report:reaction_ood_gallery",
     charts="chemassay.suites.reaction_ood.report:reaction_ood_charts",
+    paper_table="chemassay.suites.reaction_ood.report:PAPER_TABLE",
     demo_notes="chemassay.suites.reaction_ood.assay:DEMO_NOTES",
 )

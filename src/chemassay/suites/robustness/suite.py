@@ -25,5 +25,6 @@ SUITE = Suite(
     },
     gallery="chemassay.suites.robustness.report:robustness_gallery",
     charts="chemassay.suites.robustness.report:robustness_charts",
+    paper_table="chemassay.suites.robustness.report:PAPER_TABLE",
     demo_notes="chemassay.suites.robustness.assay:DEMO_NOTES",
 )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from chemassay.chem.bags import BagParseError, parse_bag
 from chemassay.contract.result import Result
 from chemassay.report.cards import card_for
-from chemassay.report.scorecard.depict import depict, element_changes, highlights
+from chemassay.report.paper_tables import PaperColumn, PaperTableSpec
+from chemassay.report.scorecard.depict import depict, element_changes, formula_svg, highlights
 from chemassay.report.scorecard.galleries import (
     DEFAULT_LIMIT,
     Gallery,
@@ -15,7 +16,7 @@ from chemassay.report.scorecard.galleries import (
     result_field,
 )
 from chemassay.report.scorecard.plots import MAX_CHART_ROWS, Figure, is_number
-from chemassay.report.scorecard.svg import bar_chart
+from chemassay.report.scorecard.svg import bar_chart, category_lines
 
 
 def _bag(text: str, encoding: str):
@@ -27,8 +28,11 @@ def _bag(text: str, encoding: str):
 
 def _bag_panels(text: str, encoding: str, label: str, marks: tuple[tuple[str, str], ...]) -> list[Panel]:
     bag = _bag(text, encoding)
-    if bag is None or encoding != "smiles":
+    if bag is None:
         return [Panel(label, None, text)]
+    if encoding != "smiles":
+        # formulas have no structure to draw: the formula itself, its changed elements coloured
+        return [Panel(label, formula_svg(text, marks), text)]
     panels = []
     for species, coefficient in bag.items():
         shown = f"{label} ({coefficient} ×)" if coefficient != 1 else label
@@ -117,7 +121,8 @@ def stoichiometry_charts(results: list[Result], boards: list | None = None) -> l
         categories = list(dict.fromkeys(_setting_label(r) for r in members))
         if len(categories) < 2:
             continue
-        models = list(dict.fromkeys(model_name(r) for r in members))[:MAX_CHART_ROWS]
+        every_model = list(dict.fromkeys(model_name(r) for r in members))
+        models = every_model[:MAX_CHART_ROWS]
         for key in keys:
             if not any(is_number(r.metrics.get(key)) for r in members):
                 continue
@@ -143,6 +148,78 @@ def stoichiometry_charts(results: list[Result], boards: list | None = None) -> l
             caption = (f"{card.description if card else key}. Bars: values; whiskers: the results' 95 % intervals "
                        f"(Wilson for proportions, bootstrap otherwise)"
                        f"{'; ↑ higher is better' if arrow == '↑' else '; ↓ lower is better' if arrow == '↓' else ''}.")
+            if len(every_model) > len(models):
+                caption += (f" {len(models)} of {len(every_model)} models (more bars per group would be unreadable); "
+                            f"left out, all in the leaderboards: {', '.join(every_model[len(models):])}.")
             figures.append(Figure(title, "svg", svg, caption, f"stoichiometry-{group}-{key.lower()}.svg"))
     return figures
 
+
+
+# --- ChemAlgebra Table 4, in the paper's shape -----------------------------------------------------
+_SPLITS = (("in", "test_in"), ("cross", "test_cross"), ("out", "test_out"))
+
+
+def _variant_row(result: Result) -> str | None:
+    """The Table 4 row (``Formula T1 x1``) a result of a ChemAlgebra variant stands beside."""
+    setting = result.setting or {}
+    variant, split = str(setting.get("variant", "")), str(setting.get("split", ""))
+    if result.task != "evaluate" or split not in {s for _, s in _SPLITS} or not variant[:1].isalpha():
+        return None
+    parts = variant.split("_")
+    if len(parts) != 3 or parts[0] not in ("formula", "smiles"):
+        return None
+    return f"{parts[0].capitalize() if parts[0] == 'formula' else 'SMILES'} {parts[1].upper()} {parts[2]}"
+
+
+def _em_figure(table, results: list[Result]) -> Figure | None:
+    """EM in → cross → out: the user's variants (solid, with intervals) beside the paper's
+    Transformer on the same variants (dashed): the paper's finding is that EM collapses out of
+    distribution (more molecules than seen in training)."""
+    index = {(c.group, c.label): i for i, c in enumerate(table.columns)}
+    picks = [index[(group, "EM")] for group, _ in _SPLITS]
+    users = table.user_rows
+    anchors = list(dict.fromkeys(row.anchor for row in users))
+    models = list(dict.fromkeys(row.label for row in users))
+    series: dict[str, list[float | None]] = {}
+    errors: dict[str, list[tuple[float, float] | None]] = {}
+    colors: dict[str, int] = {}
+    dashed = []
+    for row in table.rows:
+        variant = row.label if row.kind == "paper" else row.anchor
+        if variant not in anchors:
+            continue
+        who = "paper" if row.kind == "paper" else ("yours" if len(models) == 1 else row.label)
+        name = f"{who} · {variant}"
+        cells = [row.cells[i] for i in picks]
+        series[name] = [c.value if c is not None else None for c in cells]
+        errors[name] = [(c.low, c.high) if c is not None and c.low is not None else None for c in cells]
+        colors[name] = anchors.index(variant)
+        if row.kind == "paper":
+            dashed.append(name)
+    if not series:
+        return None
+    svg = category_lines([g for g, _ in _SPLITS], series, title="EM (%) in → cross → out", y_label="EM %",
+                         y_range=(0.0, None), errors=errors, dashed=dashed, colors=colors, width=420, height=240)
+    return Figure("EM in → cross → out", "svg", svg,
+                  f"Exact match on the in-, cross- and out-of-distribution test sets (more molecules than in training "
+                  f"out of distribution). Solid: yours ({', '.join(models)}) with 95 % intervals; dashed: the paper's "
+                  "Transformer on the same variant (same colour).", "stoichiometry-paper-em.svg")
+
+
+def _table4_columns():
+    return tuple(PaperColumn(label, label, group, {"split": split}) for group, split in _SPLITS
+                 for label in ("EM", "JAC", "F1"))
+
+
+def _paper_table():
+    return PaperTableSpec(
+        table="Table 4", title="Transformer baseline on the eight ChemAlgebra variants (EM / JAC / F1)",
+        columns=_table4_columns(), unit="percent", digits=2, row_header="variant", user_row=_variant_row,
+        figure=_em_figure,
+        note="The paper's rows are its Transformer trained on each variant; yours sit under the variant they were "
+             "measured on.")
+
+
+PAPER_TABLE = _paper_table()
+"""ChemAlgebra Table 4 (variants × in/cross/out × EM/JAC/F1, %), the user's variants under the paper's."""

@@ -24,5 +24,6 @@ SUITE = Suite(
     },
     gallery="chemassay.suites.stoichiometry.report:stoichiometry_gallery",
     charts="chemassay.suites.stoichiometry.report:stoichiometry_charts",
+    paper_table="chemassay.suites.stoichiometry.report:PAPER_TABLE",
     demo_notes="chemassay.suites.stoichiometry.assay:DEMO_NOTES",
 )
