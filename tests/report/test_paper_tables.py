@@ -253,3 +253,20 @@ def test_a_long_data_text_is_printed_once_per_leaderboard(tmp_path, test_cards):
     chebi = [board for board in boards if "amore-chebi20" in board[:200]]
     assert chebi and chebi[0].count("PUBLISHED") >= 12
     assert all(board.count(data) == 1 for board in chebi)
+
+
+def test_a_value_by_construction_is_marked_in_the_papers_table_and_its_export():
+    """The fingerprint encoder retrieves every rewrite by construction: in AMORE's Table 1 its
+    cells carry † and the reason, never ★, and the LaTeX export marks them with a dagger."""
+    from chemassay.report.export import to_latex
+
+    from .test_marks import _retrieval
+
+    results = [_retrieval("fingerprint", "fingerprint", 50), _retrieval("good", "python", 45)]
+    table = build_paper_table("robustness", suite_spec("robustness"), results)
+    fingerprint = next(row for row in table.user_rows if row.label.startswith("fingerprint"))
+    marked = [cell for cell in fingerprint.cells if cell is not None and cell.by_construction]
+    assert marked and all(not cell.best for cell in marked)
+    assert all("by construction" in (cell.note or "") for cell in marked)
+    assert any(note.startswith("† ") and "never ranked" in note for note in table.notes)
+    assert r"$^\dagger$" in to_latex(table)

@@ -33,7 +33,7 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _LATEX_TEXT = {"±": r"$\pm$", "–": "--", "—": "---", "→": r"$\rightarrow$", "≤": r"$\leq$", "≥": r"$\geq$",
                "<": r"$<$", ">": r"$>$", "★": r"$\star$", "×": r"$\times$", "−": "-", "↑": r"$\uparrow$",
-               "↓": r"$\downarrow$", "…": r"\ldots{}", "'": "'", "é": r"\'e", "ö": r'\"o', "ü": r'\"u'}
+               "↓": r"$\downarrow$", "†": r"$^\dagger$", "…": r"\ldots{}", "'": "'", "é": r"\'e", "ö": r'\"o', "ü": r'\"u'}
 
 
 def latex_escape(text: str) -> str:
@@ -77,7 +77,8 @@ def _label(table: PaperTable, row) -> str:
 def _cell_text(cell: TableCell | None) -> tuple[str, str]:
     if cell is None:
         return "–", ""
-    return cell.text()
+    main, spread = cell.text()
+    return (f"{main}†" if cell.by_construction else main), spread
 
 
 # --- LaTeX -----------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chemassay.contract.result import Result
-from chemassay.report.cards import card_for
+from chemassay.report.cards import by_construction, card_for
 from chemassay.report.published import reference_results
 from chemassay.report.scorecard.leaderboard import Cell, Column, Leaderboard, Row, mark_best
 from chemassay.report.store import model_label
@@ -105,6 +105,9 @@ class TableCell:
     digits: int = 2
     best: bool = False
     note: str | None = None
+    by_construction: str | None = None
+    """Why the value is fixed by construction (a user row: its model's kind is declared on the
+    metric's card, :func:`chemassay.report.cards.by_construction`): shown with †, never ★."""
 
     def text(self) -> tuple[str, str]:
         """``(value, spread)``: the paper's printed value and ``± std``, or the user's value and
@@ -250,18 +253,20 @@ def _user_rows(spec: PaperTableSpec, results: list[Result]) -> list[TableRow]:
         cells: list[TableCell | None] = []
         for column in spec.columns:
             digits = column.digits if column.digits is not None else spec.digits
-            found = None
+            found, source = None, None
             for result in members:
                 if _matches(result.setting, column.where):
-                    found = value_of(result, column)
+                    found, source = value_of(result, column), result
                     if found is not None:
                         break
             if found is None:
                 cells.append(None)
                 continue
             value, low, high = found
+            reason = by_construction(source, column.key) or by_construction(source, column.key.rsplit("/", 1)[-1])
             cells.append(TableCell(value=value * scale, low=None if low is None else low * scale,
-                                   high=None if high is None else high * scale, digits=digits))
+                                   high=None if high is None else high * scale, digits=digits,
+                                   by_construction=reason, note=f"† by construction: {reason}" if reason else None))
         quick = any(r.quick for r in members)
         subset = any(r.subset is not None and r.subset.partial for r in members)
         rows.append(TableRow(label=label, kind="yours", cells=cells, anchor=anchor, results=members, quick=quick,
@@ -320,7 +325,8 @@ def mark_stars(table: PaperTable) -> None:
     """Mark ★ on the best value of each column where the table is ranked and the best value's
     interval separates it from every other row (the leaderboards' rule,
     :func:`chemassay.report.scorecard.leaderboard.mark_best`); rows the spec declares unranked
-    (the training set itself: its novelty is 0 by construction) take no part."""
+    (the training set itself: its novelty is 0 by construction) and values fixed by construction
+    (†: the fingerprint encoder on AMORE, a copied product's V) take no part."""
     if not table.ranked:
         return
     rows = [row for row in table.rows if row.label not in table.spec.unranked_rows]
@@ -332,7 +338,8 @@ def mark_stars(table: PaperTable) -> None:
         cells = {}
         for index, cell in enumerate(row.cells):
             if cell is not None and cell.value is not None:
-                cells[str(index)] = Cell(value=cell.value, low=cell.low, high=cell.high, std=cell.std)
+                cells[str(index)] = Cell(value=cell.value, low=cell.low, high=cell.high, std=cell.std,
+                                         by_construction=cell.by_construction)
         board_rows.append(Row(label=row.label, published=row.kind == "paper", source="", data="", cells=cells))
     board = Leaderboard(suite=table.suite, task="", dataset=None, setting={}, columns=columns, rows=board_rows)
     mark_best(board)
@@ -390,6 +397,9 @@ def build_paper_table(suite: str, spec: PaperTableSpec, results: list[Result], *
         notes.append("quick: a smoke test on a few items (assay --quick), never ranked")
     if any(row.subset for row in users):
         notes.append("subset: a seeded subset of the items (assay --limit/--precision), never ranked")
+    reasons = dict.fromkeys(cell.by_construction for row in users for cell in row.cells
+                            if cell is not None and cell.by_construction)
+    notes += [f"† {row_reason}: shown, never ranked (no ★)" for row_reason in reasons]
     table = PaperTable(suite=suite, spec=spec, paper=paper, caption="", paper_data=dataset, your_data=your_data,
                        rows=rows, notes=notes, ranked=ranked)
     mark_stars(table)

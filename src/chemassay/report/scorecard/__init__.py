@@ -28,7 +28,6 @@ from typing import Any
 from chemassay.contract.result import Result
 from chemassay.report.intervals import metric_interval
 from chemassay.report.load import source_of
-from chemassay.report.paper_tables import paper_tables
 from chemassay.report.published import papers as all_papers
 from chemassay.report.published import reference_tables
 from chemassay.report.scorecard.galleries import DEFAULT_LIMIT, Gallery, suite_gallery
@@ -128,6 +127,8 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
                                      papers=papers, published_tables=tables))
 
     suites_shown = [section.suite for section in sections if section.results]
+    from chemassay.report.paper_tables import paper_tables  # it builds on the leaderboards of this package
+
     tables = paper_tables([r for section in sections for r in section.results], published=published,
                           suites=suites_shown, with_verdicts=False)
     sources = [source_of(r) or "(in memory)" for r in results]

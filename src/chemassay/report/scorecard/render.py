@@ -231,6 +231,7 @@ def _html_board(board: Leaderboard, index: int) -> str:
                   "intervals, never ranked.</p>")
     if board.hidden_published:
         extra += f'<p class="notes">{board.hidden_published} more published rows of this setting are in the published tables below.</p>'
+    extra += "".join(f'<p class="notes board-note">{escape(note)}</p>' for note in board.notes)
     return f'<h4 id="{anchor}">{escape(board.title)}</h4>{"".join(tables)}{extra}'
 
 
@@ -478,7 +479,7 @@ def _html_paper_table(table) -> str:
                 continue
             main, spread = cell.text()
             klass = ' class="best"' if cell.best else ""
-            main += " ★" if cell.best else ""
+            main += " ★" if cell.best else " †" if getattr(cell, "by_construction", None) else ""
             extra = ""
             if spread:
                 extra = f'<span class="{"pm" if row.kind == "paper" else "ci"}">{escape(spread)}</span>'
@@ -571,6 +572,7 @@ def _md_board(board: Leaderboard) -> list[str]:
         lines += ["", "Rows marked *different data* were measured on the paper's own data: for orientation, never ranked."]
     if board.hidden_published:
         lines += ["", f"{board.hidden_published} more published rows of this setting are in the published tables."]
+    lines += [line for note in board.notes for line in ("", _md(note))]
     return lines + [""]
 
 
