@@ -86,5 +86,5 @@ def test_scorecard_chart_of_accuracy_by_split_has_whiskers():
     for label in ("random", "document OOD", "time &gt;2004", "all-suzuki OOD"):
         assert label in figure.data
     assert figure.data.count('stroke="#222"') == 5  # one whisker per bar with an interval
-    assert "whiskers: 95 %" in figure.caption
+    assert "whiskers: the results' 95 % intervals (Wilson" in figure.caption
     assert [f.title for f in reaction_ood_charts(results)] == ["Accuracy by split"]
