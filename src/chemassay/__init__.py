@@ -35,7 +35,7 @@ _LAZY = {
     "check_model": ("chemassay.models.check", "check_model"),
     "assay": ("chemassay.assaying", "assay"),
 }
-_SUBMODULES = ("models", "chem", "data", "report", "runtime", "suites", "contract")
+_SUBMODULES = ("models", "chem", "data", "report", "runtime", "suites", "contract", "leakage")
 
 __all__ = ["__version__", *sorted(_LAZY), *_SUBMODULES]
 

@@ -1,0 +1,189 @@
+"""What an item is compared by: exact keys and fingerprints of molecules and reactions.
+
+A *molecule* is compared by its standard InChIKey (``inchikey``: stereo, isotopes and charge
+included) and by the InChIKey's first block (``skeleton``: the connectivity layer, which
+leaves out stereochemistry and isotopes), optionally by its Bemis-Murcko scaffold
+(canonical SMILES of the ring systems and linkers; acyclic molecules have none), and for near
+duplicates by a Morgan fingerprint (radius 2, 2,048 bits, RDKit's generator).
+
+A *reaction* is compared by an order-independent key of its canonical molecules
+(``reaction``): every molecule of the reactant and reagent fields and of the products is
+canonicalized with atom maps removed; a left-hand molecule that also appears unchanged among
+the products, or that shares no heavy element with any product, is a reagent or agent and is
+dropped (the same rule whether a data set writes it left of the first ``>`` or between the two);
+the rest is written as the sorted set of reactants ``>>`` the sorted set of products, so
+molecule order, atom maps, agents, reagents and stoichiometric repeats do not change the key.
+``products`` (the sorted set of products alone) is the key of what a reaction predictor is
+asked for. Near duplicates use the DRFP reaction fingerprint (2,048 bits).
+
+Lines are told apart by their text: one with a ``>`` is a reaction, any other a molecule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rdkit import Chem
+
+from chemassay.chem.fingerprints import morgan_fingerprints, pack_bits
+from chemassay.chem.molecules import InvalidSmiles, mol_to_canonical, parse_smiles, rdkit_log_silenced
+from chemassay.chem.reactions import InvalidReaction, parse_reaction
+
+MOLECULE = "molecule"
+REACTION = "reaction"
+KINDS = (MOLECULE, REACTION)
+N_BITS = 2048
+MORGAN_RADIUS = 2
+MOLECULE_KEYS = ("inchikey", "skeleton")
+"""Exact keys of a molecule: the full standard InChIKey and its first block."""
+REACTION_KEYS = ("reaction", "products")
+"""Exact keys of a reaction (see the module docstring)."""
+SCAFFOLD = "scaffold"
+MOLECULE_FINGERPRINT = f"Morgan radius {MORGAN_RADIUS}, {N_BITS} bits (RDKit), Tanimoto"
+REACTION_FINGERPRINT = f"DRFP, {N_BITS} bits (radius 3), Tanimoto"
+
+
+def kind_of(text: str) -> str:
+    """``reaction`` when ``text`` holds a ``>`` (reaction SMILES), else ``molecule``."""
+    return REACTION if ">" in text else MOLECULE
+
+
+@dataclass
+class Keyed:
+    """The keys and packed fingerprints of a list of items of one kind; ``ok[i]`` is whether
+    item ``i`` was readable (its keys are ``None`` otherwise) and ``errors`` names why not."""
+
+    kind: str
+    keys: dict[str, list[str | None]]
+    fingerprints: np.ndarray
+    ok: np.ndarray
+    errors: dict[int, str]
+
+
+def scaffold_of(mol: Chem.Mol) -> str:
+    """Canonical SMILES of the Bemis-Murcko scaffold (``""`` for an acyclic molecule)."""
+    from rdkit.Chem.Scaffolds import MurckoScaffold
+
+    try:
+        return Chem.MolToSmiles(MurckoScaffold.GetScaffoldForMol(mol))
+    except Exception:  # RDKit raises assorted types on odd valences; no scaffold then
+        return ""
+
+
+def molecule_keys(texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True) -> Keyed:
+    """Keys (and Morgan fingerprints) of molecule SMILES; unreadable ones are reported."""
+    names = MOLECULE_KEYS + ((SCAFFOLD,) if scaffolds else ())
+    keys: dict[str, list[str | None]] = {name: [None] * len(texts) for name in names}
+    ok = np.zeros(len(texts), dtype=bool)
+    errors: dict[int, str] = {}
+    mols: list[Chem.Mol | None] = [None] * len(texts)
+    with rdkit_log_silenced():
+        for i, text in enumerate(texts):
+            try:
+                mol = parse_smiles(text, remove_atom_maps=True)
+                key = Chem.MolToInchiKey(mol)
+            except InvalidSmiles as exc:
+                errors[i] = exc.reason if hasattr(exc, "reason") else str(exc)
+                continue
+            except Exception as exc:  # InChI generation failures
+                errors[i] = f"InChI failed: {exc}"
+                continue
+            if not key:
+                errors[i] = "no InChIKey (InChI generation failed)"
+                continue
+            keys["inchikey"][i] = key
+            keys["skeleton"][i] = key.split("-")[0]
+            if scaffolds:
+                keys[SCAFFOLD][i] = scaffold_of(mol)
+            mols[i] = mol
+            ok[i] = True
+    packed = np.zeros((len(texts), N_BITS // 64), dtype=np.uint64)
+    if fingerprints and ok.any():
+        rows = np.flatnonzero(ok)
+        packed[rows] = morgan_fingerprints([mols[i] for i in rows], radius=MORGAN_RADIUS, n_bits=N_BITS)
+    return Keyed(MOLECULE, keys, packed, ok, errors)
+
+
+def _canonical_set(smiles: Sequence[str]) -> list[str]:
+    out = set()
+    for text in smiles:
+        mol = parse_smiles(text, remove_atom_maps=True)
+        out.add(mol_to_canonical(mol))
+    return sorted(out)
+
+
+def _heavy_elements(smiles: str) -> set[int]:
+    mol = Chem.MolFromSmiles(smiles)
+    return {atom.GetAtomicNum() for atom in mol.GetAtoms() if atom.GetAtomicNum() > 1} if mol is not None else set()
+
+
+def reaction_key(text: str) -> tuple[str, str, str]:
+    """``(reaction key, products key, reaction SMILES for the fingerprint)`` of a reaction
+    SMILES (see the module docstring); raises :class:`InvalidReaction`."""
+    reaction = parse_reaction(text)
+    try:
+        left = _canonical_set(reaction.reactants + reaction.reagents)
+        products = _canonical_set(reaction.products)
+    except InvalidSmiles as exc:
+        raise InvalidReaction(text, str(exc)) from None
+    if not products:
+        raise InvalidReaction(text, "no products")
+    product_set = set(products)
+    product_elements: set[int] = set().union(*(_heavy_elements(p) for p in products))
+    reactants = [m for m in left if m not in product_set and _heavy_elements(m) & product_elements]
+    products_key = ".".join(products)
+    return f"{'.'.join(reactants)}>>{products_key}", products_key, f"{'.'.join(reactants)}>>{products_key}"
+
+
+def drfp_fingerprints(reactions: Sequence[str]) -> np.ndarray:
+    """Packed DRFP fingerprints (``N_BITS`` bits) of reaction SMILES (already readable)."""
+    if not reactions:
+        return np.zeros((0, N_BITS // 64), dtype=np.uint64)
+    from drfp import DrfpEncoder
+
+    with rdkit_log_silenced():
+        dense = np.asarray(DrfpEncoder.encode(list(reactions), n_folded_length=N_BITS), dtype=np.uint8)
+    return pack_bits(dense)
+
+
+def reaction_keys(texts: Sequence[str], *, fingerprints: bool = True) -> Keyed:
+    """Keys (and DRFP fingerprints) of reaction SMILES; unreadable ones are reported."""
+    keys: dict[str, list[str | None]] = {name: [None] * len(texts) for name in REACTION_KEYS}
+    ok = np.zeros(len(texts), dtype=bool)
+    errors: dict[int, str] = {}
+    written: list[str] = []
+    with rdkit_log_silenced():
+        for i, text in enumerate(texts):
+            try:
+                key, products, smiles = reaction_key(text)
+            except InvalidReaction as exc:
+                errors[i] = exc.reason
+                continue
+            keys["reaction"][i] = key
+            keys["products"][i] = products
+            written.append(smiles)
+            ok[i] = True
+    packed = np.zeros((len(texts), N_BITS // 64), dtype=np.uint64)
+    if fingerprints and written:
+        rows = np.flatnonzero(ok)
+        try:
+            packed[rows] = drfp_fingerprints(written)
+        except Exception:  # one bad reaction in a batch: fingerprint one by one
+            for row, smiles in zip(rows, written, strict=True):
+                try:
+                    packed[row] = drfp_fingerprints([smiles])[0]
+                except Exception as exc:
+                    errors[int(row)] = f"DRFP failed: {exc}"
+                    ok[row] = False
+                    for name in REACTION_KEYS:
+                        keys[name][row] = None
+    return Keyed(REACTION, keys, packed, ok, errors)
+
+
+def keyed(kind: str, texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True) -> Keyed:
+    """:func:`molecule_keys` or :func:`reaction_keys` by ``kind``."""
+    if kind == MOLECULE:
+        return molecule_keys(texts, scaffolds=scaffolds, fingerprints=fingerprints)
+    return reaction_keys(texts, fingerprints=fingerprints)
