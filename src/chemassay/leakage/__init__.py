@@ -43,7 +43,10 @@ def leakage(train: str | os.PathLike | Sequence[str | os.PathLike], *, suites: S
     """
     from chemassay.leakage.training import CHUNK_LINES
 
+    from chemassay.leakage.training import check_files
+
     paths = [train] if isinstance(train, (str, os.PathLike)) else list(train)
+    check_files(paths, column)  # a bad file fails before the test sets are loaded
     chosen = list(sets) if sets is not None else suite_test_sets(suites, quick=quick, n_jobs=n_jobs)
     if tasks:
         wanted = set(tasks)

@@ -191,7 +191,7 @@ def audit_chunk(index: TestIndex, chunk: TrainingChunk, n_threads: int | None = 
         matches[kind] = kind_matches
         if index.near and found.ok.any() and test.ok.any():
             reference = NearestNeighbourIndex(found.fingerprints[found.ok])
-            values = np.zeros(len(test.texts), dtype=np.float64)
+            values = np.zeros(len(test.ok), dtype=np.float64)
             values[test.ok] = reference.query(test.fingerprints[test.ok], n_threads=n_threads)
             best[kind] = values.astype(np.float32)
     unreadable.sort()

@@ -107,10 +107,15 @@ def molecule_keys(texts: Sequence[str], *, scaffolds: bool = False, fingerprints
 
 
 def _canonical_set(smiles: Sequence[str]) -> list[str]:
+    """Sorted distinct canonical SMILES. Each is written, read and written again: RDKit can
+    write a ring's relative stereo (a 1,4-disubstituted cyclohexane) as ``@``/``@`` or
+    ``@@``/``@@`` depending on the input atom order (atom maps, random SMILES); the second
+    pass writes both alike."""
     out = set()
     for text in smiles:
-        mol = parse_smiles(text, remove_atom_maps=True)
-        out.add(mol_to_canonical(mol))
+        first = mol_to_canonical(parse_smiles(text, remove_atom_maps=True))
+        again = Chem.MolFromSmiles(first)
+        out.add(Chem.MolToSmiles(again) if again is not None else first)
     return sorted(out)
 
 
