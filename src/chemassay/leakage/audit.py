@@ -467,14 +467,7 @@ def _versions() -> dict[str, str]:
 
     from chemassay import __version__
 
-    out = {"chemassay": __version__, "rdkit": rdkit.__version__}
-    try:
-        from importlib.metadata import version
-
-        out["drfp"] = version("drfp")
-    except Exception:
-        pass
-    return out
+    return {"chemassay": __version__, "rdkit": rdkit.__version__}
 
 
 def write_report(report: dict, out: str | os.PathLike) -> Path:
