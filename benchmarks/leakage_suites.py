@@ -4,7 +4,9 @@ data against its own headline test sets.
 * ``moses``: MOSES train (1,584,663 molecules) against MOSES test and test-scaffolds;
 * ``reaction-ood``: each split's training part against that split's test parts (eight tasks);
 * ``stoichiometry``: each SMILES variant's ``train`` against its ``test_in``/``test_out`` and
-  ``train_cross`` against ``test_cross``; USPTO-15K train against Table 2's test sets.
+  ``train_cross`` against ``test_cross``; USPTO-15K train against Table 2's test sets;
+* ``mechanism``: oMe-Gold against the oMe-Template reactions (placeholders as written) that the
+  template-expansion data is built from.
 
 Each run writes ``benchmarks/results/leakage_<name>.json.gz`` (counts, distributions, the
 training files' sha256, timing and load average; the leaked ids are in the full leakage.json a
@@ -30,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from committed import Clock, read_summary, write_summary  # noqa: E402
 
-RUNS = ("moses", "reaction-ood", "stoichiometry")
-PAGES = {"generation": "moses", "reaction-ood": "reaction-ood", "stoichiometry": "stoichiometry"}
+RUNS = ("moses", "reaction-ood", "stoichiometry", "mechanism")
+PAGES = {"generation": "moses", "reaction-ood": "reaction-ood", "stoichiometry": "stoichiometry",
+         "mechanism": "mechanism"}
 
 
 def compact(report: dict, label: str) -> dict:
@@ -115,6 +118,16 @@ def run_stoichiometry(n_jobs: int, out: Path | None) -> dict:
     return {"runs": runs}
 
 
+def run_mechanism(n_jobs: int, out: Path | None) -> dict:
+    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.suites.mechanism.leakage import template_reactions
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = _write_lines(Path(folder) / "ome-template.txt", template_reactions())
+        report = leakage(path, sets=suite_test_sets(["mechanism"]), n_jobs=n_jobs, out=out)
+    return {"runs": [compact(report, "oMe-Template reactions")]}
+
+
 def table(name: str) -> None:
     data = read_summary(f"leakage_{name}")
     print(f"| task | training data | n | exact | near (>= {data['runs'][0]['threshold']:g}) | clean | "
@@ -146,7 +159,8 @@ def main() -> None:
     if args.run:
         for name in args.run.split(","):
             clock = Clock()
-            runner = {"moses": run_moses, "reaction-ood": run_reaction_ood, "stoichiometry": run_stoichiometry}[name]
+            runner = {"moses": run_moses, "reaction-ood": run_reaction_ood, "stoichiometry": run_stoichiometry,
+                      "mechanism": run_mechanism}[name]
             extra = {"train_lines": args.train_lines} if name == "moses" else {}
             data = runner(args.n_jobs, None if args.out is None else args.out / name, **extra)
             write_summary(f"leakage_{name.replace('-', '_')}", data, clock=clock, packages=("drfp", "torch"))

@@ -209,10 +209,12 @@ def _index_from_file(path: str) -> TestIndex:
 
 
 def _chunk_in_worker(path: str, chunk: TrainingChunk) -> ChunkResult:
-    from chemassay.chem.similarity import set_num_threads
+    index = _index_from_file(path)
+    if index.near:  # one kernel thread per worker process (importing torch only when it computes)
+        from chemassay.chem.similarity import set_num_threads
 
-    set_num_threads(1)
-    return audit_chunk(_index_from_file(path), chunk, n_threads=1)
+        set_num_threads(1)
+    return audit_chunk(index, chunk, n_threads=1)
 
 
 def _chunk_on_dask(index: TestIndex, chunk: TrainingChunk) -> ChunkResult:
