@@ -31,8 +31,6 @@ CASES = [
     (["leakage_suites.py", "--table", "--suite", "stoichiometry"], "leakage_stoichiometry.json.gz",
      "docs/stoichiometry.md"),
     (["leakage_suites.py", "--table", "--suite", "mechanism"], "leakage_mechanism.json.gz", "docs/mechanism.md"),
-    (["leakage_speed.py", "--table", "--name", "leakage_speed_memory"], "leakage_speed_memory.json.gz",
-     "docs/leakage.md"),
 ]
 
 
