@@ -6,7 +6,9 @@ data against its own headline test sets.
 * ``stoichiometry``: each SMILES variant's ``train`` against its ``test_in``/``test_out`` and
   ``train_cross`` against ``test_cross``; USPTO-15K train against Table 2's test sets;
 * ``mechanism``: oMe-Gold against the oMe-Template reactions (placeholders as written) that the
-  template-expansion data is built from.
+  template-expansion data is built from;
+* ``robustness``: the solubility set's training split against its test split (ChEBI-20's
+  training split is not shipped).
 
 Each run writes ``benchmarks/results/leakage_<name>.json.gz`` (counts, distributions, the
 training files' sha256, timing and load average; the leaked ids are in the full leakage.json a
@@ -32,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from committed import Clock, read_summary, write_summary  # noqa: E402
 
-RUNS = ("moses", "reaction-ood", "stoichiometry", "mechanism")
+RUNS = ("moses", "reaction-ood", "stoichiometry", "mechanism", "robustness")
 PAGES = {"generation": "moses", "reaction-ood": "reaction-ood", "stoichiometry": "stoichiometry",
-         "mechanism": "mechanism"}
+         "mechanism": "mechanism", "robustness": "robustness"}
 
 
 def compact(report: dict, label: str) -> dict:
@@ -128,6 +130,17 @@ def run_mechanism(n_jobs: int, out: Path | None) -> dict:
     return {"runs": [compact(report, "oMe-Template reactions")]}
 
 
+def run_robustness(n_jobs: int, out: Path | None) -> dict:
+    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.suites.robustness.leakage import solubility_training
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = _write_lines(Path(folder) / "solubility-train.smi", solubility_training())
+        sets = [s for s in suite_test_sets(["robustness"]) if s.task == "downstream-solubility"]
+        report = leakage(path, sets=sets, n_jobs=n_jobs, out=out)
+    return {"runs": [compact(report, "solubility training split")]}
+
+
 def table(name: str) -> None:
     data = read_summary(f"leakage_{name}")
     print(f"| task | training data | n | exact | near (>= {data['runs'][0]['threshold']:g}) | clean | "
@@ -160,7 +173,7 @@ def main() -> None:
         for name in args.run.split(","):
             clock = Clock()
             runner = {"moses": run_moses, "reaction-ood": run_reaction_ood, "stoichiometry": run_stoichiometry,
-                      "mechanism": run_mechanism}[name]
+                      "mechanism": run_mechanism, "robustness": run_robustness}[name]
             extra = {"train_lines": args.train_lines} if name == "moses" else {}
             data = runner(args.n_jobs, None if args.out is None else args.out / name, **extra)
             write_summary(f"leakage_{name.replace('-', '_')}", data, clock=clock, packages=("drfp", "torch"))

@@ -31,6 +31,7 @@ CASES = [
     (["leakage_suites.py", "--table", "--suite", "stoichiometry"], "leakage_stoichiometry.json.gz",
      "docs/stoichiometry.md"),
     (["leakage_suites.py", "--table", "--suite", "mechanism"], "leakage_mechanism.json.gz", "docs/mechanism.md"),
+    (["leakage_suites.py", "--table", "--suite", "robustness"], "leakage_robustness.json.gz", "docs/robustness.md"),
 ]
 
 
