@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 from rdkit import Chem
 
-from chemassay.chem.fingerprints import morgan_fingerprints, pack_bits
+from chemassay.chem.fingerprints import _morgan_generator, pack_bits
 from chemassay.chem.molecules import InvalidSmiles, mol_to_canonical, parse_smiles, rdkit_log_silenced
 from chemassay.chem.reactions import InvalidReaction, parse_reaction
 
@@ -80,19 +80,21 @@ def scaffold_of(mol: Chem.Mol) -> str:
 
 
 def molecule_keys(texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True) -> Keyed:
-    """Keys (and Morgan fingerprints) of molecule SMILES; unreadable ones are reported."""
+    """Keys (and Morgan fingerprints) of molecule SMILES; unreadable ones are reported. Each
+    molecule is dropped once keyed and fingerprinted (a chunk never holds its RDKit molecules)."""
     names = MOLECULE_KEYS + ((SCAFFOLD,) if scaffolds else ())
     keys: dict[str, list[str | None]] = {name: [None] * len(texts) for name in names}
     ok = np.zeros(len(texts), dtype=bool)
     errors: dict[int, str] = {}
-    mols: list[Chem.Mol | None] = [None] * len(texts)
+    generator = _morgan_generator(MORGAN_RADIUS, N_BITS, False) if fingerprints else None
+    packed = np.zeros((len(texts), N_BITS // 64), dtype=np.uint64)
     with rdkit_log_silenced():
         for i, text in enumerate(texts):
             try:
                 mol = parse_smiles(text, remove_atom_maps=True)
                 key = Chem.MolToInchiKey(mol)
             except InvalidSmiles as exc:
-                errors[i] = exc.reason if hasattr(exc, "reason") else str(exc)
+                errors[i] = exc.reason
                 continue
             except Exception as exc:  # InChI generation failures
                 errors[i] = f"InChI failed: {exc}"
@@ -104,12 +106,9 @@ def molecule_keys(texts: Sequence[str], *, scaffolds: bool = False, fingerprints
             keys["skeleton"][i] = key.split("-")[0]
             if scaffolds:
                 keys[SCAFFOLD][i] = scaffold_of(mol)
-            mols[i] = mol
+            if generator is not None:
+                packed[i] = pack_bits(generator.GetFingerprintAsNumPy(mol))[0]
             ok[i] = True
-    packed = np.zeros((len(texts), N_BITS // 64), dtype=np.uint64)
-    if fingerprints and ok.any():
-        rows = np.flatnonzero(ok)
-        packed[rows] = morgan_fingerprints([mols[i] for i in rows], radius=MORGAN_RADIUS, n_bits=N_BITS)
     return Keyed(MOLECULE, keys, packed, ok, errors)
 
 
