@@ -49,6 +49,8 @@ docs/leakage.md: a one-heavy-atom change of a MOSES test molecule has Morgan Tan
 to the original, 10th-90th percentile, and none of 175,574 such changes reaches 0.95)."""
 UNREADABLE_LISTED = 100
 """Unreadable lines listed (line number and reason) per training file; all are counted."""
+TIE = 1e-9
+"""Tolerance of "at or above the threshold": a Tanimoto equal to it (``7 / 10`` against 0.7) counts."""
 HISTOGRAM_EDGES = tuple(round(0.05 * i, 2) for i in range(21))
 QUANTILES = (0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
 AT_LEAST = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
@@ -193,7 +195,7 @@ def audit_chunk(index: TestIndex, chunk: TrainingChunk, n_threads: int | None = 
             reference = NearestNeighbourIndex(found.fingerprints[found.ok])
             values = np.zeros(len(test.ok), dtype=np.float64)
             values[test.ok] = reference.query(test.fingerprints[test.ok], n_threads=n_threads)
-            best[kind] = values.astype(np.float32)
+            best[kind] = values
     unreadable.sort()
     return ChunkResult(chunk.file, counts, len(unreadable), unreadable[:UNREADABLE_LISTED], matches, best,
                        time.perf_counter() - started)
@@ -338,7 +340,7 @@ def _distribution(values: np.ndarray) -> dict:
         "quantiles": {f"{q:g}": round(float(np.quantile(values, q)), 4) for q in QUANTILES},
         "mean": round(float(values.mean()), 4),
         "histogram": {"edges": list(HISTOGRAM_EDGES), "counts": [int(c) for c in counts]},
-        "at_least": {f"{t:g}": int((values >= t - 1e-12).sum()) for t in AT_LEAST},
+        "at_least": {f"{t:g}": int((values >= t - TIE).sum()) for t in AT_LEAST},
     }
 
 
@@ -387,7 +389,7 @@ def _task_entry(test_set: TestSet, positions: np.ndarray, kind_index: KindIndex,
     leaked["exact"] = ids[exact].tolist()
     if near:
         values = running.best[test_set.kind][positions].astype(np.float64)
-        close = (values >= threshold - 1e-9) & readable & ~leaking
+        close = (values >= threshold - TIE) & readable & ~leaking
         leaking |= close
         entry["near"] = int(close.sum())
         entry["fingerprint"] = MOLECULE_FINGERPRINT if test_set.kind == MOLECULE else REACTION_FINGERPRINT
@@ -431,7 +433,7 @@ def audit(sets: Sequence[TestSet], train: Sequence[str | os.PathLike], *, column
     indexed = time.perf_counter() - started
     files = [{"path": path, "sha256": sha256_file(path), "molecules": 0, "reactions": 0, "unreadable": 0,
               "unreadable_lines": []} for path in paths]
-    running = _Running(files, {}, {kind: np.zeros(len(k.texts), dtype=np.float32) for kind, k in index.kinds.items()})
+    running = _Running(files, {}, {kind: np.zeros(len(k.texts), dtype=np.float64) for kind, k in index.kinds.items()})
     lines_seen = [0]
 
     def counted(chunks: Iterator[TrainingChunk]) -> Iterator[TrainingChunk]:
