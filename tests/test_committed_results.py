@@ -25,6 +25,13 @@ CASES = [
     (["mechanism_learned.py", "--table"], "mechanism_learned.json.gz", "docs/mechanism.md"),
     (["reaction_ood_baseline.py", "--table"], "reaction_ood_baseline.json.gz", "docs/reaction-ood.md"),
     (["robustness_models.py", "--table"], "robustness_models.json.gz", "docs/robustness.md"),
+    (["leakage_suites.py", "--table", "--suite", "generation"], "leakage_moses.json.gz", "docs/generation.md"),
+    (["leakage_suites.py", "--table", "--suite", "reaction-ood"], "leakage_reaction_ood.json.gz",
+     "docs/reaction-ood.md"),
+    (["leakage_suites.py", "--table", "--suite", "stoichiometry"], "leakage_stoichiometry.json.gz",
+     "docs/stoichiometry.md"),
+    (["leakage_suites.py", "--table", "--suite", "mechanism"], "leakage_mechanism.json.gz", "docs/mechanism.md"),
+    (["leakage_suites.py", "--table", "--suite", "robustness"], "leakage_robustness.json.gz", "docs/robustness.md"),
 ]
 
 

@@ -9,7 +9,9 @@ Five suites ask whether a model understands chemistry or only pattern-matches:
     result = chemassay.generation.evaluate(list_of_smiles)   # every MOSES metric
 
 ``chemassay.assay(model)`` runs one model through every suite it can answer and writes one
-scorecard. ``chemassay.load_dataset(name)`` loads any registered dataset; ``chemassay.models``
+scorecard. ``chemassay.leakage(train_files)`` checks every suite's headline test items against a
+model's training data (exact and near duplicates). ``chemassay.load_dataset(name)`` loads any
+registered dataset; ``chemassay.models``
 holds the model registry and protocols. Every suite of the suite registry
 (:mod:`chemassay.suites`) is reachable as ``chemassay.<alias>`` (its api module), executed on
 first use, so ``import chemassay`` is cheap.
@@ -32,7 +34,7 @@ _LAZY = {
     "check_model": ("chemassay.models.check", "check_model"),
     "assay": ("chemassay.assaying", "assay"),
 }
-_SUBMODULES = ("models", "chem", "data", "report", "runtime", "suites", "contract")
+_SUBMODULES = ("models", "chem", "data", "report", "runtime", "suites", "contract", "leakage")
 
 __all__ = ["__version__", *sorted(_LAZY), *_SUBMODULES]
 

@@ -24,6 +24,7 @@ from chemassay.chem.similarity import resolve_backend
 from chemassay.cli.assay import assay_command
 from chemassay.cli.data import data_app
 from chemassay.cli.demo import demo_command
+from chemassay.cli.leakage import leakage_command
 from chemassay.cli.models import models_app
 from chemassay.cli.report import (
     compare_command,
@@ -152,6 +153,7 @@ app.command("compare")(compare_command)
 app.command("report")(report_command)
 app.command("assay")(assay_command)
 app.command("demo")(demo_command)
+app.command("leakage")(leakage_command)
 _mount_suites()
 
 

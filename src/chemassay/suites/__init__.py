@@ -110,6 +110,9 @@ class Suite:
     assay: str | None = None
     """``"module:ASSAY"``: its :class:`chemassay.assaying.SuiteAssay` (headline settings, quick
     subset, data preparation) for ``chemassay assay``."""
+    leakage: str | None = None
+    """``"module:function"``: ``(quick, n_jobs) -> list[chemassay.leakage.TestSet]``, its headline
+    test sets for ``chemassay leakage`` (loaded with its own loaders)."""
     published: str | None = None
     """``"module:PUBLISHED"``: its :class:`chemassay.report.published.PaperBinding` (the
     paper's tables shipped as JSON and how their columns map to this suite's metric keys)."""

@@ -16,6 +16,7 @@ SUITE = Suite(
     datasets="chemassay.suites.generation.datasets:DATASETS",
     dataset_names=("moses",),
     assay="chemassay.suites.generation.assay:ASSAY",
+    leakage="chemassay.suites.generation.leakage:leakage_sets",
     published="chemassay.suites.generation.published:PUBLISHED",
     details={"evaluate": "chemassay.suites.generation.details:EvaluateDetails",
              "filter": "chemassay.suites.generation.details:FilterDetails",

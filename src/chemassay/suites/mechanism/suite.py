@@ -16,6 +16,7 @@ SUITE = Suite(
     datasets="chemassay.suites.mechanism.datasets:DATASETS",
     dataset_names=("omebench",),
     assay="chemassay.suites.mechanism.assay:ASSAY",
+    leakage="chemassay.suites.mechanism.leakage:leakage_sets",
     published="chemassay.suites.mechanism.published:PUBLISHED",
     details={"evaluate": "chemassay.suites.mechanism.details:EvaluateDetails",
              "verify": "chemassay.suites.mechanism.details:VerifyDetails"},

@@ -17,6 +17,7 @@ SUITE = Suite(
     dataset_names=("schneider-50k", "schneider-dataseta", "uspto-15k"),
     published="chemassay.suites.reaction_ood.published:PUBLISHED",
     assay="chemassay.suites.reaction_ood.assay:ASSAY",
+    leakage="chemassay.suites.reaction_ood.leakage:leakage_sets",
     details={
         "evaluate": "chemassay.suites.reaction_ood.details:EvaluateDetails",
         "iterate": "chemassay.suites.reaction_ood.details:IterateDetails",

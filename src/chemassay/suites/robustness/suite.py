@@ -17,6 +17,7 @@ SUITE = Suite(
     dataset_names=("amore-chebi20", "amore-isomers", "solubility-huuskonen", "moses"),
     published="chemassay.suites.robustness.published:PUBLISHED",
     assay="chemassay.suites.robustness.assay:ASSAY",
+    leakage="chemassay.suites.robustness.leakage:leakage_sets",
     details={
         "evaluate": "chemassay.suites.robustness.details:EvaluateDetails",
         "downstream": "chemassay.suites.robustness.details:DownstreamDetails",

@@ -16,6 +16,7 @@ SUITE = Suite(
     datasets="chemassay.suites.stoichiometry.datasets:DATASETS",
     dataset_names=("uspto-15k", "uspto-mit"),
     assay="chemassay.suites.stoichiometry.assay:ASSAY",
+    leakage="chemassay.suites.stoichiometry.leakage:leakage_sets",
     published="chemassay.suites.stoichiometry.published:PUBLISHED",
     details={
         "evaluate": "chemassay.suites.stoichiometry.details:EvaluateDetails",
