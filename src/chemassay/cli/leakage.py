@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from chemassay.cli.tools import console, info
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.leakage import DEFAULT_THRESHOLD, leakage
 
 

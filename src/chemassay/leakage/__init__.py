@@ -12,15 +12,17 @@ or near duplicate. See ``docs/leakage.md``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chemassay.errors import UserInputError
+from chemassay.contract.errors import UserInputError
 from chemassay.leakage.audit import DEFAULT_THRESHOLD, audit, write_report
 from chemassay.leakage.keys import MOLECULE, REACTION, kind_of, reaction_key
 from chemassay.leakage.testsets import TestSet, ids_sha256, suite_test_sets
+from chemassay.leakage.training import CHUNK_LINES, check_files
 
 
 def leakage(train: str | os.PathLike | Sequence[str | os.PathLike], *, suites: Sequence[str] | None = None,
@@ -39,12 +41,8 @@ def leakage(train: str | os.PathLike | Sequence[str | os.PathLike], *, suites: S
     ``n_jobs`` worker processes or a Dask ``scheduler`` run the training chunks of
     ``chunk_lines`` lines (default 50,000). Unreadable training lines are counted and listed
     with their line numbers; a missing or empty file or a missing column raises
-    :class:`~chemassay.errors.UserInputError`.
+    :class:`~chemassay.contract.errors.UserInputError`.
     """
-    from chemassay.leakage.training import CHUNK_LINES
-
-    from chemassay.leakage.training import check_files
-
     paths = [train] if isinstance(train, (str, os.PathLike)) else list(train)
     check_files(paths, column)  # a bad file fails before the test sets are loaded
     chosen = list(sets) if sets is not None else suite_test_sets(suites, quick=quick, n_jobs=n_jobs)
@@ -63,8 +61,6 @@ def leakage(train: str | os.PathLike | Sequence[str | os.PathLike], *, suites: S
 
 def read_report(path: str | os.PathLike) -> dict:
     """A ``leakage.json`` (or the folder holding it, or a ``.json.gz``) as a dict."""
-    import gzip
-
     target = Path(path)
     if target.is_dir():
         target = target / "leakage.json"

@@ -15,6 +15,7 @@ training size, and the chunks run in worker processes (``n_jobs``) or on a Dask 
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import tempfile
@@ -26,8 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import rdkit
 
-from chemassay.errors import UserInputError
+from chemassay.chem.similarity import NearestNeighbourIndex
+from chemassay.contract.errors import UserInputError
 from chemassay.leakage.keys import (
     MOLECULE,
     MOLECULE_FINGERPRINT,
@@ -41,6 +44,15 @@ from chemassay.leakage.keys import (
 )
 from chemassay.leakage.testsets import TestSet, ids_sha256
 from chemassay.leakage.training import CHUNK_LINES, TrainingChunk, check_files, iter_chunks
+from chemassay.runtime.files import atomic_write_text, sha256_file
+from chemassay.runtime.parallel import (
+    Failure,
+    _new_pool,
+    _stop_pool,
+    dask_client,
+    effective_jobs,
+    parallel_map,
+)
 
 FORMAT = 1
 DEFAULT_THRESHOLD = 0.7
@@ -95,8 +107,6 @@ class TestIndex:
 
 def build_index(sets: Sequence[TestSet], *, near: bool = True, n_jobs: int = 1) -> TestIndex:
     """Index the test sets: distinct items per kind, keyed and fingerprinted once."""
-    from chemassay.runtime.parallel import Failure, parallel_map
-
     texts: dict[str, dict[str, int]] = {}
     positions = []
     for test_set in sets:
@@ -160,8 +170,6 @@ class ChunkResult:
 
 def audit_chunk(index: TestIndex, chunk: TrainingChunk, n_threads: int | None = None) -> ChunkResult:
     """Key, fingerprint and compare one training chunk against the test index."""
-    from chemassay.chem.similarity import NearestNeighbourIndex
-
     started = time.perf_counter()
     by_kind: dict[str, list[int]] = {MOLECULE: [], REACTION: []}
     unreadable: list[tuple[int, str]] = []
@@ -228,8 +236,6 @@ def run_chunks(index: TestIndex, chunks: Iterable[TrainingChunk], *, n_jobs: int
     """Audit every chunk (in this process, in ``n_jobs`` worker processes, or on the Dask
     cluster ``scheduler``), at most two chunks per worker in flight, handing each result to
     ``on_result`` as it arrives (any order)."""
-    from chemassay.runtime.parallel import effective_jobs
-
     jobs = effective_jobs(n_jobs)
     if scheduler:
         _run_dask(index, chunks, scheduler, on_result)
@@ -257,8 +263,6 @@ def _bounded(submit: Callable[[TrainingChunk], object], chunks: Iterable[Trainin
 
 def _run_pool(index: TestIndex, chunks: Iterable[TrainingChunk], jobs: int,
               on_result: Callable[[ChunkResult], None]) -> None:
-    from chemassay.runtime.parallel import _new_pool, _stop_pool
-
     with tempfile.TemporaryDirectory(prefix="chemassay-leakage-") as folder:
         path = os.path.join(folder, "index.pkl")
         with open(path, "wb") as handle:
@@ -275,8 +279,6 @@ def _run_pool(index: TestIndex, chunks: Iterable[TrainingChunk], jobs: int,
 
 def _run_dask(index: TestIndex, chunks: Iterable[TrainingChunk], scheduler: str,
               on_result: Callable[[ChunkResult], None]) -> None:
-    from chemassay.runtime.parallel import dask_client
-
     if scheduler != "dask-local" and "://" not in scheduler:
         raise UserInputError(f"--scheduler {scheduler}: give a Dask address (tcp://host:8786) or dask-local")
     with dask_client(scheduler) as client:
@@ -418,8 +420,6 @@ def audit(sets: Sequence[TestSet], train: Sequence[str | os.PathLike], *, column
           threshold: float = DEFAULT_THRESHOLD, near: bool = True, n_jobs: int = 1, scheduler: str | None = None,
           chunk_lines: int = CHUNK_LINES, progress: Callable[[str], None] | None = None) -> dict:
     """The leakage report (a JSON-ready dict) of ``sets`` against the training files."""
-    from chemassay.runtime.files import sha256_file
-
     if not 0.0 < threshold <= 1.0:
         raise UserInputError(f"--threshold {threshold}: give a Tanimoto similarity in (0, 1]")
     if not sets:
@@ -467,8 +467,6 @@ def audit(sets: Sequence[TestSet], train: Sequence[str | os.PathLike], *, column
 
 
 def _versions() -> dict[str, str]:
-    import rdkit
-
     from chemassay import __version__
 
     return {"chemassay": __version__, "rdkit": rdkit.__version__}
@@ -476,10 +474,6 @@ def _versions() -> dict[str, str]:
 
 def write_report(report: dict, out: str | os.PathLike) -> Path:
     """Write ``report`` as ``OUT/leakage.json`` (atomically); returns the path."""
-    import json
-
-    from chemassay.runtime.files import atomic_write_text
-
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "leakage.json"

@@ -32,9 +32,16 @@ from functools import lru_cache
 
 import numpy as np
 from rdkit import Chem
+from rdkit.Chem import rdFingerprintGenerator
+from rdkit.Chem.Scaffolds import MurckoScaffold
 
 from chemassay.chem.fingerprints import _morgan_generator, pack_bits
-from chemassay.chem.molecules import InvalidSmiles, mol_to_canonical, parse_smiles, rdkit_log_silenced
+from chemassay.chem.molecules import (
+    InvalidSmiles,
+    mol_to_canonical,
+    parse_smiles,
+    rdkit_log_silenced,
+)
 from chemassay.chem.reactions import InvalidReaction, parse_reaction
 
 MOLECULE = "molecule"
@@ -71,8 +78,6 @@ class Keyed:
 
 def scaffold_of(mol: Chem.Mol) -> str:
     """Canonical SMILES of the Bemis-Murcko scaffold (``""`` for an acyclic molecule)."""
-    from rdkit.Chem.Scaffolds import MurckoScaffold
-
     try:
         return Chem.MolToSmiles(MurckoScaffold.GetScaffoldForMol(mol))
     except Exception:  # RDKit raises assorted types on odd valences; no scaffold then
@@ -132,8 +137,6 @@ def _molecule_info(text: str) -> tuple[str, frozenset[int], bytes]:
 
 @lru_cache(maxsize=1)
 def _morgan_generator_half():
-    from rdkit.Chem import rdFingerprintGenerator
-
     return rdFingerprintGenerator.GetMorganGenerator(radius=MORGAN_RADIUS, fpSize=N_BITS // 2)
 
 

@@ -6,7 +6,7 @@ usual names, or ``column``), or a Parquet table (``column``, else the usual SMIL
 any of them gzipped except Parquet. Text lists and CSV/TSV tables are read with chemassay's
 one SMILES reader (:func:`chemassay.data.readers.open_smiles_rows`), so line numbers are
 those of the file; a Parquet row is numbered from 1. An empty file, a table without the
-column, or one with no item is a :class:`~chemassay.errors.UserInputError`.
+column, or one with no item is a :class:`~chemassay.contract.errors.UserInputError`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chemassay.errors import UserInputError
+import pyarrow.parquet as pq
+
+from chemassay.contract.errors import UserInputError
+from chemassay.data.readers import SMILES_COLUMN_NAMES, open_smiles_rows, open_text
 
 CHUNK_LINES = 50_000
 """Training lines per chunk: the unit of parallel work (one chunk's molecules in memory)."""
@@ -37,8 +40,6 @@ def _is_parquet(path: Path) -> bool:
 
 
 def _parquet_rows(path: Path, column: str | None) -> Iterator[tuple[int, str]]:
-    import pyarrow.parquet as pq
-
     try:
         handle = pq.ParquetFile(path)
     except Exception as exc:
@@ -53,8 +54,6 @@ def _parquet_rows(path: Path, column: str | None) -> Iterator[tuple[int, str]]:
 
 
 def _pick(names: list[str], column: str | None, path: Path) -> str:
-    from chemassay.data.readers import SMILES_COLUMN_NAMES
-
     lowered = {name.lower(): name for name in names}
     if column is not None:
         found = column if column in names else lowered.get(column.lower())
@@ -68,8 +67,6 @@ def _pick(names: list[str], column: str | None, path: Path) -> str:
 
 
 def _table_rows(path: Path, column: str | None) -> Iterator[tuple[int, str]]:
-    from chemassay.data.readers import open_smiles_rows
-
     # a reaction table's usual column names, when no SMILES column and no --column is given
     try:
         with open_smiles_rows(path, column) as source:
@@ -78,7 +75,6 @@ def _table_rows(path: Path, column: str | None) -> Iterator[tuple[int, str]]:
     except UserInputError as exc:
         if column is not None or "no SMILES column" not in str(exc):
             raise
-    from chemassay.data.readers import open_text
 
     with open_text(path) as handle:
         header = next((line for line in handle if line.strip()), "")

@@ -127,7 +127,8 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
                                      papers=papers, published_tables=tables))
 
     suites_shown = [section.suite for section in sections if section.results]
-    from chemassay.report.paper_tables import paper_tables  # it builds on the leaderboards of this package
+    # the paper tables build on this package's leaderboards: imported here, not at the top
+    from chemassay.report.paper_tables import paper_tables
 
     tables = paper_tables([r for section in sections for r in section.results], published=published,
                           suites=suites_shown, with_verdicts=False)

@@ -10,15 +10,15 @@ scaffold-test scaffolds has seen what Scaf/TestSF measures novelty against.
 
 from __future__ import annotations
 
+from chemassay.leakage import MOLECULE, TestSet
+from chemassay.suites.generation.data import load_moses
+
 QUICK_ITEMS = 2000
 """Molecules of each split with ``quick`` (the first rows)."""
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
     """MOSES ``test`` and ``test_scaffolds`` as :class:`chemassay.leakage.TestSet` objects."""
-    from chemassay.leakage import MOLECULE, TestSet
-    from chemassay.suites.generation.data import load_moses
-
     sets = []
     for part in ("test", "test_scaffolds"):
         smiles = load_moses(part=part, limit=QUICK_ITEMS if quick else None)

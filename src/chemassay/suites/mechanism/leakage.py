@@ -8,13 +8,14 @@ asked for the mechanism, not the products, so the products-alone key does not co
 
 from __future__ import annotations
 
+from chemassay.leakage import REACTION, TestSet
+from chemassay.suites.mechanism.data import load_omebench
+
 QUICK_ITEMS = 30
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
     """oMe-Gold as one :class:`chemassay.leakage.TestSet`."""
-    from chemassay.leakage import REACTION, TestSet
-
     records = gold_records()
     if quick:
         records = records[:QUICK_ITEMS]
@@ -32,14 +33,10 @@ def record_reaction(record: dict) -> str:
 
 
 def gold_records() -> list[dict]:
-    from chemassay.suites.mechanism.data import load_omebench
-
     return load_omebench(part="gold", records=True)
 
 
 def template_reactions() -> list[str]:
     """The oMe-Template records' reactions (placeholders as written), for auditing oMe-Gold
     against the data the template-expansion model is built from."""
-    from chemassay.suites.mechanism.data import load_omebench
-
     return [record_reaction(r) for r in load_omebench(part="template", records=True)]

@@ -12,15 +12,17 @@ split: the solubility set's 1,025 training molecules against its test molecules
 
 from __future__ import annotations
 
+from chemassay.contract.assay import AssayContext
+from chemassay.data.registry import load_dataset
+from chemassay.leakage import MOLECULE, TestSet
+from chemassay.suites.robustness.api import _property_file
+from chemassay.suites.robustness.assay import AMORE_SETS, QUICK_ITEMS, list_test_molecules
+from chemassay.suites.robustness.downstream import read_property_csv
+
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
     """The AMORE sets and the solubility test set as :class:`chemassay.leakage.TestSet` objects
     (``quick``: the first 50 of each)."""
-    from chemassay.assaying import AssayContext
-    from chemassay.data.registry import load_dataset
-    from chemassay.leakage import MOLECULE, TestSet
-    from chemassay.suites.robustness.assay import AMORE_SETS, QUICK_ITEMS, list_test_molecules
-
     sets = []
     for name, (dataset, title, _size) in AMORE_SETS.items():
         table = load_dataset(dataset)
@@ -38,8 +40,5 @@ def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
 
 def solubility_training() -> list[str]:
     """The solubility set's training molecules (the downstream task's training split)."""
-    from chemassay.suites.robustness.api import _property_file
-    from chemassay.suites.robustness.downstream import read_property_csv
-
     path, _dataset = _property_file("solubility-huuskonen")
     return list(read_property_csv(path, targets=["logS"], seed=0).train_smiles)

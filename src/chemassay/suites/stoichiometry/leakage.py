@@ -19,6 +19,11 @@ import re
 import tempfile
 from pathlib import Path
 
+from chemassay.contract.assay import AssayContext
+from chemassay.data.readers import iter_lines
+from chemassay.leakage import REACTION, TestSet
+from chemassay.suites.stoichiometry.assay import QUICK_ITEMS, SPLITS, TABLE2_SETS, prepared_folder
+
 AUDITED_VARIANTS = ("smiles_t1_x1", "smiles_t2_x1")
 _COEFFICIENT = re.compile(r"^\{\d+\}")
 
@@ -33,8 +38,6 @@ def bag_reaction(source: str, target: str) -> str:
 
 def folder_reactions(folder: Path, split: str) -> list[str]:
     """The reactions of ``src-SPLIT.txt``/``tgt-SPLIT.txt`` in ``folder`` (a built variant)."""
-    from chemassay.data.readers import iter_lines
-
     sources = [line for _, line in iter_lines(folder / f"src-{split}.txt")]
     targets = [line for _, line in iter_lines(folder / f"tgt-{split}.txt")]
     return [bag_reaction(s, t) for s, t in zip(sources, targets, strict=True)]
@@ -44,10 +47,6 @@ def leakage_sets(*, quick: bool = False, n_jobs: int = 1, out_dir: str | Path | 
     """The ChemAlgebra test files as :class:`chemassay.leakage.TestSet` objects (``quick``:
     Table 2's sets from the assay's quick data, first 40 lines; the quick data has no SMILES
     variant)."""
-    from chemassay.assaying import AssayContext
-    from chemassay.leakage import REACTION, TestSet
-    from chemassay.suites.stoichiometry.assay import QUICK_ITEMS, SPLITS, TABLE2_SETS, prepared_folder
-
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="chemassay-leakage-stoich-"))
     ctx = AssayContext(spec="", out_dir=root, quick=quick, n_jobs=n_jobs)
     variants = () if quick else AUDITED_VARIANTS  # the quick data builds a formula variant only
@@ -74,7 +73,6 @@ def training_reactions(variant: str, split: str = "train", *, out_dir: str | Pat
                        n_jobs: int = 1) -> list[str]:
     """A built variant's training pairs (``train``, or ``train_cross`` for ``test_cross``) as
     reactions, for auditing the suite's own data."""
-    from chemassay.assaying import AssayContext
     from chemassay.suites.stoichiometry.assay import prepared_folder
 
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="chemassay-leakage-stoich-"))
