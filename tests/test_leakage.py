@@ -14,7 +14,15 @@ from rdkit import Chem
 import chemassay
 from chemassay.chem.molecules import rdkit_log_silenced
 from chemassay.errors import UserInputError
-from chemassay.leakage import MOLECULE, REACTION, TestSet, clean_ids, leakage, reaction_key, read_report
+from chemassay.leakage import (
+    MOLECULE,
+    REACTION,
+    TestSet,
+    clean_ids,
+    leakage,
+    reaction_key,
+    read_report,
+)
 
 
 def _moses_or_skip():

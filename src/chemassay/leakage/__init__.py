@@ -41,9 +41,7 @@ def leakage(train: str | os.PathLike | Sequence[str | os.PathLike], *, suites: S
     with their line numbers; a missing or empty file or a missing column raises
     :class:`~chemassay.errors.UserInputError`.
     """
-    from chemassay.leakage.training import CHUNK_LINES
-
-    from chemassay.leakage.training import check_files
+    from chemassay.leakage.training import CHUNK_LINES, check_files
 
     paths = [train] if isinstance(train, (str, os.PathLike)) else list(train)
     check_files(paths, column)  # a bad file fails before the test sets are loaded

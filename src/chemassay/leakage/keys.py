@@ -34,7 +34,12 @@ import numpy as np
 from rdkit import Chem
 
 from chemassay.chem.fingerprints import _morgan_generator, pack_bits
-from chemassay.chem.molecules import InvalidSmiles, mol_to_canonical, parse_smiles, rdkit_log_silenced
+from chemassay.chem.molecules import (
+    InvalidSmiles,
+    mol_to_canonical,
+    parse_smiles,
+    rdkit_log_silenced,
+)
 from chemassay.chem.reactions import InvalidReaction, parse_reaction
 
 MOLECULE = "molecule"

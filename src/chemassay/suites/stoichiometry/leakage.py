@@ -46,7 +46,12 @@ def leakage_sets(*, quick: bool = False, n_jobs: int = 1, out_dir: str | Path | 
     variant)."""
     from chemassay.assaying import AssayContext
     from chemassay.leakage import REACTION, TestSet
-    from chemassay.suites.stoichiometry.assay import QUICK_ITEMS, SPLITS, TABLE2_SETS, prepared_folder
+    from chemassay.suites.stoichiometry.assay import (
+        QUICK_ITEMS,
+        SPLITS,
+        TABLE2_SETS,
+        prepared_folder,
+    )
 
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="chemassay-leakage-stoich-"))
     ctx = AssayContext(spec="", out_dir=root, quick=quick, n_jobs=n_jobs)
