@@ -71,7 +71,7 @@ def _tree_rss(pid: int) -> int:
 
 def measure(path: Path, size: int, args: argparse.Namespace, out: Path) -> dict:
     command = [sys.executable, "-m", "chemassay", "--quiet", "--no-store", "leakage", "--train", str(path),
-               "--n-jobs", str(args.n_jobs), "--out", str(out)]
+               "--n-jobs", str(args.n_jobs), "--chunk-lines", str(args.chunk_lines), "--out", str(out)]
     if args.quick:
         command.append("--quick")
     if args.exact_only:
@@ -110,8 +110,8 @@ def measure(path: Path, size: int, args: argparse.Namespace, out: Path) -> dict:
 def table(name: str) -> None:
     data = read_summary(name)
     setting = data["setting"]
-    print(f"setting: n_jobs {setting['n_jobs']}, quick {setting['quick']}, exact only {setting['exact_only']}, "
-          f"suites {setting['suites'] or 'all'}")
+    print(f"setting: n_jobs {setting['n_jobs']}, chunk lines {setting.get('chunk_lines', 50_000):,}, quick "
+          f"{setting['quick']}, exact only {setting['exact_only']}, suites {setting['suites'] or 'all'}")
     print("| training lines | test items | wall s | index s | peak memory MiB | load average (1 min, before/after) |")
     print("| ---: | ---: | ---: | ---: | ---: | --- |")
     for row in data["rows"]:
@@ -123,6 +123,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000,100000")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--chunk-lines", type=int, default=50_000)
     parser.add_argument("--quick", action="store_true", help="the suites' quick test sets")
     parser.add_argument("--exact-only", action="store_true")
     parser.add_argument("--suites", help="comma-separated suites (default: every suite that declares test sets)")
@@ -140,7 +141,8 @@ def main() -> None:
         path = training_file(args.work, size)
         rows.append(measure(path, size, args, args.work / f"out-{size}"))
         print(rows[-1], file=sys.stderr, flush=True)
-    setting = {"n_jobs": args.n_jobs, "quick": args.quick, "exact_only": args.exact_only, "suites": args.suites}
+    setting = {"n_jobs": args.n_jobs, "quick": args.quick, "exact_only": args.exact_only, "suites": args.suites,
+               "chunk_lines": args.chunk_lines}
     write_summary(args.name, {"rows": rows, "setting": setting}, clock=clock, packages=("torch", "psutil"))
     table(args.name)
 

@@ -32,6 +32,8 @@ CASES = [
      "docs/stoichiometry.md"),
     (["leakage_suites.py", "--table", "--suite", "mechanism"], "leakage_mechanism.json.gz", "docs/mechanism.md"),
     (["leakage_suites.py", "--table", "--suite", "robustness"], "leakage_robustness.json.gz", "docs/robustness.md"),
+    (["leakage_speed.py", "--table", "--name", "leakage_speed_memory"], "leakage_speed_memory.json.gz",
+     "docs/leakage.md"),
 ]
 
 
