@@ -96,7 +96,7 @@ def measure(path: Path, size: int, args: argparse.Namespace, out: Path) -> dict:
     wall = time.perf_counter() - started
     if code != 0:
         raise SystemExit(f"chemassay leakage exited with {code} for {size:,} lines")
-    from chemassay.leakage import read_report
+    from chemassay.leaks import read_report
 
     report = read_report(out)
     return {"lines": size, "wall_s": round(wall, 1), "peak_rss_mib": round(peak[0] / 2**20),

@@ -56,7 +56,7 @@ def _write_lines(path: Path, lines: list[str]) -> Path:
 
 
 def run_moses(n_jobs: int, out: Path | None, train_lines: int | None = None) -> dict:
-    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.leaks import leakage, suite_test_sets
     from chemassay.suites.generation.data import load_moses, moses_part_path
 
     sets = suite_test_sets(["generation"])
@@ -76,7 +76,7 @@ def run_moses(n_jobs: int, out: Path | None, train_lines: int | None = None) -> 
 
 
 def run_reaction_ood(n_jobs: int, out: Path | None) -> dict:
-    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.leaks import leakage, suite_test_sets
     from chemassay.suites.reaction_ood.leakage import training_parts
 
     sets = suite_test_sets(["reaction-ood"], n_jobs=n_jobs)
@@ -96,7 +96,7 @@ def run_reaction_ood(n_jobs: int, out: Path | None) -> dict:
 
 
 def run_stoichiometry(n_jobs: int, out: Path | None) -> dict:
-    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.leaks import leakage, suite_test_sets
     from chemassay.suites.stoichiometry.leakage import AUDITED_VARIANTS, training_reactions
 
     runs = []
@@ -121,7 +121,7 @@ def run_stoichiometry(n_jobs: int, out: Path | None) -> dict:
 
 
 def run_mechanism(n_jobs: int, out: Path | None) -> dict:
-    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.leaks import leakage, suite_test_sets
     from chemassay.suites.mechanism.leakage import template_reactions
 
     with tempfile.TemporaryDirectory() as folder:
@@ -131,7 +131,7 @@ def run_mechanism(n_jobs: int, out: Path | None) -> dict:
 
 
 def run_robustness(n_jobs: int, out: Path | None) -> dict:
-    from chemassay.leakage import leakage, suite_test_sets
+    from chemassay.leaks import leakage, suite_test_sets
     from chemassay.suites.robustness.leakage import solubility_training
 
     with tempfile.TemporaryDirectory() as folder:

@@ -74,7 +74,7 @@ def test_a_suite_alias_cannot_shadow_a_module_of_chemassay():
 # -- the import graph of src/chemassay, read with ast (every import: top level, in functions,
 #    under TYPE_CHECKING), grouped into the layers of DESIGN's "Layout" ---------------------------
 PACKAGE = SRC / "chemassay"
-SHARED = ("contract", "chem", "data", "models", "runtime", "report", "registry")
+SHARED = ("contract", "chem", "data", "models", "runtime", "report", "registry", "leaks")
 """The shared layers (``registry`` is the suite registry, ``chemassay/suites/__init__.py``):
 no import cycle among them."""
 CLI_HELPERS = ("chemassay.cli.tools", "chemassay.cli.")

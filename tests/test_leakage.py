@@ -14,7 +14,7 @@ from rdkit import Chem
 import chemassay
 from chemassay.chem.molecules import rdkit_log_silenced
 from chemassay.contract.errors import UserInputError
-from chemassay.leakage import (
+from chemassay.leaks import (
     MOLECULE,
     REACTION,
     TestSet,
@@ -145,7 +145,7 @@ def _scrambled(reaction: str, rng: random.Random) -> str:
 
 
 def test_reaction_ood_test_reactions_rewritten_are_exact(tmp_path):
-    from chemassay.leakage import suite_test_sets
+    from chemassay.leaks import suite_test_sets
 
     sets = [s for s in suite_test_sets(["reaction-ood"], quick=True) if s.task == "random-test"]
     [test_set] = sets

@@ -33,8 +33,9 @@ _LAZY = {
     "load_model": ("chemassay.models.registry", "load_model"),
     "check_model": ("chemassay.models.check", "check_model"),
     "assay": ("chemassay.assaying", "assay"),
+    "leakage": ("chemassay.leaks", "leakage"),
 }
-_SUBMODULES = ("models", "chem", "data", "report", "runtime", "suites", "contract", "leakage")
+_SUBMODULES = ("models", "chem", "data", "report", "runtime", "suites", "contract", "leaks")
 
 __all__ = ["__version__", *sorted(_LAZY), *_SUBMODULES]
 

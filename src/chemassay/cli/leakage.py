@@ -1,5 +1,5 @@
 """``chemassay leakage``: every suite's headline test items against a model's training data
-(a thin caller of :mod:`chemassay.leakage`)."""
+(a thin caller of :mod:`chemassay.leaks`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rich.table import Table
 
 from chemassay.cli.tools import console, info
 from chemassay.contract.errors import UserInputError
-from chemassay.leakage import DEFAULT_THRESHOLD, leakage
+from chemassay.leaks import DEFAULT_THRESHOLD, leakage
 
 
 def leakage_command(

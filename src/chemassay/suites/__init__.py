@@ -111,7 +111,7 @@ class Suite:
     """``"module:ASSAY"``: its :class:`chemassay.assaying.SuiteAssay` (headline settings, quick
     subset, data preparation) for ``chemassay assay``."""
     leakage: str | None = None
-    """``"module:function"``: ``(quick, n_jobs) -> list[chemassay.leakage.TestSet]``, its headline
+    """``"module:function"``: ``(quick, n_jobs) -> list[chemassay.leaks.TestSet]``, its headline
     test sets for ``chemassay leakage`` (loaded with its own loaders)."""
     published: str | None = None
     """``"module:PUBLISHED"``: its :class:`chemassay.report.published.PaperBinding` (the

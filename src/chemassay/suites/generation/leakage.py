@@ -10,7 +10,7 @@ scaffold-test scaffolds has seen what Scaf/TestSF measures novelty against.
 
 from __future__ import annotations
 
-from chemassay.leakage import MOLECULE, TestSet
+from chemassay.leaks import MOLECULE, TestSet
 from chemassay.suites.generation.data import load_moses
 
 QUICK_ITEMS = 2000
@@ -18,7 +18,7 @@ QUICK_ITEMS = 2000
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
-    """MOSES ``test`` and ``test_scaffolds`` as :class:`chemassay.leakage.TestSet` objects."""
+    """MOSES ``test`` and ``test_scaffolds`` as :class:`chemassay.leaks.TestSet` objects."""
     sets = []
     for part in ("test", "test_scaffolds"):
         smiles = load_moses(part=part, limit=QUICK_ITEMS if quick else None)

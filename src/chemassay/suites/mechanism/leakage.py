@@ -8,14 +8,14 @@ asked for the mechanism, not the products, so the products-alone key does not co
 
 from __future__ import annotations
 
-from chemassay.leakage import REACTION, TestSet
+from chemassay.leaks import REACTION, TestSet
 from chemassay.suites.mechanism.data import load_omebench
 
 QUICK_ITEMS = 30
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
-    """oMe-Gold as one :class:`chemassay.leakage.TestSet`."""
+    """oMe-Gold as one :class:`chemassay.leaks.TestSet`."""
     records = gold_records()
     if quick:
         records = records[:QUICK_ITEMS]

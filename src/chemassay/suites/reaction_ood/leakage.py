@@ -10,12 +10,12 @@ predictor is asked for products, so the products-alone key counts too.
 
 from __future__ import annotations
 
-from chemassay.leakage import REACTION, TestSet
+from chemassay.leaks import REACTION, TestSet
 from chemassay.suites.reaction_ood.assay import SPLITS, _ids, test_part
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
-    """The test parts as :class:`chemassay.leakage.TestSet` objects (``quick``: the assay's
+    """The test parts as :class:`chemassay.leaks.TestSet` objects (``quick``: the assay's
     quick splits of a sample of whole patents)."""
     sets = []
     for plan in SPLITS:

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from chemassay.contract.assay import AssayContext
 from chemassay.data.registry import load_dataset
-from chemassay.leakage import MOLECULE, TestSet
+from chemassay.leaks import MOLECULE, TestSet
 from chemassay.suites.robustness.api import _property_file
 from chemassay.suites.robustness.assay import AMORE_SETS, QUICK_ITEMS, list_test_molecules
 from chemassay.suites.robustness.downstream import read_property_csv
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1) -> list:
-    """The AMORE sets and the solubility test set as :class:`chemassay.leakage.TestSet` objects
+    """The AMORE sets and the solubility test set as :class:`chemassay.leaks.TestSet` objects
     (``quick``: the first 50 of each)."""
     sets = []
     for name, (dataset, title, _size) in AMORE_SETS.items():

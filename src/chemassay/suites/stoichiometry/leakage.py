@@ -21,7 +21,7 @@ from pathlib import Path
 
 from chemassay.contract.assay import AssayContext
 from chemassay.data.readers import iter_lines
-from chemassay.leakage import REACTION, TestSet
+from chemassay.leaks import REACTION, TestSet
 from chemassay.suites.stoichiometry.assay import QUICK_ITEMS, SPLITS, TABLE2_SETS, prepared_folder
 
 AUDITED_VARIANTS = ("smiles_t1_x1", "smiles_t2_x1")
@@ -44,7 +44,7 @@ def folder_reactions(folder: Path, split: str) -> list[str]:
 
 
 def leakage_sets(*, quick: bool = False, n_jobs: int = 1, out_dir: str | Path | None = None) -> list:
-    """The ChemAlgebra test files as :class:`chemassay.leakage.TestSet` objects (``quick``:
+    """The ChemAlgebra test files as :class:`chemassay.leaks.TestSet` objects (``quick``:
     Table 2's sets from the assay's quick data, first 40 lines; the quick data has no SMILES
     variant)."""
     root = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="chemassay-leakage-stoich-"))

@@ -2,7 +2,7 @@
 
 The strongest pattern-matching is having seen the test item. :func:`leakage` checks every
 test item of every suite's headline tasks (each suite declares them: see
-:mod:`chemassay.leakage.testsets`) against training files of molecules or reactions, for exact
+:mod:`chemassay.leaks.testsets`) against training files of molecules or reactions, for exact
 duplicates (InChIKey with and without stereo; order-independent reaction keys, and products
 alone for tasks that ask for products), near duplicates (highest Tanimoto to any training item,
 as a distribution and counted at a threshold) and, for generative tasks, shared Bemis-Murcko
@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chemassay.contract.errors import UserInputError
-from chemassay.leakage.audit import DEFAULT_THRESHOLD, audit, write_report
-from chemassay.leakage.keys import MOLECULE, REACTION, kind_of, reaction_key
-from chemassay.leakage.testsets import TestSet, ids_sha256, suite_test_sets
-from chemassay.leakage.training import CHUNK_LINES, check_files
+from chemassay.leaks.audit import DEFAULT_THRESHOLD, audit, write_report
+from chemassay.leaks.keys import MOLECULE, REACTION, kind_of, reaction_key
+from chemassay.leaks.testsets import TestSet, ids_sha256, suite_test_sets
+from chemassay.leaks.training import CHUNK_LINES, check_files
 
 
 def leakage(train: str | os.PathLike | Sequence[str | os.PathLike], *, suites: Sequence[str] | None = None,
@@ -99,17 +99,3 @@ def clean_ids(report: dict | str | os.PathLike, suite: str, task: str, ids: Sequ
 
 __all__ = ["DEFAULT_THRESHOLD", "MOLECULE", "REACTION", "TestSet", "clean_ids", "ids_sha256", "kind_of", "leakage",
            "reaction_key", "read_report", "suite_test_sets"]
-
-
-class _CallableModule(type(json)):
-    """``chemassay.leakage`` is this package and the function at once: ``chemassay.leakage(...)``
-    calls :func:`leakage` (a package attribute of the same name would be shadowed by the
-    subpackage as soon as it is imported)."""
-
-    def __call__(self, *args, **kwargs) -> dict:
-        return leakage(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402 - after the definitions it wraps
-
-_sys.modules[__name__].__class__ = _CallableModule

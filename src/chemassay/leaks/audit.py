@@ -2,7 +2,7 @@
 
 The test side is indexed once (:class:`TestIndex`: the distinct test items of each kind, their
 exact keys and packed fingerprints). The training side streams in chunks of lines
-(:mod:`chemassay.leakage.training`); each chunk is parsed, keyed and fingerprinted, its keys
+(:mod:`chemassay.leaks.training`); each chunk is parsed, keyed and fingerprinted, its keys
 are looked up among the test keys, and every test item's highest Tanimoto similarity to the
 chunk is computed exactly with :class:`chemassay.chem.similarity.NearestNeighbourIndex` (the
 chunk is the reference: sorted by popcount and bounded by 4-fold folded counts, so most
@@ -31,7 +31,7 @@ import rdkit
 
 from chemassay.chem.similarity import NearestNeighbourIndex
 from chemassay.contract.errors import UserInputError
-from chemassay.leakage.keys import (
+from chemassay.leaks.keys import (
     MOLECULE,
     MOLECULE_FINGERPRINT,
     MOLECULE_KEYS,
@@ -42,8 +42,8 @@ from chemassay.leakage.keys import (
     keyed,
     kind_of,
 )
-from chemassay.leakage.testsets import TestSet, ids_sha256
-from chemassay.leakage.training import CHUNK_LINES, TrainingChunk, check_files, iter_chunks
+from chemassay.leaks.testsets import TestSet, ids_sha256
+from chemassay.leaks.training import CHUNK_LINES, TrainingChunk, check_files, iter_chunks
 from chemassay.runtime.files import atomic_write_text, sha256_file
 from chemassay.runtime.parallel import (
     Failure,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chemassay.contract.errors import UserInputError
-from chemassay.leakage.keys import KINDS
+from chemassay.leaks.keys import KINDS
 
 
 @dataclass
