@@ -75,14 +75,28 @@ def test_a_request_waiting_to_retry_gives_its_slot_back(server):
     assert sorted(finished.values())[4] < 0.9
 
 
-@pytest.mark.parametrize("fault", ["hang", "trickle"])
-def test_the_deadline_covers_the_whole_reply(server, fault):
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("fault", ["hang", "trickle", "ramble"])
+def test_a_hanging_or_trickling_server_cannot_hold_a_request(server, fault, stream):
+    """``timeout`` (+ the time to read the input) bounds the wait for a first piece of the answer
+    while the server shows no progress: a server that hangs, or trickles bytes that never make a
+    whole streamed event. The cap, ``timeout`` + ``seconds_per_token`` × (``max_tokens`` + the
+    input's tokens), bounds an answer that streams on without ever being silent that long
+    (``ramble``: a piece every 0.1 s) and a reply not streamed (no sign of progress before it)."""
     server.fault, server.hang_seconds, server.trickle_interval = fault, 30.0, 0.1
-    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, seconds_per_token=0.1,
+                              params={"max_tokens": 4}, stream=stream)
+    # reading the input: 0.1 s per 10 bytes of its 27; the cap: timeout + 0.1 s × (4 + 2.7 tokens)
+    assert client.time_allowed("chat", {"messages": HI, "max_tokens": 4}) == pytest.approx((0.27, 1.17))
     started = time.perf_counter()
-    with pytest.raises(ChatError, match=r"no complete reply within 0.5 s after 2 attempts"):
+    waiting = stream and fault != "ramble"
+    reason = r"no complete reply in time \(" + ("no reply within 0.8 s" if waiting else "not whole within 1.2 s: timeout")
+    with pytest.raises(ChatError, match=reason) as info:
         client.complete(HI)
-    assert time.perf_counter() - started < 3  # asked once more, then failed
+    assert info.value.attempts == 2 and str(info.value).endswith("after 2 attempts")
+    elapsed = time.perf_counter() - started
+    assert info.value.kind == "no complete reply in time after 2 attempts"
+    assert (1.5 if waiting else 2.3) <= elapsed < 4  # asked once more, then failed
 
 
 def test_cache_key_holds_endpoint_model_revision_and_body(server, second_server, isolated_home):
@@ -231,7 +245,8 @@ def test_a_fault_gives_the_same_reason_streamed_or_not(server, fault):
     server.fault, server.trickle_interval = fault, 0.05
     reasons = []
     for stream in (True, False):
-        client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, max_retries=1, stream=stream)
+        client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, max_retries=1, stream=stream,
+                                  seconds_per_token=0.01, params={"max_tokens": 4})
         with pytest.raises(ChatError) as info:
             client.complete(HI)
         reasons.append(info.value.kind)  # the reason without details (an oversized body says its size)
@@ -243,9 +258,10 @@ def test_giving_up_on_a_streamed_answer_stops_its_generation(server):
     """A model rambling past the deadline: the client closes the connection, and a streaming
     server stops generating (a non-streamed generation runs on after the client gave up)."""
     server.fault, server.trickle_interval, server.hang_seconds = "ramble", 0.05, 3.0
-    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, seconds_per_token=0.01,
+                              params={"max_tokens": 4})  # a cap of 0.57 s: 0.5 s + 0.01 s × (4 + 2.7 tokens)
     started = time.perf_counter()
-    with pytest.raises(ChatError, match=r"no complete reply within 0.5 s after 2 attempts"):
+    with pytest.raises(ChatError, match=r"no complete reply in time \(not whole within 0.6 s.* after 2 attempts"):
         client.complete(HI)
     assert time.perf_counter() - started < 2
     deadline = time.monotonic() + 2
@@ -253,8 +269,9 @@ def test_giving_up_on_a_streamed_answer_stops_its_generation(server):
         time.sleep(0.02)
     assert server.generating == 0 and server.cancelled == 2 and server.streamed == 2
     # the same answer not streamed: both attempts are still being generated after the client gave up
-    with pytest.raises(ChatError, match="no complete reply within 0.5 s"):
-        OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, stream=False).complete(HI)
+    with pytest.raises(ChatError, match="no complete reply in time"):
+        OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, stream=False, seconds_per_token=0.01,
+                         params={"max_tokens": 4}).complete(HI)
     assert server.generating == 2 and server.cancelled == 2
 
 
