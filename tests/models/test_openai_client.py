@@ -519,6 +519,13 @@ def test_a_server_that_drops_its_stream_for_a_newcomer_is_asked_one_at_a_time(on
     text = logged.read()
     assert text.count("the server answers one request at a time; asking it one at a time from now on") == 1, text
     assert client.endpoints[0].one_at_a_time
+    # a later client (an assay's next task) asks it one at a time from the start: nothing dropped
+    dropped = server.dropped
+    again = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    assert again.endpoints[0].one_at_a_time
+    outcomes = again.complete_many([conversation(i) for i in range(6, 10)], concurrency=3)
+    assert all(not isinstance(o, ChatError) and o.attempts == 1 for o in outcomes)
+    assert server.dropped == dropped
 
 
 def test_a_queued_request_behind_a_hung_server_still_fails(one_slot):

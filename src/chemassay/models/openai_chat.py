@@ -70,7 +70,7 @@ failure contract:
   A server that drops the request it is streaming when another arrives (llama-cpp-python's
   server by default: a stream that ends without a ``finish_reason`` while another request to
   it waits) is asked one request at a time from then on (one line says so); the cut answer
-  is asked again.
+  is asked again; the other clients of the process ask it one at a time from the start.
 * **Concurrency**: ``concurrency`` worker threads, each with one request in flight, and each
   outcome reported to the caller as it arrives (callers write answers incrementally, which
   makes resuming an interrupted run possible). The synchronous ``httpx`` client is used, one
@@ -149,6 +149,9 @@ TIMED_OUT = "no complete reply in time"
 """The reason of an attempt given up by its deadlines (the details follow in brackets)."""
 STREAM_ENDED = "the stream ended before the answer did"
 """The reason of a streamed reply without a ``finish_reason``: not an answer, asked again."""
+_ONE_AT_A_TIME: set[str] = set()
+"""Base URLs of the servers found to answer one request at a time, for every client of this
+process (an assay builds a client per task: the next ones need not find it out again)."""
 STOP_MIN_FAILURES = 8
 STOP_RATE = 0.9
 CACHE_FLUSH_SECONDS = 0.2
@@ -650,7 +653,7 @@ class OpenAIChatClient:
             raise UserInputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
         self._httpx = require("httpx", "llm", "OpenAI-compatible endpoints")
         self.base_urls = [_base(u) for u in split_base_urls(self.base_url)]
-        self.endpoints = [_Endpoint(u) for u in self.base_urls]
+        self.endpoints = [_Endpoint(u, one_at_a_time=u in _ONE_AT_A_TIME) for u in self.base_urls]
         self.url = chat_url(self.base_urls[0])
         self.embed_url = embeddings_url(self.base_urls[0])
         self.stats = RequestStats(self.base_urls)
@@ -997,6 +1000,7 @@ class OpenAIChatClient:
             if endpoint.one_at_a_time or endpoint.waiting <= 0:
                 return
             endpoint.one_at_a_time = True
+            _ONE_AT_A_TIME.add(endpoint.base)
         info(f"{endpoint.base}: a streamed answer was cut off when another request arrived: the server answers "
              "one request at a time; asking it one at a time from now on")
 
