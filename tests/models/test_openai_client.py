@@ -86,17 +86,17 @@ def test_a_hanging_or_trickling_server_cannot_hold_a_request(server, fault, stre
     server.fault, server.hang_seconds, server.trickle_interval = fault, 30.0, 0.1
     client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, seconds_per_token=0.1,
                               params={"max_tokens": 4}, stream=stream)
-    # reading the input: 0.1 s per 10 bytes of its 27; the cap: timeout + 0.1 s × (4 + 2.7 tokens)
-    assert client.time_allowed("chat", {"messages": HI, "max_tokens": 4}) == pytest.approx((0.27, 1.17))
+    # reading the input: 0.1 s per 4 bytes of its 27; the cap: timeout + 0.1 s × (4 + 6.75 tokens)
+    assert client.time_allowed("chat", {"messages": HI, "max_tokens": 4}) == pytest.approx((0.675, 1.575))
     started = time.perf_counter()
     waiting = stream and fault != "ramble"
-    reason = r"no complete reply in time \(" + ("no reply within 0.8 s" if waiting else "not whole within 1.2 s: timeout")
+    reason = r"no complete reply in time \(" + ("no reply within 1.2 s" if waiting else "not whole within 1.6 s: timeout")
     with pytest.raises(ChatError, match=reason) as info:
         client.complete(HI)
     assert info.value.attempts == 2 and str(info.value).endswith("after 2 attempts")
     elapsed = time.perf_counter() - started
     assert info.value.kind == "no complete reply in time after 2 attempts"
-    assert (1.5 if waiting else 2.3) <= elapsed < 4  # asked once more, then failed
+    assert (2.3 if waiting else 3.1) <= elapsed < 5.5  # asked once more, then failed
 
 
 def test_cache_key_holds_endpoint_model_revision_and_body(server, second_server, isolated_home):
@@ -259,7 +259,7 @@ def test_giving_up_on_a_streamed_answer_stops_its_generation(server):
     server stops generating (a non-streamed generation runs on after the client gave up)."""
     server.fault, server.trickle_interval, server.hang_seconds = "ramble", 0.05, 3.0
     client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, seconds_per_token=0.01,
-                              params={"max_tokens": 4})  # a cap of 0.57 s: 0.5 s + 0.01 s × (4 + 2.7 tokens)
+                              params={"max_tokens": 4})  # a cap of 0.61 s: 0.5 s + 0.01 s × (4 + 6.75 tokens)
     started = time.perf_counter()
     with pytest.raises(ChatError, match=r"no complete reply in time \(not whole within 0.6 s.* after 2 attempts"):
         client.complete(HI)

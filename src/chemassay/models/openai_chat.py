@@ -54,14 +54,14 @@ failure contract:
     server is visibly at work (a piece of another answer arrived from it lately): a server that
     answers one request at a time (llama.cpp on a CPU) queues the others, and a queued request
     is not lost for waiting its turn. Without such progress it fails ``timeout`` + the time to
-    read its input (``seconds_per_token`` per 10 bytes of its messages) after it was sent or
+    read its input (``seconds_per_token`` per 4 bytes of its messages) after it was sent or
     after the last progress (``... (no reply within 60 s)``); busy server or not, it waits at most
     that + the cap of each request sent to the same server before it;
   - the **cap**: once its answer has begun, an attempt may take ``timeout`` +
     ``seconds_per_token`` (default 0.5 s, i.e. 2 tokens a second) × (its answer budget +
     its input's tokens): the answer budget is ``max_tokens`` (each protocol sets it; 4,096
-    without it; none for embeddings), the input counted as a token per 10 bytes. A trickle
-    that is never silent long still ends (``... (not whole within 2,130 s ...)``), while a
+    without it; none for embeddings), the input counted as a token per 4 bytes. A trickle
+    that is never silent long still ends (``... (not whole within 2,233 s ...)``), while a
     4,096-token answer streamed at 23 tokens/s (SmolLM2 on one CPU core, 180 s) is whole well
     before it;
   - a server that does not stream gives no sign of progress before its whole reply: a request
@@ -129,9 +129,11 @@ DEFAULT_SECONDS_PER_TOKEN = 0.5
 """Time allowed per answer token on top of ``timeout``: the cap on a whole reply (2 tokens a second)."""
 DEFAULT_ANSWER_TOKENS = 4096
 """The answer budget assumed for a request without ``max_tokens`` (for its time cap)."""
-PROMPT_BYTES_PER_TOKEN = 10
+PROMPT_BYTES_PER_TOKEN = 4
 """Bytes of a request's input (its messages, the texts to embed) counted as one token of its
-time: a server reads its input in one pass, many times faster than it generates an answer."""
+time. SMILES take about 2 bytes a token, prose about 4; a small model on a busy CPU reads its
+input little faster than it writes (SmolLM2-135M on this project's 2-core machine: 15-33 input
+tokens a second, 23-45 answer tokens), so an input token is given the time of an answer token."""
 DEFAULT_MAX_ANSWER_BYTES = 65536
 """Largest answer (UTF-8 bytes of the message content) taken as an answer."""
 REASONING_FACTOR = 8
@@ -369,7 +371,7 @@ class _Watch:
     the first piece of its answer arrives, then ``answering``. :meth:`expiry` is when it is
     given up as things stand; the :class:`_Watchdog` ends the attempt then."""
 
-    __slots__ = ("endpoint", "streamed", "timeout", "reading", "cap", "bound", "started", "first", "last", "sock",
+    __slots__ = ("endpoint", "streamed", "timeout", "reading", "cap", "ahead", "started", "first", "last", "sock",
                  "fired", "done", "client", "watchdog")
 
     def __init__(self, client: OpenAIChatClient, watchdog: _Watchdog, endpoint: _Endpoint, *, streamed: bool,
@@ -383,18 +385,25 @@ class _Watch:
         """Time allowed for reading the input, on top of ``timeout``, before an answer begins."""
         self.cap = cap
         self.started = time.monotonic()
-        self.bound = self.started + ahead * cap + (self.timeout + reading if streamed else cap)
-        """The longest a request may wait for its answer, busy server or not: behind the
-        ``ahead`` requests sent to its server before it, each within its cap."""
+        self.ahead = ahead
+        """Other requests in flight to the same server (the most seen while waiting): the ones
+        that may be ahead of this one in the server's queue."""
         self.first: float | None = None
         self.last = self.started
         self.sock: Any = None
         self.fired: _Problem | None = None
         self.done = False
 
+    @property
+    def bound(self) -> float:
+        """The longest a request may wait for its answer, busy server or not: behind the
+        requests in flight to its server, each within its cap."""
+        return self.started + self.ahead * self.cap + (self.timeout + self.reading if self.streamed else self.cap)
+
     def expiry(self) -> tuple[float, str]:
         """``(time, which)``: when this attempt is given up, and by which rule."""
         if self.first is None:  # no answer yet: waiting while its server makes progress on others
+            self.ahead = max(self.ahead, self.endpoint.in_flight - 1)
             since = max(self.started, self.endpoint.progress)
             wait = since + (self.timeout + self.reading if self.streamed else self.cap)
             return (wait, "wait") if wait <= self.bound else (self.bound, "bound")
@@ -1026,8 +1035,9 @@ class OpenAIChatClient:
                     watch.sock = sockets[endpoint.base] = sock
 
         # a blocked read is ended by the watchdog (it shuts the socket down); the read time-out
-        # is only a last resort, past the longest the request may wait
-        limits = httpx.Timeout(self.timeout, read=watch.bound - watch.started + self.timeout)
+        # is only a last resort, past the longest the request may wait behind every other worker
+        last_resort = self.timeout + reading + len(run.workers) * cap + cap
+        limits = httpx.Timeout(self.timeout, read=last_resort)
         run.watchdog.arm(watch)
         data: dict[str, Any] | None = None
         events = False
