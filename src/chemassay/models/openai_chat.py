@@ -56,7 +56,7 @@ failure contract:
     is not lost for waiting its turn. Without such progress it fails ``timeout`` + the time to
     read its input (``seconds_per_token`` per 4 bytes of its messages) after it was sent or
     after the last progress (``... (no reply within 60 s)``); busy server or not, it waits at most
-    that + the cap of each request sent to the same server before it;
+    that + the cap of each other request in flight to the same server;
   - the **cap**: once its answer has begun, an attempt may take ``timeout`` +
     ``seconds_per_token`` (default 0.5 s, i.e. 2 tokens a second) × (its answer budget +
     its input's tokens): the answer budget is ``max_tokens`` (each protocol sets it; 4,096
