@@ -49,7 +49,10 @@ test-slow: install
 # uses AMX where the CPU reports it, and a VM that does not enable AMX (this one) kills it with
 # SIGILL at the first matrix product: LLAMA_CMAKE_ARGS builds for AVX2 instead (x86-64 CPUs since
 # 2015; ignored on other architectures), without the multimodal library. pip's own wheel cache
-# is not used: its key ignores CMAKE_ARGS, so it could hand back a -march=native build.
+# is not used: its key ignores CMAKE_ARGS, so it could hand back a -march=native build. A wheel
+# built before (e.g. on another clone) copied into build/llama-cpp-wheels skips the build.
+# llama-cpp-python's server answers one request at a time and drops the answer it streams when
+# another arrives: the client finds that out and asks it one at a time (docs/core.md, Deadlines).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
 LLAMA_WHEELS := build/llama-cpp-wheels
 

@@ -13,8 +13,10 @@ and no other spec option (the defaults are under test too). The script then chec
   console error, a section per suite, no broken image), else read as HTML (a section per suite,
   every image present);
 
-stops the server, and prints the wall time of the assay, per suite and in all. Exit code 0 when
-both checks hold.
+stops the server, and prints the wall time of the assay, per suite and in all, with each
+suite's requests (answered, failed, cut off at the length limit, answer tokens) and the longest
+time the assay's output went without a line (``OUT/assay.log`` has every line with its time).
+Exit code 0 when both checks hold.
 
     python benchmarks/llm_assay.py --out reports/llm-assay
     python benchmarks/llm_assay.py --suites robustness --options max_answer_bytes=2000000
@@ -198,16 +200,24 @@ def check_results(out: Path, spec: str) -> tuple[list[str], list[tuple[str, floa
         else:
             done = [task for task in tasks if task["status"] in ("done", "resumed")]
             failed = [task for task in tasks if task["status"] == "failed"]
+            asked = {"new": 0, "cached": 0, "failed": 0, "cut_off": 0, "completion_tokens": 0}
             for task in done:
                 result = read_result(task["path"])
                 if result.model is None or result.model.spec != spec or result.n < 1:
                     problems.append(f"{name} {task['task']}: result without the model or items ({task['path']})")
+                if result.requests is not None:
+                    for key in asked:
+                        asked[key] += getattr(result.requests, key) or 0
             for task in failed:
                 if not task.get("message", "").strip():
                     problems.append(f"{name} {task['task']}: failed without a reason")
             first_error = failed[0]["message"].strip().splitlines()[0][:160] if failed else ""
             line = (f"{len(done)}/{len(tasks)} tasks done" + (f", {len(failed)} failed ({first_error})" if failed else "")
                     + (f"; {suite['verdict']}" if suite["verdict"] else ""))
+            if any(asked.values()):
+                line += (f"; requests of the results: {asked['new']} answered, {asked['cached']} from cache, "
+                         f"{asked['failed']} failed ({asked['cut_off']} cut off), "
+                         f"{asked['completion_tokens']} answer tokens")
         rows.append((name, seconds, line))
     return problems, rows
 
@@ -225,6 +235,31 @@ def report(out: Path, spec: str) -> list[str]:
     for problem in problems:
         print(f"PROBLEM: {problem}")
     return problems
+
+
+def run_logged(command: list[str], env: dict[str, str], log: Path) -> tuple[int, list[str], tuple[float, str]]:
+    """Run ``command``, writing each line of its output (stdout and stderr) to ``log`` with the
+    seconds since it started, and echoing the ``[assay]`` lines; returns ``(exit code, the last
+    lines, (the longest time without a line, the line that ended it))``."""
+    started = time.perf_counter()
+    last, gap, tail = started, (0.0, ""), []
+    with open(log, "w", encoding="utf-8") as sink:
+        child = subprocess.Popen(command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 bufsize=1)
+        for line in child.stdout:
+            now = time.perf_counter()
+            if now - last > gap[0]:
+                gap = (now - last, line.strip())
+            last = now
+            sink.write(f"[{now - started:7.1f} s] {line}")
+            sink.flush()
+            tail = [*tail[-40:], line]
+            if line.startswith("[assay]") or "one at a time" in line:
+                print(f"  [{now - started:6.0f} s] {line.rstrip()[:200]}", flush=True)
+        code = child.wait()
+    if time.perf_counter() - last > gap[0]:
+        gap = (time.perf_counter() - last, "(the end)")
+    return code, tail, gap
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,20 +307,20 @@ def main(argv: list[str] | None = None) -> int:
         # (the generation suite scores against them) are shared
         from chemassay.data import locate
 
-        env = {**os.environ, "CHEMASSAY_HOME": home, "CHEMASSAY_NO_STORE": "1"}
+        env = {**os.environ, "CHEMASSAY_HOME": home, "CHEMASSAY_NO_STORE": "1", "PYTHONUNBUFFERED": "1"}
         moses = locate("moses", "test_stats.npz")
         if moses is not None:
             env.setdefault("CHEMASSAY_DATA", str(moses.parent.parent))
         assay_started = time.perf_counter()
         try:
-            done = subprocess.run(command, env=env, text=True, capture_output=True)
+            code, tail, gap = run_logged(command, env, out / "assay.log")
         finally:
             wall = time.perf_counter() - assay_started
             stop_server(server)
-    (out / "assay.log").write_text(done.stdout + done.stderr)
-    print(f"chemassay assay --quick: exit code {done.returncode}, wall time {wall:.0f} s ({wall / 60:.1f} min)")
+    print(f"chemassay assay --quick: exit code {code}, wall time {wall:.0f} s ({wall / 60:.1f} min); "
+          f"longest silence {gap[0]:.0f} s (before: {gap[1][:120]!r})")
     if not (out / "assay.json").is_file():
-        print(done.stderr[-3000:])
+        print("".join(tail)[-3000:])
         return 1
     problems = report(out, spec)
     print(f"total (with server start): {time.perf_counter() - started:.0f} s")

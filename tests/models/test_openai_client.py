@@ -75,14 +75,28 @@ def test_a_request_waiting_to_retry_gives_its_slot_back(server):
     assert sorted(finished.values())[4] < 0.9
 
 
-@pytest.mark.parametrize("fault", ["hang", "trickle"])
-def test_the_deadline_covers_the_whole_reply(server, fault):
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("fault", ["hang", "trickle", "ramble"])
+def test_a_hanging_or_trickling_server_cannot_hold_a_request(server, fault, stream):
+    """``timeout`` (+ the time to read the input) bounds the wait for a first piece of the answer
+    while the server shows no progress: a server that hangs, or trickles bytes that never make a
+    whole streamed event. The cap, ``timeout`` + ``seconds_per_token`` × (``max_tokens`` + the
+    input's tokens), bounds an answer that streams on without ever being silent that long
+    (``ramble``: a piece every 0.1 s) and a reply not streamed (no sign of progress before it)."""
     server.fault, server.hang_seconds, server.trickle_interval = fault, 30.0, 0.1
-    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, seconds_per_token=0.1,
+                              params={"max_tokens": 4}, stream=stream)
+    # reading the input: 0.1 s per 4 bytes of its 27; the cap: timeout + 0.1 s × (4 + 6.75 tokens)
+    assert client.time_allowed("chat", {"messages": HI, "max_tokens": 4}) == pytest.approx((0.675, 1.575))
     started = time.perf_counter()
-    with pytest.raises(ChatError, match=r"no complete reply within 0.5 s after 2 attempts"):
+    waiting = stream and fault != "ramble"
+    reason = r"no complete reply in time \(" + ("no reply within 1.2 s" if waiting else "not whole within 1.6 s: timeout")
+    with pytest.raises(ChatError, match=reason) as info:
         client.complete(HI)
-    assert time.perf_counter() - started < 3  # asked once more, then failed
+    assert info.value.attempts == 2 and str(info.value).endswith("after 2 attempts")
+    elapsed = time.perf_counter() - started
+    assert info.value.kind == "no complete reply in time after 2 attempts"
+    assert (2.3 if waiting else 3.1) <= elapsed < 5.5  # asked once more, then failed
 
 
 def test_cache_key_holds_endpoint_model_revision_and_body(server, second_server, isolated_home):
@@ -231,7 +245,8 @@ def test_a_fault_gives_the_same_reason_streamed_or_not(server, fault):
     server.fault, server.trickle_interval = fault, 0.05
     reasons = []
     for stream in (True, False):
-        client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, max_retries=1, stream=stream)
+        client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, max_retries=1, stream=stream,
+                                  seconds_per_token=0.01, params={"max_tokens": 4})
         with pytest.raises(ChatError) as info:
             client.complete(HI)
         reasons.append(info.value.kind)  # the reason without details (an oversized body says its size)
@@ -243,9 +258,10 @@ def test_giving_up_on_a_streamed_answer_stops_its_generation(server):
     """A model rambling past the deadline: the client closes the connection, and a streaming
     server stops generating (a non-streamed generation runs on after the client gave up)."""
     server.fault, server.trickle_interval, server.hang_seconds = "ramble", 0.05, 3.0
-    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, seconds_per_token=0.01,
+                              params={"max_tokens": 4})  # a cap of 0.61 s: 0.5 s + 0.01 s × (4 + 6.75 tokens)
     started = time.perf_counter()
-    with pytest.raises(ChatError, match=r"no complete reply within 0.5 s after 2 attempts"):
+    with pytest.raises(ChatError, match=r"no complete reply in time \(not whole within 0.6 s.* after 2 attempts"):
         client.complete(HI)
     assert time.perf_counter() - started < 2
     deadline = time.monotonic() + 2
@@ -253,8 +269,9 @@ def test_giving_up_on_a_streamed_answer_stops_its_generation(server):
         time.sleep(0.02)
     assert server.generating == 0 and server.cancelled == 2 and server.streamed == 2
     # the same answer not streamed: both attempts are still being generated after the client gave up
-    with pytest.raises(ChatError, match="no complete reply within 0.5 s"):
-        OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, stream=False).complete(HI)
+    with pytest.raises(ChatError, match="no complete reply in time"):
+        OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, stream=False, seconds_per_token=0.01,
+                         params={"max_tokens": 4}).complete(HI)
     assert server.generating == 2 and server.cancelled == 2
 
 
@@ -356,3 +373,168 @@ def test_progress_lines_name_the_requests_waiting_to_retry(server, logged):
     text = logged.read()
     assert re.search(r"0/1 requests answered, 0 failed, 0 in flight \(oldest 0\.\d s\), 1 waiting to retry "
                      r"\(last problem: HTTP 500\)", text), text
+
+
+# ---------------------------------------------------------------------------- slow servers
+class OneSlotServer:
+    """A slow chat server on 127.0.0.1 that, like llama.cpp on a CPU, answers one request at a
+    time: the others wait for the slot, hearing nothing. An answer is ``tokens`` pieces, one every
+    ``interval`` seconds, streamed when asked (else sent whole at the end). ``drops_for_newcomer``:
+    a streamed answer is cut off (the connection closed) when another request waits, as
+    llama-cpp-python's server does by default. ``hang_first``: the first request never gets an
+    answer (its slot is held ``hang_seconds``)."""
+
+    def __init__(self, *, tokens: int = 12, interval: float = 0.1, drops_for_newcomer: bool = False,
+                 hang_first: bool = False, hang_seconds: float = 30.0) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.tokens, self.interval = tokens, interval
+        self.drops_for_newcomer, self.hang_first, self.hang_seconds = drops_for_newcomer, hang_first, hang_seconds
+        self.slot = threading.Lock()
+        self.lock = threading.Lock()
+        self.waiting = 0
+        self.served: list[tuple[float, float, bool]] = []
+        """``(start, end, whole)`` of each answer the slot served."""
+        self.dropped = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                import json
+
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.answer(self, body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def answer(self, handler, body: dict) -> None:
+        import json
+
+        stream = bool(body.get("stream"))
+        with self.lock:
+            self.waiting += 1
+        with self.slot:
+            with self.lock:
+                self.waiting -= 1
+                first = not self.served
+                self.served.append((time.monotonic(), 0.0, False))
+                index = len(self.served) - 1
+            if first and self.hang_first:
+                time.sleep(self.hang_seconds)
+                return
+            pieces = [f"C{i} " for i in range(self.tokens)]
+            try:
+                if stream:
+                    handler.send_response(200)
+                    handler.send_header("Content-Type", "text/event-stream")
+                    handler.end_headers()
+                    for piece in pieces:
+                        if self.drops_for_newcomer and self.waiting:
+                            with self.lock:
+                                self.dropped += 1
+                            return  # the connection closes: the answer is cut off
+                        time.sleep(self.interval)
+                        chunk = {"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                        handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        handler.wfile.flush()
+                    done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                    handler.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
+                else:
+                    time.sleep(self.interval * len(pieces))
+                    data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant",
+                                       "content": "".join(pieces)}, "finish_reason": "stop"}]}).encode()
+                    handler.send_response(200)
+                    handler.send_header("Content-Type", "application/json")
+                    handler.send_header("Content-Length", str(len(data)))
+                    handler.end_headers()
+                    handler.wfile.write(data)
+            except OSError:
+                return  # the client gave up
+            self.served[index] = (self.served[index][0], time.monotonic(), True)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def one_slot():
+    servers: list[OneSlotServer] = []
+
+    def make(**options) -> OneSlotServer:
+        servers.append(OneSlotServer(**options))
+        return servers[-1]
+    yield make
+    for server in servers:
+        server.close()
+
+
+def test_a_steady_stream_longer_than_the_timeout_is_an_answer(one_slot):
+    """``timeout`` is the longest silence, not the whole reply: 20 pieces 0.1 s apart (2 s) with
+    a 0.5 s timeout; the cap (0.5 s + 0.5 s × 20 tokens) leaves it time."""
+    server = one_slot(tokens=20, interval=0.1)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, params={"max_tokens": 20})
+    reply = client.complete(HI)
+    assert reply.text == "".join(f"C{i} " for i in range(20)) and reply.streamed and reply.attempts == 1
+    assert reply.elapsed_s >= 2.0
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_requests_queued_behind_a_busy_one_slot_server_are_answered(one_slot, stream):
+    """Four requests at once to a server that answers one at a time (1.2 s each, silent to the
+    ones waiting): the last waits 3.6 s, seven times ``timeout``, and is answered at its first
+    attempt, because its server visibly answers the others meanwhile. Not streamed, a reply
+    comes whole after 1.2 s of silence: within its cap, counted from the previous reply."""
+    server = one_slot(tokens=12, interval=0.1)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, params={"max_tokens": 12}, stream=stream,
+                              seconds_per_token=0.15)
+    started = time.perf_counter()
+    outcomes = client.complete_many([conversation(i) for i in range(4)], concurrency=4)
+    assert all(not isinstance(o, ChatError) and o.attempts == 1 for o in outcomes), outcomes
+    assert [whole for _, _, whole in server.served] == [True] * 4  # nothing asked twice
+    assert time.perf_counter() - started >= 4 * 1.2 and max(o.elapsed_s for o in outcomes) >= 3 * 1.2
+
+
+def test_a_server_that_drops_its_stream_for_a_newcomer_is_asked_one_at_a_time(one_slot, logged):
+    """llama-cpp-python's server cuts the answer it streams off when another request arrives:
+    the cut answers are not answers (no finish_reason), are asked again, and the client asks
+    that server one request at a time from then on (saying so once), so every request is answered."""
+    server = one_slot(tokens=6, interval=0.05, drops_for_newcomer=True)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    outcomes = client.complete_many([conversation(i) for i in range(6)], concurrency=3)
+    assert all(not isinstance(o, ChatError) and o.text == "".join(f"C{i} " for i in range(6)) for o in outcomes)
+    assert 1 <= server.dropped <= 4  # the answers in flight when the client learnt it; none after
+    wholes = [start for start, _, whole in server.served if whole]
+    assert len(wholes) == 6
+    text = logged.read()
+    assert text.count("the server answers one request at a time; asking it one at a time from now on") == 1, text
+    assert client.endpoints[0].one_at_a_time
+    # a later client (an assay's next task) asks it one at a time from the start: nothing dropped
+    dropped = server.dropped
+    again = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0)
+    assert again.endpoints[0].one_at_a_time
+    outcomes = again.complete_many([conversation(i) for i in range(6, 10)], concurrency=3)
+    assert all(not isinstance(o, ChatError) and o.attempts == 1 for o in outcomes)
+    assert server.dropped == dropped
+
+
+def test_a_queued_request_behind_a_hung_server_still_fails(one_slot):
+    """A one-slot server that hangs on its first request: nothing progresses, so the requests
+    queued behind it fail ``timeout`` (+ reading their input) after they were sent, not never."""
+    server = one_slot(hang_first=True, hang_seconds=20.0)
+    client = OpenAIChatClient(server.base_url, "m", timeout=0.5, backoff=0.0, max_retries=1, seconds_per_token=0.0)
+    started = time.perf_counter()
+    outcomes = client.complete_many([conversation(i) for i in range(3)], concurrency=3)
+    assert all(isinstance(o, ChatError) and o.kind == "no complete reply in time after 2 attempts" for o in outcomes)
+    assert all("(no reply within 0.5 s)" in str(o) for o in outcomes), outcomes
+    assert time.perf_counter() - started < 3

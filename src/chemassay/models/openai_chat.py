@@ -44,10 +44,33 @@ failure contract:
   default), or the server's ``Retry-After``, both capped at ``max_backoff`` (60 s). A request
   that is waiting to retry gives its concurrency slot back, so one failing item does not
   hold a slot through its retries. Other 4xx statuses fail at once.
-* **A deadline per attempt** (``timeout``, default 60 s) covers connecting, sending and
-  receiving the whole reply: a server that hangs, or trickles the body of its reply, cannot
-  hold a request longer (a watchdog ends a reply still arriving at its deadline). A request
-  that runs out of time is asked once more, then fails.
+* **Deadlines** that a slow server answering one request at a time meets, and a server that
+  hangs or trickles does not (one watchdog thread per batch shuts the socket of an attempt whose
+  time is up; a request that runs out of time twice fails):
+
+  - ``timeout`` (default 60 s) is the longest *silence*: connecting, and between two pieces of
+    a streamed answer (``no complete reply in time (reply stalled: nothing for 60 s)``);
+  - a request still waiting for the first piece of its answer is not timed out while its
+    server is visibly at work (a piece of another answer arrived from it lately): a server that
+    answers one request at a time (llama.cpp on a CPU) queues the others, and a queued request
+    is not lost for waiting its turn. Without such progress it fails ``timeout`` + the time to
+    read its input (``seconds_per_token`` per 4 bytes of its messages) after it was sent or
+    after the last progress (``... (no reply within 60 s)``); busy server or not, it waits at most
+    that + the cap of each other request in flight to the same server;
+  - the **cap**: once its answer has begun, an attempt may take ``timeout`` +
+    ``seconds_per_token`` (default 0.5 s, i.e. 2 tokens a second) × (its answer budget +
+    its input's tokens): the answer budget is ``max_tokens`` (each protocol sets it; 4,096
+    without it; none for embeddings), the input counted as a token per 4 bytes. A trickle
+    that is never silent long still ends (``... (not whole within 2,233 s ...)``), while a
+    4,096-token answer streamed at 23 tokens/s (SmolLM2 on one CPU core, 180 s) is whole well
+    before it;
+  - a server that does not stream gives no sign of progress before its whole reply: a request
+    to it waits up to its cap, counted from when that server last finished a reply.
+
+  A server that drops the request it is streaming when another arrives (llama-cpp-python's
+  server by default: a stream that ends without a ``finish_reason`` while another request to
+  it waits) is asked one request at a time from then on (one line says so); the cut answer
+  is asked again; the other clients of the process ask it one at a time from the start.
 * **Concurrency**: ``concurrency`` worker threads, each with one request in flight, and each
   outcome reported to the caller as it arrives (callers write answers incrementally, which
   makes resuming an interrupted run possible). The synchronous ``httpx`` client is used, one
@@ -100,7 +123,17 @@ from chemassay.runtime.progress import info, progress_interval
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 DEFAULT_TIMEOUT = 60.0
-"""Seconds per attempt: connect, send and receive the whole reply."""
+"""Longest silence of an attempt (seconds): connecting, waiting for an answer while the server
+shows no progress, or between two pieces of a streamed answer."""
+DEFAULT_SECONDS_PER_TOKEN = 0.5
+"""Time allowed per answer token on top of ``timeout``: the cap on a whole reply (2 tokens a second)."""
+DEFAULT_ANSWER_TOKENS = 4096
+"""The answer budget assumed for a request without ``max_tokens`` (for its time cap)."""
+PROMPT_BYTES_PER_TOKEN = 4
+"""Bytes of a request's input (its messages, the texts to embed) counted as one token of its
+time. SMILES take about 2 bytes a token, prose about 4; a small model on a busy CPU reads its
+input little faster than it writes (SmolLM2-135M on this project's 2-core machine: 15-33 input
+tokens a second, 23-45 answer tokens), so an input token is given the time of an answer token."""
 DEFAULT_MAX_ANSWER_BYTES = 65536
 """Largest answer (UTF-8 bytes of the message content) taken as an answer."""
 REASONING_FACTOR = 8
@@ -114,6 +147,13 @@ POOLINGS = ("mean", "last")
 STREAM_REFUSED = frozenset({400, 415, 422})
 """Statuses with which a server may refuse ``stream``: a reply of one of them whose message
 names ``stream``, before the server ever streamed, is asked again at once without it."""
+TIMED_OUT = "no complete reply in time"
+"""The reason of an attempt given up by its deadlines (the details follow in brackets)."""
+STREAM_ENDED = "the stream ended before the answer did"
+"""The reason of a streamed reply without a ``finish_reason``: not an answer, asked again."""
+_ONE_AT_A_TIME: set[str] = set()
+"""Base URLs of the servers found to answer one request at a time, for every client of this
+process (an assay builds a client per task: the next ones need not find it out again)."""
 STOP_MIN_FAILURES = 8
 STOP_RATE = 0.9
 CACHE_FLUSH_SECONDS = 0.2
@@ -303,6 +343,12 @@ class _Endpoint:
     down_until: float = 0.0
     streams: bool | None = None
     """Whether the server streams chat replies (``None``: not known yet)."""
+    progress: float = 0.0
+    """When a piece of an answer last arrived from this server (``time.monotonic()``)."""
+    waiting: int = 0
+    """Attempts sent to this server that have no piece of their answer yet."""
+    one_at_a_time: bool = False
+    """The server cut a streamed answer off when another request arrived: asked one request at a time."""
 
 
 @dataclass
@@ -320,31 +366,98 @@ class _Job:
     started: float = 0.0
 
 
+class _Watch:
+    """The deadlines of one attempt (see the module docstring, *Deadlines*): ``waiting`` until
+    the first piece of its answer arrives, then ``answering``. :meth:`expiry` is when it is
+    given up as things stand; the :class:`_Watchdog` ends the attempt then."""
+
+    __slots__ = ("endpoint", "streamed", "timeout", "reading", "cap", "ahead", "started", "first", "last", "sock",
+                 "fired", "done", "client", "watchdog")
+
+    def __init__(self, client: OpenAIChatClient, watchdog: _Watchdog, endpoint: _Endpoint, *, streamed: bool,
+                 reading: float, cap: float, ahead: int) -> None:
+        self.client = client
+        self.watchdog = watchdog
+        self.endpoint = endpoint
+        self.streamed = streamed
+        self.timeout = client.timeout
+        self.reading = reading
+        """Time allowed for reading the input, on top of ``timeout``, before an answer begins."""
+        self.cap = cap
+        self.started = time.monotonic()
+        self.ahead = ahead
+        """Other requests in flight to the same server (the most seen while waiting): the ones
+        that may be ahead of this one in the server's queue."""
+        self.first: float | None = None
+        self.last = self.started
+        self.sock: Any = None
+        self.fired: _Problem | None = None
+        self.done = False
+
+    @property
+    def bound(self) -> float:
+        """The longest a request may wait for its answer, busy server or not: behind the
+        requests in flight to its server, each within its cap."""
+        return self.started + self.ahead * self.cap + (self.timeout + self.reading if self.streamed else self.cap)
+
+    def expiry(self) -> tuple[float, str]:
+        """``(time, which)``: when this attempt is given up, and by which rule."""
+        if self.first is None:  # no answer yet: waiting while its server makes progress on others
+            self.ahead = max(self.ahead, self.endpoint.in_flight - 1)
+            since = max(self.started, self.endpoint.progress)
+            wait = since + (self.timeout + self.reading if self.streamed else self.cap)
+            return (wait, "wait") if wait <= self.bound else (self.bound, "bound")
+        stall, cap = self.last + self.timeout, self.first + self.cap
+        return (stall, "stall") if stall <= cap else (cap, "cap")
+
+    def problem(self, which: str) -> _Problem:
+        """The reason of an attempt given up by rule ``which`` (all of the one kind :data:`TIMED_OUT`)."""
+        if which == "stall":
+            detail = f"reply stalled: nothing for {self.timeout:g} s"
+        elif which == "wait" and self.streamed:
+            detail = f"no reply within {_seconds(self.timeout + self.reading)}"
+        elif which == "bound":
+            detail = f"no reply within {_seconds(self.bound - self.started)}"
+        else:
+            detail = (f"not whole within {_seconds(self.cap)}: timeout + {self.client.seconds_per_token:g} s per "
+                      "token of its answer budget and input")
+        return _Problem(f"{TIMED_OUT} ({detail})", retryable=True, timeout=True, kind=TIMED_OUT)
+
+    def arrived(self) -> None:
+        """A piece of the answer arrived (a streamed event, bytes of a body)."""
+        now = time.monotonic()
+        self.last = now
+        self.endpoint.progress = now
+        if self.first is None:
+            self.first = now
+            self.client._answering(self.endpoint)
+            self.watchdog.arm(self)  # answering: its expiry may now be closer than when it waited
+
+
 class _Watchdog:
-    """Ends the replies still arriving at their deadline: one thread per batch shuts down the
-    socket of a reply whose deadline passed (a blocked read then fails at once)."""
+    """Ends the attempts whose time is up: one thread per batch keeps each attempt at the time
+    its :meth:`_Watch.expiry` says, checks it again then (progress moves it later) and shuts
+    down the socket of one that expired (a blocked read then fails at once)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, list[Any]]] = []
+        self._heap: list[tuple[float, int, _Watch]] = []
         self._count = 0
         self._stopped = False
         self._thread = threading.Thread(target=self._loop, daemon=True, name="chemassay-deadlines")
         self._thread.start()
 
-    def arm(self, deadline: float, sock: Any) -> list[Any]:
-        """Watch ``sock`` until ``deadline``; the entry (``[sock, fired]``) goes to :meth:`disarm`."""
-        entry = [sock, False]
+    def arm(self, watch: _Watch) -> None:
+        """Watch ``watch`` (again: after a change that may bring its expiry closer)."""
         with self._cond:
             self._count += 1
-            heapq.heappush(self._heap, (deadline, self._count, entry))
-            if self._heap[0][2] is entry:
+            heapq.heappush(self._heap, (watch.expiry()[0], self._count, watch))
+            if self._heap[0][2] is watch:
                 self._cond.notify()
-        return entry
 
     @staticmethod
-    def disarm(entry: list[Any]) -> None:
-        entry[0] = None
+    def disarm(watch: _Watch) -> None:
+        watch.done = True
 
     def _loop(self) -> None:
         with self._cond:
@@ -352,22 +465,40 @@ class _Watchdog:
                 if not self._heap:
                     self._cond.wait()
                     continue
-                deadline, _, entry = self._heap[0]
-                wait = deadline - time.monotonic()
+                when, _, watch = self._heap[0]
+                wait = when - time.monotonic()
                 if wait > 0:
                     self._cond.wait(wait)
                     continue
                 heapq.heappop(self._heap)
-                if entry[0] is not None:
-                    entry[1] = True
+                if watch.done or watch.fired is not None:
+                    continue
+                expiry, which = watch.expiry()
+                if expiry > time.monotonic():  # progress moved it
+                    self._count += 1
+                    heapq.heappush(self._heap, (expiry, self._count, watch))
+                    continue
+                watch.fired = watch.problem(which)
+                if watch.sock is not None:
                     try:
-                        entry[0].shutdown(socket.SHUT_RDWR)
+                        watch.sock.shutdown(socket.SHUT_RDWR)
                     except OSError:
                         pass  # already closed: nothing to end
 
     def close(self) -> None:
+        """Stop watching; the attempts still in flight (a batch that ended early) are ended now,
+        so their servers stop generating answers nobody waits for."""
         with self._cond:
             self._stopped = True
+            for _, _, watch in self._heap:
+                if not watch.done and watch.fired is None:
+                    watch.fired = _Problem("the batch stopped", retryable=False)
+                    if watch.sock is not None:
+                        try:
+                            watch.sock.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+            self._heap.clear()
             self._cond.notify()
 
 
@@ -475,7 +606,7 @@ class _Run:
 
     def close(self, finished: bool) -> None:
         """Stop the workers. After a complete batch they are idle and are waited for; otherwise the
-        attempts in flight end within their deadline in the background and are dropped."""
+        attempts in flight are ended (their connections closed) and dropped."""
         with self.cond:
             self.stop = True
             self.cond.notify_all()
@@ -521,17 +652,22 @@ class OpenAIChatClient:
     """Longest embedding taken; the bound on an embeddings reply scales with it."""
     progress_interval: float | None = None
     """Seconds between the progress lines of a batch (``None``: :func:`~chemassay.runtime.progress.progress_interval`)."""
+    seconds_per_token: float = DEFAULT_SECONDS_PER_TOKEN
+    """Time allowed per answer token (``max_tokens``) on top of ``timeout``: the cap on a whole reply."""
 
     def __post_init__(self) -> None:
+        if self.seconds_per_token < 0 or self.timeout <= 0:
+            raise UserInputError("timeout must be above 0 and seconds_per_token at least 0")
         if self.pooling is not None and self.pooling not in POOLINGS:
             raise UserInputError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
         self._httpx = require("httpx", "llm", "OpenAI-compatible endpoints")
         self.base_urls = [_base(u) for u in split_base_urls(self.base_url)]
-        self.endpoints = [_Endpoint(u) for u in self.base_urls]
+        self.endpoints = [_Endpoint(u, one_at_a_time=u in _ONE_AT_A_TIME) for u in self.base_urls]
         self.url = chat_url(self.base_urls[0])
         self.embed_url = embeddings_url(self.base_urls[0])
         self.stats = RequestStats(self.base_urls)
         self._lock = threading.Lock()
+        self._slots = threading.Condition(self._lock)
         self._free: list[Any] = []
         self._verify: Any = None
         self._turn = 0
@@ -711,8 +847,10 @@ class OpenAIChatClient:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         size = len(self.endpoints) + 1
-        return httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), verify=self._verify,
+        http = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), verify=self._verify,
                             limits=httpx.Limits(max_connections=size, max_keepalive_connections=size))
+        http.chemassay_sockets = {}  # base URL -> the socket of its connection (for the watchdog)
+        return http
 
     def _give_back(self, http: Any) -> None:
         with self._lock:
@@ -803,18 +941,30 @@ class OpenAIChatClient:
             value.elapsed_s = time.perf_counter() - job.started
         return value
 
-    def _pick(self) -> _Endpoint:
-        with self._lock:
-            now = time.monotonic()
-            usable = [e for e in self.endpoints if e.down_until <= now] or self.endpoints
+    def _pick(self, run: _Run) -> _Endpoint | None:
+        """The replica for the next attempt: the one with the fewest requests in flight (ties in
+        turn). A server asked one request at a time is waited for while it is busy; ``None``:
+        the batch stopped meanwhile."""
+        with self._slots:
+            while True:
+                now = time.monotonic()
+                usable = [e for e in self.endpoints if e.down_until <= now] or self.endpoints
+                free = [e for e in usable if not (e.one_at_a_time and e.in_flight)]
+                if free:
+                    break
+                if run.stop:
+                    return None
+                self._slots.wait(0.5)
             self._turn += 1
             count = len(self.endpoints)
-            chosen = min(usable, key=lambda e: (e.in_flight, (self.endpoints.index(e) - self._turn) % count))
+            chosen = min(free, key=lambda e: (e.in_flight, (self.endpoints.index(e) - self._turn) % count))
             chosen.in_flight += 1
             return chosen
 
     def _attempt(self, run: _Run, job: _Job, http: Any) -> Any:
-        endpoint = self._pick()
+        endpoint = self._pick(run)
+        if endpoint is None:
+            raise _Problem("the batch stopped", retryable=False)
         try:
             stream = job.kind == "chat" and self.stream and endpoint.streams is not False
             try:
@@ -824,8 +974,44 @@ class OpenAIChatClient:
                 endpoint.streams = False
                 return value
         finally:
-            with self._lock:
+            with self._slots:
                 endpoint.in_flight -= 1
+                self._slots.notify_all()
+
+    def time_allowed(self, kind: str, body: Mapping[str, Any]) -> tuple[float, float]:
+        """``(reading, cap)`` of a request: ``seconds_per_token`` per token of its input (its
+        UTF-8 bytes over :data:`PROMPT_BYTES_PER_TOKEN`), and the cap on one attempt once its
+        server is on it: ``timeout`` + ``seconds_per_token`` per token of its answer budget
+        (``max_tokens``, else :data:`DEFAULT_ANSWER_TOKENS`; none for embeddings) and input."""
+        if kind == "embeddings":
+            texts = body.get("input") or []
+            size = sum(len(str(text).encode("utf-8")) for text in (texts if isinstance(texts, list) else [texts]))
+            answer = 0.0
+        else:
+            size = sum(len(text.encode("utf-8")) for message in body.get("messages") or ()
+                       if isinstance(message, Mapping) and (text := _content_text(message.get("content"))))
+            budget = body.get("max_completion_tokens") or body.get("max_tokens")
+            answer = budget if isinstance(budget, (int, float)) and budget > 0 else DEFAULT_ANSWER_TOKENS
+        reading = self.seconds_per_token * size / PROMPT_BYTES_PER_TOKEN
+        return reading, self.timeout + reading + self.seconds_per_token * answer
+
+    def _answering(self, endpoint: _Endpoint) -> None:
+        """An attempt to ``endpoint`` got the first piece of its answer: it no longer waits."""
+        with self._lock:
+            endpoint.waiting -= 1
+
+    def _cut_off_by_server(self, endpoint: _Endpoint) -> None:
+        """A streamed answer ended before it was whole while other requests to the same server
+        waited for theirs: a server that serves one request at a time and drops the running one
+        for a newcomer (llama-cpp-python's server does, by default). It is asked one request at a
+        time from then on (the cut answer is asked again)."""
+        with self._lock:
+            if endpoint.one_at_a_time or endpoint.waiting <= 0:
+                return
+            endpoint.one_at_a_time = True
+            _ONE_AT_A_TIME.add(endpoint.base)
+        info(f"{endpoint.base}: a streamed answer was cut off when another request arrived: the server answers "
+             "one request at a time; asking it one at a time from now on")
 
     def _post(self, run: _Run, job: _Job, http: Any, endpoint: _Endpoint, *, stream: bool) -> Any:
         """One POST of ``job`` to ``endpoint`` (streamed when ``stream``): its value, or a
@@ -833,31 +1019,51 @@ class OpenAIChatClient:
         httpx = self._httpx
         url = (chat_url if job.kind == "chat" else embeddings_url)(endpoint.base)
         body = {**job.body, "stream": True, "stream_options": {"include_usage": True}} if stream else job.body
-        deadline = time.monotonic() + self.timeout
-        watched = None
+        with self._lock:
+            ahead = endpoint.in_flight - 1
+            endpoint.waiting += 1
+        reading, cap = self.time_allowed(job.kind, job.body)
+        watch = _Watch(self, run.watchdog, endpoint, streamed=stream, reading=reading, cap=cap, ahead=ahead)
+        sockets = http.chemassay_sockets
+        watch.sock = sockets.get(endpoint.base)  # the kept-alive connection, if any
+
+        def trace(event: str, details: Mapping[str, Any]) -> None:
+            if event == "connection.connect_tcp.complete":  # a new connection: the socket to watch
+                opened = details.get("return_value")
+                sock = opened.get_extra_info("socket") if opened is not None else None
+                if sock is not None:
+                    watch.sock = sockets[endpoint.base] = sock
+
+        # a blocked read is ended by the watchdog (it shuts the socket down); the read time-out
+        # is only a last resort, past the longest the request may wait behind every other worker
+        last_resort = self.timeout + reading + len(run.workers) * cap + cap
+        limits = httpx.Timeout(self.timeout, read=last_resort)
+        run.watchdog.arm(watch)
         data: dict[str, Any] | None = None
         events = False
         try:
-            # waiting for the headers is bounded by the read time-out (the whole deadline); once
-            # they are in, the watchdog ends a body still arriving at the deadline. Leaving this
-            # block before the reply is whole (a deadline, an answer over the cap) closes the
-            # connection: a server streaming its answer then stops generating it.
-            with http.stream("POST", url, json=body) as response:
+            # Leaving this block before the reply is whole (a deadline, an answer over the cap)
+            # closes the connection: a server streaming its answer then stops generating it.
+            with http.stream("POST", url, json=body, timeout=limits, extensions={"trace": trace}) as response:
                 network = response.extensions.get("network_stream")
                 sock = network.get_extra_info("socket") if network is not None else None
                 if sock is not None:
-                    watched = run.watchdog.arm(deadline, sock)
+                    watch.sock = sockets[endpoint.base] = sock
                 status, headers = response.status_code, response.headers
                 if status == 200 and "text/event-stream" in headers.get("content-type", ""):
                     events = True
-                    data = self._read_events(response.iter_bytes(), job.body_limit)
+                    data = self._read_events(response.iter_bytes(), job.body_limit, watch)
                 else:
-                    content = self._read_body(response, job)
+                    watch.arrived()  # a reply not streamed comes whole: its server is done with it
+                    content = self._read_body(response, job, watch)
                     if stream and status in STREAM_REFUSED and endpoint.streams is None \
                             and b"stream" in content[:4096].lower():
                         raise _StreamRefused()
+        except httpx.ConnectTimeout:
+            raise _Problem(f"connection timed out ({self.timeout:g} s)", retryable=True, timeout=True,
+                           kind="connection timed out") from None
         except httpx.TimeoutException:
-            raise self._timed_out() from None
+            raise watch.fired or watch.problem("bound") from None
         except httpx.ConnectError as exc:
             with self._lock:
                 first = not endpoint.answered
@@ -869,14 +1075,23 @@ class OpenAIChatClient:
                 raise self._unreachable(endpoint, exc) from None
             raise _Problem(f"connection failed ({type(exc).__name__})", retryable=True) from None
         except httpx.TransportError as exc:
-            if watched is not None and watched[1]:
-                raise self._timed_out() from None
+            if watch.fired is not None:
+                raise watch.fired from None
+            if stream and watch.first is not None:  # the stream broke off mid-answer
+                self._cut_off_by_server(endpoint)
             raise _Problem(f"connection lost ({type(exc).__name__})", retryable=True) from None
+        except _Problem as problem:
+            if watch.fired is not None:
+                raise watch.fired from None
+            if problem.kind == STREAM_ENDED:
+                self._cut_off_by_server(endpoint)
+            raise
         finally:
-            if watched is not None:
-                run.watchdog.disarm(watched)
-        if time.monotonic() > deadline:
-            raise self._timed_out()
+            run.watchdog.disarm(watch)
+            if watch.first is None:
+                self._answering(endpoint)  # no longer waiting: given up
+        if watch.fired is not None:
+            raise watch.fired
         endpoint.answered = True
         if data is None:
             if status != 200:
@@ -904,11 +1119,12 @@ class OpenAIChatClient:
             value.streamed = True
         return value
 
-    def _read_body(self, response: Any, job: _Job) -> bytes:
+    def _read_body(self, response: Any, job: _Job, watch: _Watch) -> bytes:
         """The whole body of a reply that is not streamed, up to the job's ``body_limit``."""
         chunks: list[bytes] = []
         size = 0
         for chunk in response.iter_bytes():
+            watch.arrived()
             size += len(chunk)
             if size > job.body_limit:
                 if job.kind == "embeddings":
@@ -935,7 +1151,7 @@ class OpenAIChatClient:
             f"start the server with pooling (llama.cpp: llama-server --embeddings --pooling mean) or add "
             f"pooling=mean (or pooling=last) to the model spec", kind="one vector per token")
 
-    def _read_events(self, chunks: Any, line_limit: int) -> dict[str, Any]:
+    def _read_events(self, chunks: Any, line_limit: int, watch: _Watch | None = None) -> dict[str, Any]:
         """A streamed chat reply (server-sent events: ``data: {chunk}`` lines, then ``data:
         [DONE]``) put together as the body a non-streamed reply would have had. The answer is
         checked against ``max_answer_bytes`` as it arrives: a longer one is refused at once
@@ -958,6 +1174,8 @@ class OpenAIChatClient:
                 raise _Problem("reply is not JSON", retryable=True, status=200) from None
             if not isinstance(chunk, dict):
                 raise _Problem("reply is not a JSON object", retryable=True, status=200)
+            if watch is not None:
+                watch.arrived()
             if chunk.get("error") is not None:
                 error = chunk["error"]
                 message = error.get("message") if isinstance(error, dict) else error
@@ -1018,8 +1236,11 @@ class OpenAIChatClient:
         if not state["done"]:
             line(rest)
             line(b"")
-        if not state["done"] and state["finish"] is None:
-            raise _Problem("connection lost (the stream ended before the answer did)", retryable=True)
+        if state["finish"] is None and (state["choice"] or not state["done"]):
+            # no finish_reason: the server stopped before the answer was whole (closed the
+            # connection, or sent [DONE] early, as a server dropping a request for another does)
+            raise _Problem(f"{STREAM_ENDED} ({'no finish_reason' if state['done'] else 'connection lost'})",
+                           retryable=True, kind=STREAM_ENDED)
         if state["choice"]:
             message: dict[str, Any] = {"role": "assistant", "content": "".join(content) if state["content"] else None}
             if reasoning:
@@ -1028,9 +1249,6 @@ class OpenAIChatClient:
         else:
             reply["choices"] = []
         return reply
-
-    def _timed_out(self) -> _Problem:
-        return _Problem(f"no complete reply within {self.timeout:g} s", retryable=True, timeout=True)
 
     @staticmethod
     def _unreachable(endpoint: _Endpoint, exc: Exception) -> EndpointUnreachable:

@@ -32,6 +32,7 @@ from chemassay.models.openai_batch import DEFAULT_POLL_INTERVAL, BatchChatClient
 from chemassay.models.openai_chat import (
     DEFAULT_MAX_ANSWER_BYTES,
     DEFAULT_MAX_DIMENSION,
+    DEFAULT_SECONDS_PER_TOKEN,
     DEFAULT_TIMEOUT,
     POOLINGS,
 )
@@ -230,7 +231,10 @@ OPENAI_OPTIONS = {
     "temperature": "sampling temperature (default 0; generation default 1)",
     "max_tokens": "answer length limit (default: the protocol's answer budget, e.g. 256 tokens for a bag)", "top_p": "nucleus sampling", "seed": "request seed",
     "concurrency": "requests in flight (default 4)",
-    "timeout": f"seconds per attempt: connect and the whole reply (default {DEFAULT_TIMEOUT:g})",
+    "timeout": f"longest silence of a request, in seconds: connecting, waiting for an answer while the server makes "
+               f"no progress, between two pieces of a streamed answer (default {DEFAULT_TIMEOUT:g})",
+    "seconds_per_token": "time allowed per token of the answer budget and input, on top of timeout: the cap on one "
+                         f"attempt (default {DEFAULT_SECONDS_PER_TOKEN:g})",
     "retries": "retries of transient errors (default 5)", "cache": "reuse stored answers (default true)",
     "refresh": "ask again even when the cache holds an answer, and overwrite it (default false)",
     "revision": "model revision for the cache key (default: the server's /models root, if it reports one)",
@@ -281,8 +285,9 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
     use_cache = option_bool(spec, "cache", bool(context.get("cache", True)))
     timeout = option_float(spec, "timeout", float(context.get("timeout", DEFAULT_TIMEOUT)))
     backoff = option_float(spec, "backoff", float(context.get("backoff", 1.0)))
-    if timeout <= 0 or backoff < 0:
-        raise UserInputError(f"--model {spec.text}: timeout must be above 0 and backoff at least 0")
+    seconds_per_token = option_float(spec, "seconds_per_token", DEFAULT_SECONDS_PER_TOKEN)
+    if timeout <= 0 or backoff < 0 or seconds_per_token < 0:
+        raise UserInputError(f"--model {spec.text}: timeout must be above 0, backoff and seconds_per_token at least 0")
     return OpenAIChatClient(
         base_url=split_base_urls(base_url), model=spec.arg, api_key=os.environ.get(key_env) or None,
         timeout=timeout, max_retries=option_int(spec, "retries", 5, minimum=0), params=params, backoff=backoff,
@@ -291,6 +296,7 @@ def openai_client(spec: ModelSpec, context: Mapping[str, Any]):
         refresh=option_bool(spec, "refresh", bool(context.get("refresh", _settings().refresh))),
         revision=spec.options.get("revision") or None, stream=option_bool(spec, "stream", True),
         pooling=_pooling(spec), max_dimension=option_int(spec, "max_dimension", DEFAULT_MAX_DIMENSION, minimum=1),
+        seconds_per_token=seconds_per_token,
     )
 
 
