@@ -57,6 +57,19 @@ CHAR_PX = {9: 5.6, 10: 6.2, 11: 6.8, 13: 8.2}
 that a label measured with it is never wider in a browser than the room made for it."""
 
 
+
+def _frame(width: int, height: int, title: str | None, ticks, left: float, plot_w: float, py) -> list[str]:
+    """The opening of a chart: the svg element on white, its title, and the y grid lines with
+    their labels at ``ticks`` (``py`` maps a value to its y pixel)."""
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
+             f'<rect width="{width}" height="{height}" fill="white"/>']
+    if title:
+        parts.append(f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-size="13" font-weight="bold" {FONT}>{escape(title)}</text>')
+    for tick in ticks:
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e5e5e5"/>')
+        parts.append(f'<text x="{left - 6}" y="{py(tick) + 4:.1f}" text-anchor="end" font-size="10" {FONT}>{_fmt(tick)}</text>')
+    return parts
+
 def text_px(text: str, size: int = 10) -> float:
     """The room a label needs at a font size (an upper estimate, see :data:`CHAR_PX`)."""
     return len(text) * CHAR_PX.get(size, 0.62 * size)
@@ -215,13 +228,7 @@ def line_chart(series: dict[str, Sequence[tuple[float, float]]], *, title: str =
     def py(y: float) -> float:
         return top + plot_h * (1 - (y - low) / (high - low))
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f'<rect width="{width}" height="{height}" fill="white"/>']
-    if title:
-        parts.append(f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-size="13" font-weight="bold" {FONT}>{escape(title)}</text>')
-    for tick in _ticks(low, high):
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{left - 6}" y="{py(tick) + 4:.1f}" text-anchor="end" font-size="10" {FONT}>{_fmt(tick)}</text>')
+    parts = _frame(width, height, title, _ticks(low, high), left, plot_w, py)
     for tick in _ticks(x_low, x_high, 8):
         if integer_x and tick != int(tick):
             continue
@@ -274,13 +281,7 @@ def category_lines(categories: Sequence[str], series: dict[str, Sequence[float |
     def py(value: float) -> float:
         return top + plot_h * (1 - (value - low) / (high - low))
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f'<rect width="{width}" height="{height}" fill="white"/>']
-    if title:
-        parts.append(f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-size="13" font-weight="bold" {FONT}>{escape(title)}</text>')
-    for tick in _ticks(low, high):
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e5e5e5"/>')
-        parts.append(f'<text x="{left - 6}" y="{py(tick) + 4:.1f}" text-anchor="end" font-size="10" {FONT}>{_fmt(tick)}</text>')
+    parts = _frame(width, height, title, _ticks(low, high), left, plot_w, py)
     for index, category in enumerate(categories):
         parts.append(f'<text x="{px(index):.1f}" y="{top + plot_h + 16}" text-anchor="middle" font-size="10" {FONT}>{escape(category)}</text>')
     if y_label:
