@@ -99,8 +99,10 @@ def test_timeout_is_retried(tmp_path, fake_openai, gold_reactions):
     reaction = gold_reactions[0]
     fake_openai.script.delay_first = {reaction.reaction_id: 1.5}
     waits = []
+    # this server does not stream: its reply is silent until whole, so the attempt's cap decides;
+    # seconds_per_token=0 makes the cap the 0.4 s timeout itself
     client = OpenAIChatClient(base_url=fake_openai.base_url, model="m", timeout=0.4, max_retries=2, backoff=0.05,
-                              sleep=lambda s: waits.append(s))
+                              sleep=lambda s: waits.append(s), seconds_per_token=0.0)
     with client:
         answer = client.complete([{"role": "user", "content": build_prompt("default", reaction)}])
     assert answer.attempts == 2 and "[ANSWER]" in answer.text
