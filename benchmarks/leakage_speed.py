@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generation_common import _tree_sample  # noqa: E402 - the summed RSS of a process tree, as the generation benchmarks measure it
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from committed import Clock, read_summary, write_summary  # noqa: E402
@@ -52,23 +55,6 @@ def training_file(folder: Path, size: int) -> Path:
     return path
 
 
-def _tree_rss(pid: int) -> int:
-    import psutil
-
-    try:
-        parent = psutil.Process(pid)
-        processes = [parent, *parent.children(recursive=True)]
-    except psutil.Error:
-        return 0
-    total = 0
-    for process in processes:
-        try:
-            total += process.memory_info().rss
-        except psutil.Error:
-            pass
-    return total
-
-
 def measure(path: Path, size: int, args: argparse.Namespace, out: Path) -> dict:
     command = [sys.executable, "-m", "chemassay", "--quiet", "--no-store", "leakage", "--train", str(path),
                "--n-jobs", str(args.n_jobs), "--chunk-lines", str(args.chunk_lines), "--out", str(out)]
@@ -86,7 +72,7 @@ def measure(path: Path, size: int, args: argparse.Namespace, out: Path) -> dict:
 
     def sample() -> None:
         while child.poll() is None:
-            peak[0] = max(peak[0], _tree_rss(child.pid))
+            peak[0] = max(peak[0], _tree_sample(child.pid, {}))
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)

@@ -103,6 +103,7 @@ token; it is never logged, cached or written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
@@ -494,10 +495,8 @@ class _Watchdog:
                 if not watch.done and watch.fired is None:
                     watch.fired = _Problem("the batch stopped", retryable=False)
                     if watch.sock is not None:
-                        try:
+                        with contextlib.suppress(OSError):  # already closed by its worker
                             watch.sock.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
             self._heap.clear()
             self._cond.notify()
 
