@@ -196,7 +196,7 @@ def test_python_m_chemassay_dry_run_of_a_real_suite(tmp_path):
     assert done.returncode == 0, done.stderr
     line = _plan_lines(done.stdout)["ome-gold-one-shot"]
     assert "40 items  (of 196)" in line and "40 requests" in line and "prompt tokens" in line
-    assert "answers ≤ 163,840 tokens" in line and "US$" in line  # 40 × the protocol's 4,096
+    assert "answers ≤ 81,920 tokens" in line and "US$" in line  # 40 × the protocol's 2,048
     assert "tasks, 40 items, 40 requests to the endpoint" in done.stdout.splitlines()[-1]
 
 
