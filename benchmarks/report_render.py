@@ -44,12 +44,20 @@ def make_result(suite: str, index: int, items: int, rng: np.random.Generator, pn
     hits = (rng.random(items) < rate).astype(float).tolist()
     if suite == "stoichiometry":
         split = ("test_in", "test_cross", "test_out")[index % 3]
+        from chemassay.suites.stoichiometry.details import EvaluateDetails as StoichiometryDetails
+
+        scores = {name: 0.0 for name in ("JAC", "F1", "mol_JAC", "mol_F1", "ACC", "ALO")}
+        counts = {name: 0 for name in ("TP", "FP", "FN", "mol_TP", "mol_FP", "mol_FN")}
         rows = [{"line": i + 1, "valid": True, "balance": BAGS[i % 3][3], "source": BAGS[i % 3][0],
-                 "prediction": BAGS[i % 3][1], "target": BAGS[i % 3][2], "EM": hits[i]} for i in range(items)]
+                 "prediction": BAGS[i % 3][1], "target": BAGS[i % 3][2], "EM": hits[i], **scores, **counts}
+                for i in range(items)]
+        breakdown = {"encoding": "smiles", "compat": "chemalgebra", "invalid_predictions": 0, "invalid_reasons": {},
+                     "balance_checked": items, "balance_classes": {"BAL": items}, "unreadable_sources": 0}
         result = Result(suite=suite, task="evaluate", metrics={"EM": float(np.mean(hits))}, n=items, model=model,
                         item_ids=_ids(items, "line"), item_scores={"EM": hits},
                         dataset=DatasetRef(name="uspto-15k/smiles_t2_x1", sha256="1" * 64),
-                        config={"variant": "smiles_t2_x1", "split": split, "encoding": "smiles"}, rows=rows)
+                        config={"variant": "smiles_t2_x1", "split": split, "encoding": "smiles"},
+                        details=StoichiometryDetails(breakdown=breakdown, rows=rows))
     elif suite == "reaction-ood":
         entries = [{"id": f"rxn-{i}", "reactants": REACTIONS[i % 2][0], "target": REACTIONS[i % 2][1],
                     "predictions": [REACTIONS[i % 2][2], REACTIONS[i % 2][1]], "rank": 2} for i in range(items)]
@@ -68,14 +76,17 @@ def make_result(suite: str, index: int, items: int, rng: np.random.Generator, pn
                         n=30000, model=model, dataset=DatasetRef(name="moses", sha256="3" * 64),
                         details=GenerationDetails(counts=counts, plot=str(png)))
     elif suite == "robustness":
+        from chemassay.suites.robustness.details import EvaluateDetails as RobustnessDetails
+
         keys = [f"{a}/o2a_acc@1" for a in ("canonical", "explicit_h", "kekulize", "cycle_renumber")]
         scores = {key: (rng.random(items) < rng.uniform(0.05, 0.95)).astype(float).tolist() for key in keys}
         misses = [{"augmentation": "explicit_h", "id": f"CID{i}", "original": "OC(=O)c1ccccc1O",
                    "augmented": "[H]OC(=O)c1c([H])c([H])c([H])c([H])c1O[H]", "retrieved": "OC(=O)c1ccc(O)cc1",
                    "rank": 7} for i in range(50)]
-        result = Result(suite=suite, task="retrieve", metrics={k: float(np.mean(v)) for k, v in scores.items()}, n=items,
+        result = Result(suite=suite, task="evaluate", metrics={k: float(np.mean(v)) for k, v in scores.items()}, n=items,
                         model=model, item_ids=_ids(items, "CID"), item_scores=scores,
-                        dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64), misses=misses)
+                        dataset=DatasetRef(name="amore-chebi20", sha256="4" * 64),
+                        details=RobustnessDetails(misses=misses))
     else:
         from chemassay.suites.mechanism.details import EvaluateDetails
 
