@@ -124,7 +124,9 @@ def clean_row(result: Result, report: Mapping[str, Any], *, task: str | None = N
     if entry is None:
         audited = sorted(t["task"] for t in report.get("tasks", []) if t.get("suite") == suite)
         row["note"] = (NO_ITEMS if not result.item_scores or not result.item_ids
-                       else f"its items are not among the audited test sets ({', '.join(audited) or 'none'})")
+                       else f"not an audited test set (the suite's: {', '.join(audited) or 'none'}): its per-item "
+                            "scores are of other items (a generator's samples, or a variant the audit leaves out), "
+                            "so there is no clean-subset value")
         return row
     exact, near, n = seen_counts(entry)
     row.update({"n": n, "exact": exact, "near": entry.get("near"), "leaked": exact + near, "clean": n - exact - near,

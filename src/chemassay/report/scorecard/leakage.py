@@ -93,19 +93,23 @@ def metric_rows(view: LeakageView) -> list[dict[str, str]]:
 def comparison_svg(view: LeakageView) -> str:
     """Grouped bars, full set beside clean subset, of every task's first headline metric
     (with their intervals); '' where no task has a clean value."""
-    labels, full, clean, full_err, clean_err = [], [], [], [], []
+    labels, full, clean, full_err, clean_err, keys = [], [], [], [], [], []
     for row in view.rows:
         metric = next((m for m in row["metrics"] if m.get("clean") is not None or m.get("full") is not None), None)
         if metric is None or "clean" not in metric:
             continue
-        labels.append(f"{row['task']} ({metric['key']})")
+        labels.append(row["task"])
+        keys.append(metric["key"])
         full.append(metric["full"])
         clean.append(metric["clean"])
         full_err.append(tuple(metric["full_interval"]) if None not in metric["full_interval"] else None)
         clean_err.append(tuple(metric["clean_interval"]) if None not in metric["clean_interval"] else None)
     if not labels or all(v is None for v in clean):
         return ""
-    return bar_chart(labels, {"full test set": full, "clean subset": clean}, title="headline metric: full vs clean",
+    if len(set(keys)) > 1:
+        labels = [f"{label} ({key})" for label, key in zip(labels, keys, strict=True)]
+    title = f"{keys[0] if len(set(keys)) == 1 else 'headline metric'}: full test set vs clean subset"
+    return bar_chart(labels, {"full test set": full, "clean subset": clean}, title=title,
                      errors={"full test set": full_err, "clean subset": clean_err}, y_range=(0, None),
                      width=max(420, 90 * len(labels)), height=260)
 
