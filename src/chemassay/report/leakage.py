@@ -195,8 +195,12 @@ def clean_rows(results: Sequence[Result | tuple[str, Result]], report: Mapping[s
             continue
         name = (result.suite.replace("_", "-"), key)
         keys = (headline or {}).get(name) or None
-        rows.append(clean_row(result, report, task=key, keys=keys, test_ids=(test_ids or {}).get(name),
-                              resamples=resamples, seed=seed))
+        try:
+            rows.append(clean_row(result, report, task=key, keys=keys, test_ids=(test_ids or {}).get(name),
+                                  resamples=resamples, seed=seed))
+        except UserInputError as exc:  # one task audited on other items must not lose the others' rows
+            rows.append({"suite": name[0], "task": key, "n_scored": result.n, "metrics": [],
+                         "note": f"not compared: {exc}"})
     return rows
 
 
