@@ -174,3 +174,28 @@ def test_a_task_without_per_item_test_scores_says_so():
     assert "no clean-subset value" in clean_row(other, report, task="moses")["note"]
     assert seen_line(report, "generation") == "may have seen 3 of 10 test items (2 exact + 1 near, Tanimoto ≥ 0.7)"
     assert math.isclose(clean_row(other, report, task="moses-test")["metrics"][0]["full"], 1.0)
+    exact_only = {"tasks": [{**report["tasks"][0], "near": None, "leaked": 2}]}  # --leak-exact-only
+    assert seen_line(exact_only, "generation") == "may have seen 2 of 10 test items (2 exact; near duplicates not checked)"
+
+
+def test_the_clean_value_is_the_mean_over_the_clean_items_with_the_cards_interval():
+    from chemassay.report.intervals import metric_interval, wilson_interval
+    from chemassay.report.leakage import clean_result
+
+    ids = [str(i) for i in range(12)]
+    accuracy = [1.0, 0.0, 1.0, None, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+    scores = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.4, 0.8, 0.6, 0.0, 0.5, 1.0]
+    full = Result(suite="mechanism", task="evaluate", n=12, item_ids=ids, metrics={"S_total": sum(scores) / 12},
+                  item_scores={"S_total": scores})
+    clean = clean_result(full, {"1", "2", "5", "7", "11"}, ["S_total"])
+    assert clean.item_ids == ["1", "2", "5", "7", "11"] and clean.n == 5
+    assert math.isclose(clean.metrics["S_total"], (0.1 + 0.5 + 0.2 + 0.8 + 1.0) / 5)
+    expected = metric_interval([0.1, 0.5, 0.2, 0.8, 1.0], suite="mechanism", key="S_total")
+    assert clean.intervals["S_total"] == expected and expected.method == "bootstrap"
+    assert clean.subset.method == "clean" and (clean.subset.size, clean.subset.of) == (5, 12)
+    top1 = Result(suite="reaction-ood", task="evaluate", n=12, item_ids=ids, metrics={"top1_accuracy": 7 / 11},
+                  item_scores={"top1_accuracy": accuracy})
+    clean = clean_result(top1, {"0", "1", "3", "4"}, ["top1_accuracy"])  # item 3 has no value: left out
+    assert math.isclose(clean.metrics["top1_accuracy"], 2 / 3)
+    box = clean.intervals["top1_accuracy"]
+    assert box.method == "wilson" and (box.low, box.high) == wilson_interval(2, 3)

@@ -64,7 +64,7 @@ def seen_line(report: Mapping[str, Any], suite: str) -> str:
     thresholds = sorted({float(t["threshold"]) for t in entries if t.get("near") is not None})
     at = f", Tanimoto ≥ {thresholds[0]:g}" if len(thresholds) == 1 else ""
     where = f" in {len(entries)} test sets" if len(entries) > 1 else ""
-    near_text = f" + {near:,} near{at}" if thresholds else " (exact only)"
+    near_text = f" + {near:,} near{at}" if thresholds else "; near duplicates not checked"
     return f"may have seen {exact + near:,} of {n:,} test items{where} ({exact:,} exact{near_text})"
 
 
