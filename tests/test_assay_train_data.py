@@ -150,6 +150,15 @@ def test_the_command_line_runs_it_and_reuses_an_audit_of_the_same_file(memoriser
     assert len(lines) == 8 and all("0.000 [0.000," in line and "clean ones" in line for line in lines)
 
 
+def test_the_plan_says_the_audit_runs_first(cli, training_file):
+    outcome = cli("assay", "--dry-run", "--quick", "--suites", SUITE, "--train-data", training_file,
+                  "--leak-threshold", "0.8")
+    assert outcome.code == 0, outcome.stderr
+    assert outcome.stdout.splitlines()[-1] == (f"first: the leakage audit of these suites' test sets against "
+                                               f"{training_file} (near at Tanimoto >= 0.8), then every headline "
+                                               "metric on the clean subset too")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--train-data", "no-such-file.smi"], "--train-data no-such-file.smi: no such file"),
     (["--leak-threshold", "0.5"], "give --train-data FILE too"),

@@ -380,7 +380,7 @@ def assay(model: Any = None, *, suites: Sequence[str] | None = None,
     with _named(model) as named:
         return _assay(named, suites=suites, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url,
                       scorecard=scorecard, title=title, limit=limit, precision=precision, price=price,
-                      leak=_leak_options(train_data, train_column, leak_threshold, leak_near))
+                      leak=leak_options(train_data, train_column, leak_threshold, leak_near))
 
 
 def _out_folder(out: str | os.PathLike) -> Path:
@@ -521,9 +521,10 @@ def write_assay_scorecard(report: AssayReport, *, title: str | None = None) -> P
 LEAK_STAMP = "leakage-stamp.json"
 
 
-def _leak_options(train_data: Any, column: str | None, threshold: float | None, near: bool) -> dict[str, Any] | None:
-    """The leakage audit's settings, checked (``None`` without ``train_data``): every training
-    file must exist, the threshold lie in (0, 1]."""
+def leak_options(train_data: Any, column: str | None, threshold: float | None, near: bool) -> dict[str, Any] | None:
+    """The leakage audit's settings (``train``, ``column``, ``threshold``, ``near``), checked:
+    ``None`` without ``train_data``; a missing training file, a threshold outside (0, 1], or a
+    column or threshold without training data is a one-line :class:`UserInputError`."""
     if train_data is None:
         if column is not None or threshold is not None:
             raise UserInputError("--train-column/--leak-threshold belong to a leakage audit: give --train-data FILE too")

@@ -72,6 +72,14 @@ def assay_command(
         for budget in budgets:
             console.print(_plan_line(budget, cost), highlight=False, markup=False, soft_wrap=True)
         console.print(_total_line(budgets, cost, quick), highlight=False, markup=False, soft_wrap=True)
+        if train_data:
+            from chemassay.assaying import leak_options
+
+            leak = leak_options([str(p) for p in train_data], train_column, leak_threshold, not leak_exact_only)
+            near = f"near at Tanimoto >= {leak['threshold']:g}" if leak["near"] else "exact only"
+            console.print(f"first: the leakage audit of these suites' test sets against {', '.join(leak['train'])} "
+                          f"({near}), then every headline metric on the clean subset too", highlight=False,
+                          markup=False, soft_wrap=True)
         return
     report = run_assay(spec, suites=chosen, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url,
                        limit=limit, precision=precision, price=cost,
