@@ -18,6 +18,14 @@ runs, and sums its results up in a one-line verdict. This module only orchestrat
 4. one verdict line per suite, and the scorecard of everything under ``OUT``
    (``index.html``, ``index.md``) with each suite's verdict, failures and skips.
 
+With ``train_data`` (``--train-data FILE``) the leakage audit (:func:`chemassay.leakage`) runs
+first on the declared test sets of the suites being assayed (their quick subsets with
+``quick``) and writes ``OUT/leakage.json``; after the tasks every headline metric is computed
+again on the clean subset (the items with no exact or near duplicate in the training data,
+:mod:`chemassay.report.leakage`), written beside the full-set value to
+``OUT/leakage-clean.json``; each suite's verdict says how many test items the model may have
+seen, and the scorecard has a leakage section.
+
 The model is one spec for every suite (``openai:NAME,base_url=URL``, ``python:mod:obj``...), a
 mapping ``{suite: spec}``, or ``None``: each suite's built-in baseline (``SuiteAssay.baseline``),
 which is what ``chemassay demo`` runs.
@@ -104,6 +112,11 @@ class AssayReport:
     seed: int = 0
     price: Any = None
     """The :class:`~chemassay.budget.Price` the manifest costs the reported tokens at."""
+    leakage: dict[str, Any] | None = None
+    """The leakage audit of the training data (``train_data``): the report ``OUT/leakage.json`` holds."""
+    clean: list[dict[str, Any]] = field(default_factory=list)
+    """Each task's headline metrics on the full test set and on the clean subset
+    (:func:`chemassay.report.leakage.clean_row`), as ``OUT/leakage-clean.json`` holds them."""
 
     @property
     def failed(self) -> bool:
@@ -124,6 +137,11 @@ class AssayReport:
                         "skipped": s.skipped,
                         "tasks": [t.__dict__ for t in s.tasks]} for s in self.suites],
             "spent": spent([t.requests for s in self.suites for t in s.tasks], self.price),
+            "leakage": None if self.leakage is None else {
+                "report": str(self.out / "leakage.json"), "clean": str(self.out / "leakage-clean.json"),
+                "training": [{"path": r.get("path"), "sha256": r.get("sha256")} for r in self.leakage.get("training", [])],
+                "tasks": [{k: t.get(k) for k in ("suite", "task", "n", "exact", "near", "leaked", "clean", "threshold")}
+                          for t in self.leakage.get("tasks", [])]},
         }
 
 
@@ -316,7 +334,9 @@ def assay(model: Any = None, *, suites: Sequence[str] | None = None,
           out: str | os.PathLike = "assay", quick: bool = False, seed: int = 0, n_jobs: int = 1,
           base_url: str | None = None, scorecard: bool = True,
           title: str | None = None, limit: int | None = None, precision: float | None = None,
-          price: Any = None) -> AssayReport:
+          price: Any = None, train_data: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+          train_column: str | None = None, leak_threshold: float | None = None,
+          leak_near: bool = True) -> AssayReport:
     """Run ``model`` through every suite (of ``suites``) whose protocol it implements.
 
     ``model`` is a spec (``openai:NAME,base_url=URL``, ``python:MODULE:NAME``...), a model
@@ -334,6 +354,12 @@ def assay(model: Any = None, *, suites: Sequence[str] | None = None,
     interval is at most ``±H`` in the worst case (385 items for 0.05). ``price`` (a
     :class:`~chemassay.budget.Price` or ``"in=X,out=Y"``, US$ per million tokens) costs the
     tokens the server reported in the manifest.
+
+    ``train_data`` (a training file of SMILES or reaction SMILES, or several: as
+    :func:`chemassay.leakage` reads them, ``train_column`` naming a table's column) runs the
+    leakage audit of the assayed suites' test sets (near duplicates at Tanimoto ``leak_threshold``,
+    default 0.7; ``leak_near=False``: exact duplicates only) and reports every headline metric
+    also on the clean subset (see the module docstring and docs/leakage.md).
 
     The stoichiometry suite's built-in baseline on the ``--quick`` subset (a suite whose protocols
     the model does not implement is skipped, saying so):
@@ -353,7 +379,8 @@ def assay(model: Any = None, *, suites: Sequence[str] | None = None,
     """
     with _named(model) as named:
         return _assay(named, suites=suites, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url,
-                      scorecard=scorecard, title=title, limit=limit, precision=precision, price=price)
+                      scorecard=scorecard, title=title, limit=limit, precision=precision, price=price,
+                      leak=leak_options(train_data, train_column, leak_threshold, leak_near))
 
 
 def _out_folder(out: str | os.PathLike) -> Path:
@@ -368,7 +395,8 @@ def _out_folder(out: str | os.PathLike) -> Path:
 
 def _assay(model: str | Mapping[str, str] | None, *, suites: Sequence[str] | None, out: str | os.PathLike,
            quick: bool, seed: int, n_jobs: int, base_url: str | None, scorecard: bool, title: str | None,
-           limit: int | None, precision: float | None, price: Any) -> AssayReport:
+           limit: int | None, precision: float | None, price: Any,
+           leak: dict[str, Any] | None = None) -> AssayReport:
     from chemassay.budget import as_price
 
     started = time.perf_counter()
@@ -383,6 +411,11 @@ def _assay(model: str | Mapping[str, str] | None, *, suites: Sequence[str] | Non
     for outcome in outcomes:
         if outcome.skipped:
             info(f"[assay] skipped {outcome.skipped}")
+    audited: list[Any] = []
+    keyed: list[tuple[str, Result]] = []  # each result with its task's key (the name its audit has)
+    if leak is not None:
+        report.leakage, audited = _leakage_audit(leak, [o.suite for o in outcomes if o.suite in plans], target,
+                                                 quick, n_jobs)
     for outcome in outcomes:
         if outcome.suite not in plans:
             continue
@@ -398,6 +431,7 @@ def _assay(model: str | Mapping[str, str] | None, *, suites: Sequence[str] | Non
                 outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "resumed", str(path),
                                                  **_recorded(earlier)))
                 suite_results.append(earlier)
+                keyed.append((task.key, earlier))
                 continue
             info(f"[assay] {outcome.suite} · {task.title} ({task.items:,} items) ...")
             task_started = time.perf_counter()
@@ -428,6 +462,7 @@ def _assay(model: str | Mapping[str, str] | None, *, suites: Sequence[str] | Non
             outcome.tasks.append(TaskOutcome(outcome.suite, task.key, task.title, "done", str(path), "",
                                              time.perf_counter() - task_started, **_recorded(result)))
             suite_results.append(result)
+            keyed.append((task.key, result))
         report.results.extend(suite_results)
         if suite_results:
             try:
@@ -443,6 +478,8 @@ def _assay(model: str | Mapping[str, str] | None, *, suites: Sequence[str] | Non
             line += f" ({failed} of {len(outcome.tasks)} tasks failed)"
         info(f"[assay] {outcome.suite}: {line}")
         _write_manifest(report)
+    if report.leakage is not None:
+        _clean_subsets(report, plans, audited, keyed)
     report.elapsed_s = time.perf_counter() - started
     if scorecard:
         report.scorecard = write_assay_scorecard(report, title=title)
@@ -470,7 +507,95 @@ def write_assay_scorecard(report: AssayReport, *, title: str | None = None) -> P
     skips of this run; returns the HTML path."""
     results = results_under(report.out)
     name = title or (f"chemassay assay: {report.model}" if isinstance(report.model, str) else "chemassay assay")
-    card = build_scorecard(results, title=name)
+    view = None
+    if report.leakage is not None:
+        from chemassay.report.leakage import LeakageView
+
+        view = LeakageView(report=report.leakage, rows=report.clean, source=str(report.out / "leakage.json"))
+    card = build_scorecard(results, title=name, leakage=view)
     card.assay = report
     html, _markdown = write_report(card, report.out)
     return html
+
+
+LEAK_STAMP = "leakage-stamp.json"
+
+
+def leak_options(train_data: Any, column: str | None, threshold: float | None, near: bool) -> dict[str, Any] | None:
+    """The leakage audit's settings (``train``, ``column``, ``threshold``, ``near``), checked:
+    ``None`` without ``train_data``; a missing training file, a threshold outside (0, 1], or a
+    column or threshold without training data is a one-line :class:`UserInputError`."""
+    if train_data is None:
+        if column is not None or threshold is not None:
+            raise UserInputError("--train-column/--leak-threshold belong to a leakage audit: give --train-data FILE too")
+        return None
+    from chemassay.leaks import DEFAULT_THRESHOLD
+
+    paths = [train_data] if isinstance(train_data, (str, os.PathLike)) else list(train_data)
+    if not paths:
+        raise UserInputError("--train-data: no training file given")
+    for path in paths:
+        if not Path(path).is_file():
+            raise UserInputError(f"--train-data {path}: no such file")
+    threshold = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+    if not 0 < threshold <= 1:
+        raise UserInputError(f"--leak-threshold {threshold}: a Tanimoto similarity, above 0 and at most 1")
+    return {"train": [str(p) for p in paths], "column": column, "threshold": threshold, "near": bool(near)}
+
+
+def _leakage_audit(leak: dict[str, Any], suites: list[str], out: Path, quick: bool,
+                   n_jobs: int) -> tuple[dict[str, Any], list[Any]]:
+    """The audit of the assayed suites' test sets against the training files (``OUT/leakage.json``),
+    reused when an earlier run of the same assay audited the same files (by sha256) with the same
+    settings; returns the report and the audited test sets."""
+    from chemassay.leaks import leakage, read_report, suite_test_sets
+    from chemassay.runtime.files import sha256_file
+    from chemassay.suites import get_suite
+
+    declaring = [name for name in suites if get_suite(name).leakage]
+    sets = suite_test_sets(declaring, quick=quick, n_jobs=n_jobs) if declaring else []
+    stamp = {**leak, "train": [{"path": p, "sha256": sha256_file(p)} for p in leak["train"]], "quick": quick,
+             "suites": declaring}
+    stamp_path, report_path = out / LEAK_STAMP, out / "leakage.json"
+    if stamp_path.is_file() and report_path.is_file():
+        try:
+            if json.loads(stamp_path.read_text(encoding="utf-8")) == stamp:
+                info(f"[assay] leakage audit: done earlier ({report_path})")
+                return read_report(report_path), sets
+        except (ValueError, UserInputError):
+            pass
+    if not sets:
+        warn("[assay] leakage audit: none of the assayed suites declares test sets; nothing audited")
+        report: dict[str, Any] = {"training": [], "tasks": [], "note": "no assayed suite declares test sets"}
+        atomic_write_text(report_path, json.dumps(report, indent=2) + "\n")
+        return report, sets
+    info(f"[assay] leakage audit: {len(sets)} test sets against {', '.join(leak['train'])} ...")
+    report = leakage(leak["train"], sets=sets, column=leak["column"], threshold=leak["threshold"], near=leak["near"],
+                     n_jobs=n_jobs, out=out, progress=info)
+    atomic_write_text(stamp_path, json.dumps(stamp, indent=2) + "\n")
+    return report, sets
+
+
+def _clean_subsets(report: AssayReport, plans: Mapping[str, tuple[Any, list[AssayTask]]], audited: list[Any],
+                   keyed: list[tuple[str, Result]]) -> None:
+    """Every result's headline metrics on the clean subset (``OUT/leakage-clean.json``), and the
+    'may have seen' part of each suite's verdict."""
+    from chemassay.report.leakage import clean_rows, seen_line, write_clean
+
+    headline = {(suite, task.key): task.headline for suite, (_def, tasks) in plans.items() for task in tasks}
+    test_ids = {(s.suite, s.task): s.ids for s in audited}
+    report.clean = clean_rows(keyed, report.leakage, headline=headline, test_ids=test_ids)
+    write_clean(report.clean, report.out)
+    for outcome in report.suites:
+        seen = seen_line(report.leakage, outcome.suite)
+        if seen and not outcome.skipped:
+            outcome.verdict = f"{outcome.verdict}; {seen}" if outcome.verdict else seen
+    for row in report.clean:
+        for metric in row["metrics"][:1]:
+            if metric.get("clean") is not None or row.get("scored_clean") is not None:
+                info(f"[assay] {row['suite']} · {row['task']}: {metric['key']} {_fraction(metric['full'])} full, "
+                     f"{_fraction(metric['clean'])} on the {row.get('scored_clean', 0):,} clean items")
+
+
+def _fraction(value: Any) -> str:
+    return "–" if not isinstance(value, (int, float)) else f"{value:.3f}"

@@ -37,6 +37,16 @@ def assay_command(
     price: str = typer.Option(None, "--price", metavar="in=X,out=Y", help="US$ per million prompt (in) and completion "
                               "(out) tokens: --dry-run prints each task's cost range, a run the cost of the tokens "
                               "the server reported (in assay.json)."),
+    train_data: list[Path] = typer.Option(None, "--train-data", metavar="FILE", help="The model's training data "
+                                          "(SMILES or reaction SMILES per line, or a CSV/TSV/Parquet table; repeatable): "
+                                          "audit the assayed suites' test sets against it (OUT/leakage.json) and "
+                                          "report every headline metric also on the clean subset (docs/leakage.md)."),
+    train_column: str = typer.Option(None, "--train-column", metavar="COLUMN", help="The training table's column "
+                                     "holding the SMILES or reactions."),
+    leak_threshold: float = typer.Option(None, "--leak-threshold", metavar="T", help="Tanimoto at or above which a "
+                                         "test item's nearest training item is a near duplicate (default 0.7)."),
+    leak_exact_only: bool = typer.Option(False, "--leak-exact-only", help="Exact duplicates only (no fingerprints: "
+                                         "faster on large training files)."),
 ) -> None:
     """One model through every suite whose protocol it implements, on the papers' headline
     settings, with one scorecard (OUT/index.html). Exit 0 when every task ran, 1 when one failed."""
@@ -62,9 +72,19 @@ def assay_command(
         for budget in budgets:
             console.print(_plan_line(budget, cost), highlight=False, markup=False, soft_wrap=True)
         console.print(_total_line(budgets, cost, quick), highlight=False, markup=False, soft_wrap=True)
+        if train_data:
+            from chemassay.assaying import leak_options
+
+            leak = leak_options([str(p) for p in train_data], train_column, leak_threshold, not leak_exact_only)
+            near = f"near at Tanimoto >= {leak['threshold']:g}" if leak["near"] else "exact only"
+            console.print(f"first: the leakage audit of these suites' test sets against {', '.join(leak['train'])} "
+                          f"({near}), then every headline metric on the clean subset too", highlight=False,
+                          markup=False, soft_wrap=True)
         return
     report = run_assay(spec, suites=chosen, out=out, quick=quick, seed=seed, n_jobs=n_jobs, base_url=base_url,
-                       limit=limit, precision=precision, price=cost)
+                       limit=limit, precision=precision, price=cost,
+                       train_data=[str(p) for p in train_data] if train_data else None, train_column=train_column,
+                       leak_threshold=leak_threshold, leak_near=not leak_exact_only)
     for outcome in report.suites:
         if outcome.skipped:
             line = f"{outcome.suite:<14} skipped: {outcome.skipped}"
@@ -82,9 +102,31 @@ def assay_command(
         if spent["cost_usd"] is not None:
             line += f" = US$ {spent['cost_usd']:.4f} at {cost}"
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for row in report.clean:
+        metric = next(iter(row["metrics"]), None)
+        if metric is None:
+            line = f"{row['suite']}/{row['task']}: {row['note']}"
+        else:
+            line = (f"{row['suite']}/{row['task']}: {metric['key']} {_value(metric['full'], metric['full_interval'])} "
+                    f"on all {row['n_scored']:,} items, {_value(metric['clean'], metric['clean_interval'])} on the "
+                    f"{row.get('scored_clean', 0):,} clean ones")
+        console.print(f"{'clean subset':<14} {line}", highlight=False, markup=False, soft_wrap=True)
+    if report.leakage is not None:
+        console.print(f"leakage: {out / 'leakage.json'}, clean subsets: {out / 'leakage-clean.json'}",
+                      highlight=False, markup=False)
     console.print(f"scorecard: {report.scorecard}", highlight=False, markup=False)
     if report.failed:
         raise typer.Exit(1)
+
+
+def _value(value: float | None, interval: list | None) -> str:
+    """``0.567 [0.392, 0.726]``, ``–`` for no value."""
+    if not isinstance(value, (int, float)):
+        return "–"
+    text = f"{value:.3f}"
+    if interval and all(isinstance(v, (int, float)) for v in interval):
+        text += f" [{interval[0]:.3f}, {interval[1]:.3f}]"
+    return text
 
 
 def _usd(value: float) -> str:

@@ -348,6 +348,12 @@ def report_command(
         console.print(f"wrote {', '.join(str(p) for p in written)} ({len(loaded)} results, {len(tables)} paper tables)",
                       highlight=False, markup=False)
         return
+    from chemassay.report.leakage import LEAKAGE_FILE, load_view
+
+    audits = [Path(p) for p in results or [] if Path(p).is_dir() and (Path(p) / LEAKAGE_FILE).is_file()]
+    if len(audits) > 1:
+        info(f"{len(audits)} folders hold a {LEAKAGE_FILE}: the scorecard shows the first, {audits[0]}")
+    view = load_view(audits[0], loaded) if audits else None
     html, markdown = build_report(loaded, out, title=title, published=not no_published, resamples=resamples,
-                                  seed=seed, gallery_limit=gallery)
+                                  seed=seed, gallery_limit=gallery, leakage=view)
     console.print(f"wrote {html} and {markdown} ({len(loaded)} results)", highlight=False, markup=False)

@@ -73,6 +73,9 @@ class Scorecard:
     assay: Any = None
     """The :class:`chemassay.assaying.AssayReport` this scorecard closes (verdicts, failures,
     skipped suites), when it was written by ``chemassay assay``."""
+    leakage: Any = None
+    """The leakage audit shown in its own section (:class:`chemassay.report.leakage.LeakageView`),
+    when the folder holds a ``leakage.json``."""
 
 
 def _suite_order(suite: str) -> tuple[int, str]:
@@ -99,11 +102,12 @@ def fill_intervals(result: Result, resamples: int, seed: int = 0) -> Result:
 
 def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard", published: bool = True,
                     resamples: int = 1000, seed: int = 0, extra_images: dict[str, list[Path]] | None = None,
-                    gallery_limit: int = DEFAULT_LIMIT) -> Scorecard:
+                    gallery_limit: int = DEFAULT_LIMIT, leakage: Any = None) -> Scorecard:
     """Assemble the report of ``results`` (see the module docstring).
 
     ``resamples`` bootstrap resamples fill intervals a result does not store (0: none);
-    ``extra_images`` adds picture files to a suite's figures (the demo's plots).
+    ``extra_images`` adds picture files to a suite's figures (the demo's plots); ``leakage`` (a
+    :class:`~chemassay.report.leakage.LeakageView`) adds the leakage section.
     """
     from chemassay import __version__
 
@@ -136,7 +140,8 @@ def build_scorecard(results: list[Result], *, title: str = "chemassay scorecard"
     notes = [f"{figure.data}: picture named by a result ({figure.caption}) not found"
              for section in sections for figure in section.figures if figure.kind == "missing"]
     return Scorecard(title=title, generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), version=__version__,
-                     sections=sections, sources=sources, resamples=resamples, notes=notes, paper_tables=tables)
+                     sections=sections, sources=sources, resamples=resamples, notes=notes, paper_tables=tables,
+                     leakage=leakage)
 
 
 def write_report(card: Scorecard, out_dir: str | Path) -> tuple[Path, Path]:

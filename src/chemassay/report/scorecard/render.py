@@ -21,6 +21,8 @@ from chemassay.report.load import source_of
 from chemassay.report.scorecard import Scorecard, SuiteSection
 from chemassay.report.scorecard.galleries import Gallery, Panel
 from chemassay.report.scorecard.leaderboard import Leaderboard, format_cell, format_number
+from chemassay.report.scorecard.leakage import render_html as leakage_html
+from chemassay.report.scorecard.leakage import render_markdown as leakage_markdown
 from chemassay.report.scorecard.plots import Figure
 from chemassay.report.store import model_label
 
@@ -376,7 +378,11 @@ def _assay_rows(card: Scorecard) -> list[tuple[str, str, str]]:
 
             card.verdicts = {section.suite: suite_verdict(section.suite, section.results)
                              for section in card.sections if section.results}
-        return [(suite, verdict or "no verdict", "") for suite, verdict in card.verdicts.items()]
+        rows = [(suite, verdict or "no verdict", "") for suite, verdict in card.verdicts.items()]
+        if card.leakage is not None:  # an assay appends it to its verdicts itself
+            rows = [(suite, verdict + (f"; {seen}" if (seen := card.leakage.seen(suite)) else ""), tasks)
+                    for suite, verdict, tasks in rows]
+        return rows
     rows = []
     for outcome in card.assay.suites:
         if outcome.skipped:
@@ -499,7 +505,7 @@ def _html_paper_table(table) -> str:
 def render_html(card: Scorecard) -> str:
     """The whole report as one HTML document: the answer first (model, verdicts, the papers'
     tables with the results among the papers' rows), then the details per suite."""
-    nav = ('<a href="#summary">Answer</a>'
+    nav = ('<a href="#summary">Answer</a>' + ('<a href="#leakage">Leakage</a>' if card.leakage is not None else "")
            + "".join(f'<a href="#{s.anchor}">{escape(s.suite)}</a>' for s in card.sections))
     summary_rows = []
     for section in card.sections:
@@ -520,7 +526,8 @@ def render_html(card: Scorecard) -> str:
             f'<div id="paper-tables">{papers}</div>'
             + (f'<ul class="notes">{notes}</ul>' if notes else "")
             + "</section>"
-            f'<h2 class="details" id="details">Details per suite</h2>'
+            + (leakage_html(card.leakage, _uri) if card.leakage is not None else "")
+            + f'<h2 class="details" id="details">Details per suite</h2>'
             f'<table><thead><tr><th class="label">suite</th><th>results</th><th class="label">leaderboards</th></tr></thead>'
             f"<tbody>{''.join(summary_rows)}</tbody></table>"
             f"{sections}</main>")
@@ -606,6 +613,8 @@ def render_markdown(card: Scorecard) -> tuple[str, dict[str, bytes | str]]:
             if figure is not None and figure.kind == "svg":
                 path = asset(figure.name or f"{table.suite}-paper.svg", figure.data)
                 lines += [f"![{_md(figure.title)}]({path})", "", f"*{_md(figure.caption)}*", ""]
+    if card.leakage is not None:
+        lines += leakage_markdown(card.leakage, asset)
     lines += ["## Details per suite", "", "| suite | results | leaderboards |", "|---|---:|---|"]
     for section in card.sections:
         lines.append(f"| {section.suite} | {len(section.results)} | {_md(', '.join(b.title for b in section.leaderboards))} |")
