@@ -32,6 +32,7 @@ Work is done in blocks of rows so memory stays bounded whatever the set sizes.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from functools import cache, lru_cache
@@ -714,6 +715,7 @@ class StreamingNearest:
         self.best = np.zeros(len(self.packed), dtype=np.float64)
         self.seeded = False
         self._prepared: tuple | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.packed)
@@ -721,7 +723,12 @@ class StreamingNearest:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_prepared"] = None
+        del state["_lock"]
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def engine(self) -> str:
         """The screening product used: ``onednn``, ``torch-float32``, ``numpy-float32`` or ``all-pairs``."""
@@ -747,7 +754,13 @@ class StreamingNearest:
         return self._prepared
 
     def update(self, reference) -> np.ndarray:
-        """Fold in the reference fingerprints ``reference``; a copy of every query's best so far."""
+        """Fold in the reference fingerprints ``reference``; a copy of every query's best so far.
+
+        Calls from several threads run one at a time (each sees the others' best values)."""
+        with self._lock:
+            return self._update(reference)
+
+    def _update(self, reference) -> np.ndarray:
         ref = np.ascontiguousarray(np.atleast_2d(reference), dtype=np.uint64)
         if len(ref) == 0 or len(self) == 0:
             return self.best.copy()
