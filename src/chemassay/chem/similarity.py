@@ -466,8 +466,9 @@ PROJECTION_DIMS = 256
 """Dimensions of the screening projection: each bit is summed into one of these groups."""
 PROJECTION_GROUP_BITS = 16
 """Most bits in one group, so a projected count fits an int8 weight (<= 127) with room."""
-SCREEN_QUERY_ROWS = 1024
-"""Query rows per prepacked screening block (the product's output columns)."""
+SCREEN_QUERY_ROWS = 4096
+"""Query rows per prepacked screening block (the product's output columns); 4,096 ran ~15 %
+faster than 1,024 on MOSES (fewer calls: a chunk's popcount runs are ~1,000 references)."""
 SCREEN_REFERENCE_ROWS = 4096
 """Reference rows per screening product (all of one popcount)."""
 SEED_REFERENCES = 512
