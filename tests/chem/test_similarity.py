@@ -314,3 +314,19 @@ def test_streaming_nearest_pickles_and_serialises_threads():
     with pytest.raises(ValueError, match="bits"):
         threaded.update(pack_bits(np.ones((2, 1024), dtype=np.uint8)))
     assert np.array_equal(StreamingNearest(queries).update(refs[:0]), np.zeros(len(queries)))
+
+
+def test_streaming_nearest_on_wide_fingerprints_keeps_group_counts_in_int8():
+    """65,536 bits: more than 256 x 120, so the projection takes more groups (at most 120 bits each)."""
+    from chemassay.chem.similarity import StreamingNearest
+
+    rng = np.random.default_rng(8)
+    dense = (rng.random((90, 65536)) < 0.02).astype(np.uint8)
+    dense[60:65] = dense[3]
+    packed = pack_bits(dense)
+    nearest = StreamingNearest(packed[:40])
+    got = nearest.update(packed[40:])
+    projection = nearest._prepare()[0]
+    assert projection.dims >= 65536 // 120 and projection.max_count <= 120
+    assert np.array_equal(got, _brute_best(packed[:40], [packed[40:]]))
+    assert got[3] == 1.0

@@ -745,7 +745,8 @@ class StreamingNearest:
             frequencies = np.zeros(nbits, dtype=np.float64)
             for start in range(0, len(self), 16384):
                 frequencies += unpack_bits(self.packed[start:start + 16384]).sum(axis=0)
-            projection = _Projection(bit_groups(frequencies, self.dims))
+            dims = max(self.dims, -(-nbits // 120))  # at most 120 bits a group: counts fit int8
+            projection = _Projection(bit_groups(frequencies, dims, min(PROJECTION_GROUP_BITS, 120)))
             engine = self.engine()
             blocks = []
             for start in range(0, len(self), self.block_rows):
@@ -800,7 +801,7 @@ class StreamingNearest:
         """Exact best over a spread of the references (every popcount region), for a starting best."""
         pick = np.unique(np.linspace(0, len(ref) - 1, min(SEED_REFERENCES, len(ref))).astype(np.int64))
         sample = PreparedFingerprints(ref[pick], self.backend)
-        for rows, block in tanimoto_blocks(self.packed, sample, block_rows=DEFAULT_BLOCK_ROWS):
+        for rows, block in tanimoto_blocks(self.packed, sample, block_rows=DEFAULT_BLOCK_ROWS, backend=self.backend):
             np.maximum(self.best[rows], block.max(axis=1), out=self.best[rows])
         self.seeded = True
 

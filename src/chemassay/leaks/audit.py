@@ -158,7 +158,8 @@ def _key_piece(job: tuple[str, list[str], bool, bool]):
 @dataclass
 class ChunkResult:
     """What one training chunk contributes: counts, unreadable lines, matched keys with their
-    first ``(file, line)``, and each test item's best similarity to the chunk."""
+    first ``(file, line)``, and for each test item a similarity at least its best to the chunk
+    and at most its best to the whole training data (see :func:`_nearest`)."""
 
     file: int
     counts: dict[str, int]
