@@ -179,3 +179,154 @@ def test_folded_counts_bound_the_common_bits():
     exact = a.astype(np.int64) @ b.T.astype(np.int64)
     bound = _fold_counts(a).astype(np.int64) @ _fold_counts(b).T.astype(np.int64)
     assert (bound >= exact).all()
+
+
+# ------------------------------------------------------------------------------ streamed references
+
+
+def _brute_best(queries: np.ndarray, chunks: list[np.ndarray]) -> np.ndarray:
+    """Each query's highest Tanimoto over every chunk, from the full matrices (numpy-popcount)."""
+    best = np.zeros(len(queries))
+    for chunk in chunks:
+        best = np.maximum(best, tanimoto_matrix(queries, chunk, backend="numpy-popcount").max(axis=1))
+    return best
+
+
+def _clustered(rng, n: int, bits: int, centres: int = 15, density: float = 0.03) -> np.ndarray:
+    centre = rng.random((centres, bits)) < density
+    noise = rng.random((n, bits)) < 0.008
+    return (centre[rng.integers(0, centres, n)] ^ noise).astype(np.uint8)
+
+
+def test_required_common_is_the_least_count_that_beats_the_best():
+    from chemassay.chem.similarity import IMPOSSIBLE, required_common
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 70, 3000)
+    best = np.concatenate([rng.random(2000), [0.0, 1.0, 0.7, 0.5, 2 / 3, 1 / 3] * 100, np.zeros(400)])
+    best[2000:2600] = (rng.integers(1, 40, 600) / rng.integers(40, 80, 600))  # exact fractions: ties
+    for b in (0, 1, 7, 36, 50, 69):
+        for floor in (0.0, 0.4):
+            need = required_common(best, a, b, floor=floor)
+            for i in range(len(a)):
+                c = np.arange(0, min(a[i], b) + 1)
+                union = a[i] + b - c
+                value = np.where(union > 0, c / np.maximum(union, 1), 0.0)
+                ok = c[(value > best[i]) & (value >= floor)]
+                assert need[i] == (ok[0] if len(ok) else IMPOSSIBLE), (a[i], b, best[i], floor)
+
+
+def test_bit_groups_partition_every_bit_with_frequent_bits_apart():
+    from chemassay.chem.similarity import bit_groups
+
+    rng = np.random.default_rng(2)
+    frequencies = rng.random(2048) ** 8
+    frequencies[:5] = 0.95
+    group_of = bit_groups(frequencies, 256, 16)
+    sizes = np.bincount(group_of, minlength=256)
+    assert group_of.shape == (2048,) and sizes.max() <= 16 and (sizes > 0).all()
+    assert len(set(group_of[:5].tolist())) == 5  # the five common bits are in five groups
+    mass = np.bincount(group_of, weights=frequencies, minlength=256)
+    assert mass.max() < 2 * frequencies.sum() / 256 + 0.95  # balanced up to one common bit
+    assert bit_groups(np.zeros(64), 256).max() < 64  # fewer bits than groups
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if backend_available(b)])
+def test_streaming_nearest_equals_brute_force_on_every_backend(backend):
+    """Chunks of all sizes, duplicates (ties), empty fingerprints, 2,048 and 1,024 bits."""
+    from chemassay.chem.similarity import StreamingNearest
+
+    rng = np.random.default_rng(17)
+    for bits in (2048, 1024):
+        dense = _clustered(rng, 1500, bits)
+        dense[0] = 0  # an empty query: 0.0 against everything, as in RDKit
+        dense[700] = 0  # an empty reference
+        dense[800:820] = dense[5]  # exact duplicates of a query: 1.0
+        dense[900:905] = dense[905]  # ties among references
+        packed = pack_bits(dense)
+        queries, refs = packed[:400], packed[400:]
+        chunks = [refs[:1], refs[1:300], refs[300:301], refs[301:1000], refs[1000:]]
+        nearest = StreamingNearest(queries, backend=backend, block_rows=96)
+        seen = []
+        for chunk in chunks:
+            got = nearest.update(chunk)
+            seen.append(chunk)
+            assert np.array_equal(got, _brute_best(queries, seen)), (backend, bits, len(seen))
+        assert got[0] == 0.0 and got[5] == 1.0
+
+
+def test_streaming_nearest_on_real_fingerprints_equals_rdkit(real_smiles, rdkit_fps):
+    from chemassay.chem.similarity import StreamingNearest, onednn_screen_available
+
+    packed = morgan_fingerprints(real_smiles, radius=2, n_bits=1024)
+    queries, refs = packed[:120], packed[120:]
+    nearest = StreamingNearest(queries)
+    if backend_available("torch-int8") and onednn_screen_available():
+        assert nearest.engine() == "onednn"
+    for start in range(0, len(refs), 70):
+        got = nearest.update(refs[start:start + 70])
+    expected = [max(DataStructs.BulkTanimotoSimilarity(rdkit_fps[i], rdkit_fps[120:])) for i in range(120)]
+    assert np.array_equal(got, np.array(expected))
+
+
+def test_streaming_nearest_on_moses_fingerprints():
+    """Real MOSES test molecules against streamed MOSES training chunks, at 2,048 bits."""
+    from chemassay.chem.similarity import StreamingNearest
+    from chemassay.data import locate
+
+    test_path, train_path = locate("moses", "test.csv.gz"), locate("moses", "train.csv.gz")
+    if test_path is None or train_path is None:
+        pytest.skip("MOSES is not in the data cache")
+    import pandas as pd
+
+    queries = morgan_fingerprints(pd.read_csv(test_path, nrows=600)["SMILES"].tolist(), n_bits=2048)
+    train = morgan_fingerprints(pd.read_csv(train_path, nrows=3000)["SMILES"].tolist(), n_bits=2048)
+    chunks = [train[:1000], train[1000:2000], train[2000:]]
+    nearest = StreamingNearest(queries)
+    for chunk in chunks:
+        got = nearest.update(chunk)
+    assert np.array_equal(got, _brute_best(queries, chunks))
+    assert np.array_equal(got, max_tanimoto(queries, train))  # and the index the other metrics use
+    assert 0.3 < np.median(got) < 0.8
+
+
+def test_streaming_nearest_pickles_and_serialises_threads():
+    import pickle
+    import threading
+
+    from chemassay.chem.similarity import StreamingNearest
+
+    rng = np.random.default_rng(4)
+    packed = pack_bits(_clustered(rng, 900, 512))
+    queries, refs = packed[:200], packed[200:]
+    nearest = StreamingNearest(queries)
+    nearest.update(refs[:300])
+    copy = pickle.loads(pickle.dumps(nearest))
+    assert np.array_equal(copy.best, nearest.best)
+    assert np.array_equal(copy.update(refs[300:]), _brute_best(queries, [refs]))
+    threaded = StreamingNearest(queries)
+    workers = [threading.Thread(target=threaded.update, args=(refs[i::4],)) for i in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert np.array_equal(threaded.best, _brute_best(queries, [refs]))
+    with pytest.raises(ValueError, match="bits"):
+        threaded.update(pack_bits(np.ones((2, 1024), dtype=np.uint8)))
+    assert np.array_equal(StreamingNearest(queries).update(refs[:0]), np.zeros(len(queries)))
+
+
+def test_streaming_nearest_on_wide_fingerprints_keeps_group_counts_in_int8():
+    """65,536 bits: more than 256 x 120, so the projection takes more groups (at most 120 bits each)."""
+    from chemassay.chem.similarity import StreamingNearest
+
+    rng = np.random.default_rng(8)
+    dense = (rng.random((90, 65536)) < 0.02).astype(np.uint8)
+    dense[60:65] = dense[3]
+    packed = pack_bits(dense)
+    nearest = StreamingNearest(packed[:40])
+    got = nearest.update(packed[40:])
+    projection = nearest._prepare()[0]
+    assert projection.dims >= 65536 // 120 and projection.max_count <= 120
+    assert np.array_equal(got, _brute_best(packed[:40], [packed[40:]]))
+    assert got[3] == 1.0

@@ -32,13 +32,14 @@ Work is done in blocks of rows so memory stays bounded whatever the set sizes.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from functools import cache, lru_cache
 
 import numpy as np
 
-from chemassay.chem.fingerprints import popcount, unpack_bits
+from chemassay.chem.fingerprints import pack_bits, popcount, unpack_bits
 
 BACKENDS = ("torch-int8", "torch-bf16", "torch-float32", "numpy-float32", "numpy-popcount")
 BF16_SLICE_BITS = 256  # bfloat16 represents every integer up to 256 exactly
@@ -457,6 +458,361 @@ class NearestNeighbourIndex:
                 hi = min(lo + block_rows, len(self))
                 self._update(self._exact(part, lo, hi), lo, rows, best, index, return_index=True)
         index[:] = np.minimum(index, len(self.order) - 1)
+
+
+# ------------------------------------------------------------------------------ streamed references
+
+PROJECTION_DIMS = 256
+"""Dimensions of the screening projection: each bit is summed into one of these groups."""
+PROJECTION_GROUP_BITS = 16
+"""Most bits in one group, so a projected count fits an int8 weight (<= 127) with room."""
+SCREEN_QUERY_ROWS = 4096
+"""Query rows per prepacked screening block (the product's output columns); 4,096 ran ~15 %
+faster than 1,024 on MOSES (fewer calls: a chunk's popcount runs are ~1,000 references)."""
+SCREEN_REFERENCE_ROWS = 4096
+"""Reference rows per screening product (all of one popcount)."""
+SEED_REFERENCES = 512
+"""References (spread over the popcounts) counted exactly for every query before the first screen."""
+EXACT_PAIRS = 1 << 18
+"""Candidate pairs counted exactly per gather (bounds the temporary to ~130 MB at 2,048 bits)."""
+
+
+def bit_groups(frequencies: np.ndarray, dims: int = PROJECTION_DIMS,
+               max_bits: int = PROJECTION_GROUP_BITS) -> np.ndarray:
+    """A partition of the bits into ``dims`` groups of similar total frequency: the group of each bit.
+
+    Bits are placed most frequent first, each into the group of smallest total frequency that
+    still has room (at most ``max_bits`` bits), ties to the lowest group: frequent bits end up
+    (nearly) alone and rare ones share groups, so the projected product ``sum_g P(q)_g P(r)_g``
+    (at least the common-bit count for any partition) overshoots it far less than a fold by
+    ``bit % dims``, whose groups mix common bits with others.
+    """
+    import heapq
+
+    nbits = len(frequencies)
+    dims = max(1, min(dims, nbits))
+    max_bits = max(max_bits, -(-nbits // dims))
+    order = np.argsort(-np.asarray(frequencies, dtype=np.float64), kind="stable")
+    heap = [(0.0, group) for group in range(dims)]
+    sizes = np.zeros(dims, dtype=np.int64)
+    full: list[tuple[float, int]] = []
+    group_of = np.empty(nbits, dtype=np.int64)
+    for bit in order:
+        mass, group = heapq.heappop(heap)
+        while sizes[group] >= max_bits:
+            full.append((mass, group))
+            mass, group = heapq.heappop(heap)
+        group_of[bit] = group
+        sizes[group] += 1
+        heapq.heappush(heap, (mass + float(frequencies[bit]), group))
+    return group_of
+
+
+class _Projection:
+    """Sums a fingerprint's bits per group: packed rows -> ``(n, dims)`` uint8 counts."""
+
+    def __init__(self, group_of: np.ndarray) -> None:
+        _, group_of = np.unique(group_of, return_inverse=True)  # no empty group (reduceat needs that)
+        self.dims = int(group_of.max()) + 1
+        self.perm = np.argsort(group_of, kind="stable")
+        sizes = np.bincount(group_of, minlength=self.dims)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self.max_count = int(sizes.max())
+
+        self.group_of = group_of
+        self._weights = None
+
+    def __call__(self, packed: np.ndarray, rows: int = 16384, engine: str = "numpy") -> np.ndarray:
+        """The projected counts; ``engine="onednn"``: as an int8 product with the 0/1 group matrix."""
+        out = np.empty((len(packed), self.dims), dtype=np.uint8)
+        for start in range(0, len(packed), rows):
+            dense = unpack_bits(packed[start:start + rows])
+            if engine == "onednn" and len(dense):
+                out[start:start + rows] = self._onednn(dense)
+            else:
+                out[start:start + rows] = np.add.reduceat(dense[:, self.perm], self.starts, axis=1, dtype=np.uint8)
+        return out
+
+    def _onednn(self, dense: np.ndarray) -> np.ndarray:
+        torch = _torch()
+        if self._weights is None:
+            member = np.zeros((self.dims, len(self.group_of)), dtype=np.int8)
+            member[self.group_of, np.arange(len(self.group_of))] = 1
+            self._weights = (torch.ops.onednn.qlinear_prepack(torch.from_numpy(member), [16384, member.shape[1]]),
+                             torch.ones(self.dims), torch.zeros(self.dims, dtype=torch.long))
+        weights, scales, zeros = self._weights
+        return torch.ops.onednn.qlinear_pointwise(torch.from_numpy(dense), 1.0, 0, weights, scales, zeros, None,
+                                                  1.0, 0, None, "none", [], "").numpy()
+
+
+def required_common(best: np.ndarray, a: np.ndarray, b: int, floor: float = 0.0) -> np.ndarray:
+    """Per query, the least common-bit count ``c`` with ``c / (a + b - c)`` (float64, as reported)
+    above ``best`` and at least ``floor`` against a reference of ``b`` bits; a count above
+    ``min(a, b)`` (no such reference can exist) is returned as ``IMPOSSIBLE``."""
+    a = np.asarray(a, dtype=np.int64)
+    best = np.asarray(best, dtype=np.float64)
+    total = a + b
+    limit = np.minimum(a, b)
+
+    def passes(c: np.ndarray) -> np.ndarray:
+        union = total - c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(union > 0, c / np.maximum(union, 1), 0.0)
+        return (value > best) & (value >= floor) & (c <= limit)
+
+    # the real threshold is tau (a + b) / (1 + tau); start two below it and step up
+    tau = np.maximum(best, floor)
+    c = np.clip(np.floor(tau * total / (1.0 + tau)).astype(np.int64) - 2, 0, None)
+    below = (c > 0) & passes(c)  # cannot happen (the estimate is within 1): be safe anyway
+    while below.any():
+        c = np.where(below, c - 1, c)
+        below = (c > 0) & passes(c) & below
+    for _ in range(8):
+        short = ~passes(c) & (c <= limit)
+        if not short.any():
+            break
+        c = c + short
+    else:  # pragma: no cover - the float estimate is within a few counts
+        while (short := ~passes(c) & (c <= limit)).any():
+            c = c + short
+    return np.where(c > limit, IMPOSSIBLE, c)
+
+
+IMPOSSIBLE = 1 << 20
+
+
+@cache
+def onednn_screen_available() -> bool:
+    """Whether oneDNN's int8 product (``torch.ops.onednn.qlinear_pointwise``: AMX or VNNI)
+    runs here and gives exact screens on a self-check."""
+    torch = _torch()
+    if torch is None or not hasattr(torch.ops, "onednn"):
+        return False
+    try:
+        rng = np.random.default_rng(2)
+        x = rng.integers(0, 17, (40, 256)).astype(np.uint8)
+        w = rng.integers(0, 17, (33, 256)).astype(np.int8)
+        x[0] = 16
+        w[0] = 16  # a product of 65,536, past every 8- and 16-bit limit
+        need = rng.integers(1, 2000, 33)
+        need[1] = IMPOSSIBLE
+        bits = (rng.random((50, 2048)) < 0.3).astype(np.uint8)
+        bits[0] = 1
+        projection = _Projection(np.arange(2048) % 128)
+        if not np.array_equal(projection(pack_bits(bits), engine="onednn"), projection(pack_bits(bits))):
+            return False
+        got = _Screen(w, "onednn").survivors(x, need)
+        product = x.astype(np.int64) @ w.astype(np.int64).T
+        expected = np.nonzero(product >= need[None, :])
+        return bool(np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]))
+    except Exception:
+        return False
+
+
+class _Screen:
+    """One block of projected queries, ready for ``products >= need`` against reference rows.
+
+    ``onednn``: the queries are int8 weights prepacked once; the product, minus ``need - 1``
+    as a bias, comes back as saturated uint8 (one byte per pair, zero where the pair is
+    ruled out). ``torch-float32`` / ``numpy-float32``: exact float32 products compared with
+    ``need``.
+    """
+
+    def __init__(self, projected: np.ndarray, engine: str) -> None:
+        self.engine = engine
+        self.rows = len(projected)
+        if engine == "onednn":
+            torch = _torch()
+            self.weights = torch.ops.onednn.qlinear_prepack(
+                torch.from_numpy(np.ascontiguousarray(projected, dtype=np.int8)),
+                [SCREEN_REFERENCE_ROWS, projected.shape[1]])
+            self.scales = torch.ones(self.rows, dtype=torch.float32)
+            self.zeros = torch.zeros(self.rows, dtype=torch.long)
+        elif engine == "torch-float32":
+            self.weights = _torch().from_numpy(projected.astype(np.float32))
+        else:
+            self.weights = projected.astype(np.float32)
+
+    def survivors(self, x: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(reference rows, query rows) of the pairs whose product reaches ``need`` (per query)."""
+        if self.engine == "onednn":
+            torch = _torch()
+            bias = torch.from_numpy((1 - np.minimum(need, IMPOSSIBLE)).astype(np.float32))
+            out = torch.ops.onednn.qlinear_pointwise(
+                torch.from_numpy(np.ascontiguousarray(x, dtype=np.uint8)), 1.0, 0, self.weights, self.scales,
+                self.zeros, bias, 1.0, 0, None, "none", [], "").numpy()
+        elif self.engine == "torch-float32":
+            torch = _torch()
+            products = torch.from_numpy(x.astype(np.float32)) @ self.weights.T
+            out = (products >= torch.from_numpy(need.astype(np.float32))).numpy().view(np.uint8)
+        else:
+            out = (x.astype(np.float32) @ self.weights.T >= need.astype(np.float32)).view(np.uint8)
+        return _nonzero_bytes(out)
+
+
+def _nonzero_bytes(out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of the non-zero bytes of a uint8 matrix (sparse ones: fast): the
+    rows with any first (one reduction), then the positions within those rows."""
+    torch = _torch()
+    if torch is not None:
+        rows = np.flatnonzero(torch.from_numpy(out).amax(dim=1).numpy())
+    else:
+        rows = np.flatnonzero(out.max(axis=1))
+    if len(rows) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if out.shape[1] % 8:
+        at, column = np.nonzero(out[rows])
+        return rows[at], column
+    words = out.view(np.uint64)  # eight pairs per word: a word test rules out most of a row at once
+    at, word = np.nonzero(words[rows] != 0)
+    sub, byte = np.nonzero(out.reshape(len(out), -1, 8)[rows[at], word])
+    return rows[at[sub]], word[sub] * 8 + byte
+
+
+def _exact_pairs(qpacked, qcounts, rpacked, rcounts, qi: np.ndarray, rj: np.ndarray) -> np.ndarray:
+    """Exact Tanimoto (float64) of the pairs ``(qi, rj)`` from packed words."""
+    out = np.empty(len(qi), dtype=np.float64)
+    for start in range(0, len(qi), EXACT_PAIRS):
+        i, j = qi[start:start + EXACT_PAIRS], rj[start:start + EXACT_PAIRS]
+        common = np.bitwise_count(qpacked[i] & rpacked[j]).sum(axis=1, dtype=np.int64)
+        union = qcounts[i] + rcounts[j] - common
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + len(i)] = np.where(union > 0, common / np.maximum(union, 1), 0.0)
+    return out
+
+
+class StreamingNearest:
+    """Each query's highest Tanimoto to references that arrive in chunks (the leakage audit).
+
+    The queries are fixed and prepared once; :meth:`update` folds in one chunk of references
+    and returns every query's best so far. Exact: each value is ``c / (a + b - c)`` in float64
+    from integer counts (RDKit's value) of a real query/reference pair, and after the last
+    chunk it is the true maximum over all of them (0.0 for an empty fingerprint or none).
+
+    How: a pair can beat a query's best so far only if its common-bit count reaches the least
+    count that would (:func:`required_common`, from the best, ``a`` and ``b``). Each bit is
+    summed into one of 256 groups balanced by the queries' bit frequencies
+    (:func:`bit_groups`); the product of two such projections is at least the common count,
+    so every pair whose projected product falls short is ruled out by an int8 product of 256
+    dimensions (one byte of output per pair; oneDNN's AMX/VNNI kernels where torch has them).
+    References run in popcount order, ``b`` fixed per product; the few pairs left (about
+    1 in 10,000 on MOSES once the best values are typical) are counted exactly from the
+    packed words. The best values carry over from chunk to chunk, which is what makes later
+    chunks cheap; a first chunk starts from an exact pass over 512 of its references.
+    ``backend="numpy-popcount"`` counts every pair (the slow reference).
+
+    An instance is used by one thread at a time; pickling keeps the queries and best values
+    (the prepared blocks are rebuilt where it is unpickled).
+    """
+
+    def __init__(self, queries, *, backend: str = "auto", dims: int = PROJECTION_DIMS,
+                 block_rows: int = SCREEN_QUERY_ROWS) -> None:
+        self.packed = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.uint64)
+        self.counts = popcount(self.packed)
+        self.backend = resolve_backend(backend)
+        self.dims = dims
+        self.block_rows = block_rows
+        self.best = np.zeros(len(self.packed), dtype=np.float64)
+        self.seeded = False
+        self._prepared: tuple | None = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_prepared"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def engine(self) -> str:
+        """The screening product used: ``onednn``, ``torch-float32``, ``numpy-float32`` or ``all-pairs``."""
+        if self.backend == "numpy-popcount":
+            return "all-pairs"
+        if self.backend in ("torch-int8", "torch-bf16") and onednn_screen_available():
+            return "onednn"
+        return "torch-float32" if self.backend.startswith("torch") else "numpy-float32"
+
+    def _prepare(self) -> tuple:
+        if self._prepared is None:
+            nbits = self.packed.shape[1] * 64
+            frequencies = np.zeros(nbits, dtype=np.float64)
+            for start in range(0, len(self), 16384):
+                frequencies += unpack_bits(self.packed[start:start + 16384]).sum(axis=0)
+            dims = max(self.dims, -(-nbits // 120))  # at most 120 bits a group: counts fit int8
+            projection = _Projection(bit_groups(frequencies, dims, min(PROJECTION_GROUP_BITS, 120)))
+            engine = self.engine()
+            blocks = []
+            for start in range(0, len(self), self.block_rows):
+                stop = min(start + self.block_rows, len(self))
+                blocks.append((start, stop, _Screen(projection(self.packed[start:stop], engine=engine), engine)))
+            self._prepared = (projection, blocks)
+        return self._prepared
+
+    def update(self, reference) -> np.ndarray:
+        """Fold in the reference fingerprints ``reference``; a copy of every query's best so far.
+
+        Calls from several threads run one at a time (each sees the others' best values)."""
+        with self._lock:
+            return self._update(reference)
+
+    def _update(self, reference) -> np.ndarray:
+        ref = np.ascontiguousarray(np.atleast_2d(reference), dtype=np.uint64)
+        if len(ref) == 0 or len(self) == 0:
+            return self.best.copy()
+        if ref.shape[1] != self.packed.shape[1]:
+            raise ValueError(f"reference fingerprints have {ref.shape[1] * 64} bits, the queries {self.packed.shape[1] * 64}")
+        rcounts = popcount(ref)
+        order = np.argsort(rcounts, kind="stable")
+        ref, rcounts = ref[order], rcounts[order]
+        if self.backend == "numpy-popcount":
+            self._all_pairs(ref, rcounts)
+            return self.best.copy()
+        if not self.seeded:
+            self._seed(ref, rcounts)
+        projection, blocks = self._prepare()
+        projected = projection(ref, engine=self.engine())
+        runs = np.concatenate([[0], np.flatnonzero(np.diff(rcounts)) + 1, [len(ref)]])
+        tiles = [(int(lo), int(min(lo + SCREEN_REFERENCE_ROWS, hi)))
+                 for lo, hi in zip(runs[:-1], runs[1:], strict=True) for lo in range(lo, hi, SCREEN_REFERENCE_ROWS)]
+        # References outer, query blocks inner: one threshold pass per tile over every query,
+        # and each tile sees the best values that the tiles before it left.
+        for lo, hi in tiles:
+            need = required_common(self.best, self.counts, int(rcounts[lo]))
+            x = projected[lo:hi]
+            for q0, q1, screen in blocks:
+                part = need[q0:q1]
+                if (part >= IMPOSSIBLE).all():
+                    continue
+                rj, qi = screen.survivors(x, part)
+                if len(qi):
+                    qi = qi + q0
+                    values = _exact_pairs(self.packed, self.counts, ref, rcounts, qi, rj + lo)
+                    np.maximum.at(self.best, qi, values)
+        return self.best.copy()
+
+    def _seed(self, ref: np.ndarray, rcounts: np.ndarray) -> None:
+        """Exact best over a spread of the references (every popcount region), for a starting best."""
+        pick = np.unique(np.linspace(0, len(ref) - 1, min(SEED_REFERENCES, len(ref))).astype(np.int64))
+        sample = PreparedFingerprints(ref[pick], self.backend)
+        for rows, block in tanimoto_blocks(self.packed, sample, block_rows=DEFAULT_BLOCK_ROWS, backend=self.backend):
+            np.maximum(self.best[rows], block.max(axis=1), out=self.best[rows])
+        self.seeded = True
+
+    def _all_pairs(self, ref: np.ndarray, rcounts: np.ndarray) -> None:
+        for start in range(0, len(self), 256):
+            stop = min(start + 256, len(self))
+            common = np.stack([np.bitwise_count(ref & q).sum(axis=1, dtype=np.int64) for q in self.packed[start:stop]])
+            union = self.counts[start:stop, None] + rcounts[None, :] - common
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values = np.where(union > 0, common / np.maximum(union, 1), 0.0)
+            np.maximum(self.best[start:stop], values.max(axis=1), out=self.best[start:stop])
 
 
 def set_num_threads(n: int) -> None:

@@ -4,11 +4,12 @@ The test side is indexed once (:class:`TestIndex`: the distinct test items of ea
 exact keys and packed fingerprints). The training side streams in chunks of lines
 (:mod:`chemassay.leaks.training`); each chunk is parsed, keyed and fingerprinted, its keys
 are looked up among the test keys, and every test item's highest Tanimoto similarity to the
-chunk is computed exactly with :class:`chemassay.chem.similarity.NearestNeighbourIndex` (the
-chunk is the reference: sorted by popcount and bounded by 4-fold folded counts, so most
-test/chunk pairs are never counted bit by bit). A chunk's result is a few keys and one float
-per test item, merged into the running answer by taking minima (first training line) and
-maxima (similarity), so memory stays one chunk's molecules plus the test index whatever the
+chunk is computed exactly with :class:`chemassay.chem.similarity.StreamingNearest` (the test
+items are its queries, prepared once per process; each chunk is screened pair by pair with one
+int8 product of 256-group projections against the best values so far, and only the few pairs
+left are counted bit by bit). A chunk's result is a few keys and one float per test item (at
+least the chunk's best, never above the true best), merged into the running answer by taking
+minima (first training line) and maxima (similarity), so memory stays one chunk's molecules plus the test index whatever the
 training size, and the chunks run in worker processes (``n_jobs``) or on a Dask cluster
 (``scheduler``) in any order with the same answer.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import rdkit
 
-from chemassay.chem.similarity import NearestNeighbourIndex
+from chemassay.chem.similarity import StreamingNearest
 from chemassay.contract.errors import UserInputError
 from chemassay.leaks.keys import (
     MOLECULE,
@@ -157,7 +158,8 @@ def _key_piece(job: tuple[str, list[str], bool, bool]):
 @dataclass
 class ChunkResult:
     """What one training chunk contributes: counts, unreadable lines, matched keys with their
-    first ``(file, line)``, and each test item's best similarity to the chunk."""
+    first ``(file, line)``, and for each test item a similarity at least its best to the chunk
+    and at most its best to the whole training data (see :func:`_nearest`)."""
 
     file: int
     counts: dict[str, int]
@@ -200,13 +202,25 @@ def audit_chunk(index: TestIndex, chunk: TrainingChunk, n_threads: int | None = 
             kind_matches[name] = hits
         matches[kind] = kind_matches
         if index.near and found.ok.any() and test.ok.any():
-            reference = NearestNeighbourIndex(found.fingerprints[found.ok])
             values = np.zeros(len(test.ok), dtype=np.float64)
-            values[test.ok] = reference.query(test.fingerprints[test.ok], n_threads=n_threads)
+            values[test.ok] = _nearest(test).update(found.fingerprints[found.ok])
             best[kind] = values
     unreadable.sort()
     return ChunkResult(chunk.file, counts, len(unreadable), unreadable[:UNREADABLE_LISTED], matches, best,
                        time.perf_counter() - started)
+
+
+def _nearest(test: KindIndex) -> StreamingNearest:
+    """The test items' :class:`StreamingNearest`, made once per process that holds ``test``.
+
+    It keeps each test item's best similarity over every chunk this process has compared, so a
+    chunk's values are at least its own best and never above the true best over the training
+    data: merged by maxima they give the exact answer, and later chunks are screened against
+    high values (most pairs ruled out by one int8 product)."""
+    nearest = test.__dict__.get("_nearest")
+    if nearest is None:
+        nearest = test.__dict__["_nearest"] = StreamingNearest(test.fingerprints[test.ok])
+    return nearest
 
 
 # ------------------------------------------------------------------------------ running chunks
@@ -282,7 +296,7 @@ def _run_dask(index: TestIndex, chunks: Iterable[TrainingChunk], scheduler: str,
     if scheduler != "dask-local" and "://" not in scheduler:
         raise UserInputError(f"--scheduler {scheduler}: give a Dask address (tcp://host:8786) or dask-local")
     with dask_client(scheduler) as client:
-        [shared] = client.scatter([index.for_workers()], broadcast=True)
+        [shared] = client.scatter([index.for_workers()], broadcast=True, hash=False)  # a fresh copy per audit: workers keep best values on it
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         from distributed import wait as dask_wait
 
