@@ -141,8 +141,10 @@ def build_index(sets: Sequence[TestSet], *, near: bool = True, n_jobs: int = 1) 
             errors.update({start + i: reason for i, reason in result.errors.items()})
             if scaffolds:
                 acyclic[start:stop] = [key == "" for key in result.keys[SCAFFOLD]]
-            if graph_keys is not None:
-                graph_keys = None if result.graphs_unsafe else graph_keys | {g for g in result.graphs if g is not None}
+            if graph_keys is not None and result.graphs_unsafe:
+                graph_keys = None
+            elif graph_keys is not None:
+                graph_keys.update(g for g in result.graphs if g is not None)
             for name in names:
                 for offset, key in enumerate(result.keys[name]):
                     if key:
