@@ -88,6 +88,9 @@ class KindIndex:
     owners: dict[str, dict[str, list[int]]]
     scaffolds: bool = False
     acyclic: np.ndarray | None = None
+    graph_keys: frozenset[int] | None = None
+    """The test molecules' graph keys: a training molecule whose graph is not among them gets no
+    InChIKey (``chemassay.leaks.keys``, the InChIKey filter); ``None``: no filter."""
 
 
 @dataclass
@@ -101,7 +104,8 @@ class TestIndex:
 
     def for_workers(self) -> TestIndex:
         """The part a chunk worker needs (no test sets, no owners lists)."""
-        kinds = {kind: KindIndex(k.kind, [], k.ok, {}, k.fingerprints, k.lookups, {}, k.scaffolds)
+        kinds = {kind: KindIndex(k.kind, [], k.ok, {}, k.fingerprints, k.lookups, {}, k.scaffolds,
+                                 graph_keys=k.graph_keys)
                  for kind, k in self.kinds.items()}
         return TestIndex([], [], kinds, self.near)
 
@@ -116,7 +120,7 @@ def build_index(sets: Sequence[TestSet], *, near: bool = True, n_jobs: int = 1) 
     kinds: dict[str, KindIndex] = {}
     for kind, table in texts.items():
         items = list(table)
-        scaffolds = any(s.scaffolds for s in sets if s.kind == kind)
+        scaffolds = near and any(s.scaffolds for s in sets if s.kind == kind)  # --exact-only: no scaffolds
         step = 2000
         pieces = [items[i:i + step] for i in range(0, len(items), step)]
         results = parallel_map(_key_piece, [(kind, piece, scaffolds, near) for piece in pieces], n_jobs=n_jobs,
@@ -127,6 +131,7 @@ def build_index(sets: Sequence[TestSet], *, near: bool = True, n_jobs: int = 1) 
         acyclic = np.zeros(len(items), dtype=bool)
         names = (MOLECULE_KEYS if kind == MOLECULE else REACTION_KEYS) + ((SCAFFOLD,) if scaffolds else ())
         owners: dict[str, dict[str, list[int]]] = {name: {} for name in names}
+        graph_keys: set[int] | None = set() if kind == MOLECULE else None
         for number, result in enumerate(results):
             if isinstance(result, Failure):
                 raise RuntimeError(f"indexing the test {kind}s failed: {result}")
@@ -137,19 +142,23 @@ def build_index(sets: Sequence[TestSet], *, near: bool = True, n_jobs: int = 1) 
             errors.update({start + i: reason for i, reason in result.errors.items()})
             if scaffolds:
                 acyclic[start:stop] = [key == "" for key in result.keys[SCAFFOLD]]
+            if graph_keys is not None and result.graphs_unsafe:
+                graph_keys = None
+            elif graph_keys is not None:
+                graph_keys.update(g for g in result.graphs if g is not None)
             for name in names:
                 for offset, key in enumerate(result.keys[name]):
                     if key:
                         owners[name].setdefault(key, []).append(start + offset)
         lookups = {name: frozenset(keys) for name, keys in owners.items()}
         kinds[kind] = KindIndex(kind, items, ok, errors, fingerprints, lookups, owners, scaffolds,
-                                acyclic if scaffolds else None)
+                                acyclic if scaffolds else None, frozenset(graph_keys) if graph_keys is not None else None)
     return TestIndex(list(sets), positions, kinds, near)
 
 
 def _key_piece(job: tuple[str, list[str], bool, bool]):
     kind, piece, scaffolds, near = job
-    return keyed(kind, piece, scaffolds=scaffolds, fingerprints=near)
+    return keyed(kind, piece, scaffolds=scaffolds, fingerprints=near, graphs=kind == MOLECULE)
 
 
 # ------------------------------------------------------------------------------ one chunk
@@ -187,7 +196,8 @@ def audit_chunk(index: TestIndex, chunk: TrainingChunk, n_threads: int | None = 
         test = index.kinds.get(kind)
         if test is None or not rows:
             continue
-        found = keyed(kind, [chunk.texts[r] for r in rows], scaffolds=test.scaffolds, fingerprints=index.near)
+        found = keyed(kind, [chunk.texts[r] for r in rows], scaffolds=test.scaffolds, fingerprints=index.near,
+                      candidates=test.graph_keys)
         for offset, reason in sorted(found.errors.items()):
             unreadable.append((chunk.lines[rows[offset]], reason))
         kind_matches: dict[str, dict[str, tuple[int, int]]] = {}
@@ -414,7 +424,9 @@ def _task_entry(test_set: TestSet, positions: np.ndarray, kind_index: KindIndex,
     else:
         entry["near"] = None
     entry["threshold"] = threshold
-    if test_set.scaffolds:
+    if test_set.scaffolds and not kind_index.scaffolds:  # --exact-only: scaffolds not computed
+        entry["scaffold"] = entry["acyclic"] = None
+    elif test_set.scaffolds:
         scaffold_hits, _ = matched(SCAFFOLD)
         entry["scaffold"] = int(scaffold_hits[positions].sum())
         entry["acyclic"] = int(kind_index.acyclic[positions].sum()) if kind_index.acyclic is not None else 0

@@ -22,12 +22,30 @@ tens of thousands of training reactions per split; the structural one costs the 
 Morgan fingerprints, kept per molecule.)
 
 Lines are told apart by their text: one with a ``>`` is a reaction, any other a molecule.
+
+**The InChIKey filter.** The InChIKey is the dearest part of keying a training molecule, and
+almost no training molecule matches a test molecule. Two molecules with the same InChIKey first
+block have the same InChI main layer: the same heavy atoms (the formula) joined the same way (the
+connection table), whatever their bond orders, charges, protons, tautomeric hydrogens, isotopes or
+stereo. So a training molecule's InChIKey is computed only when its *element graph* (heavy atoms
+labelled by element, bonds without order) can equal a test molecule's: :func:`graph_key`, a
+Morgan count fingerprint (radius 2) whose atom invariants are the atomic numbers alone and whose
+bonds carry no type or stereo, is a function of the element graph that does not depend on atom
+order, so equal graphs give equal keys (unequal graphs may collide: that only costs an InChIKey).
+Where standard InChI's connection table is not RDKit's heavy-atom graph the filter is bypassed
+and the InChIKey always computed: a training molecule is filtered only when its SMILES holds
+nothing but C, N, O, F, P, S, Cl, Br and I atoms, without isotopes or hydrogen atoms
+(:func:`filterable_atoms`), so metals (whose bonds standard InChI disconnects), ``[2H]``,
+``[13C]``, ``[H]``, boron, ``*`` and every other element take the full path. A test molecule's
+graph key is taken with its hydrogen atoms (``[2H]`` included) removed; one of other elements
+needs none (no filtered training molecule has its formula).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -74,6 +92,74 @@ class Keyed:
     fingerprints: np.ndarray
     ok: np.ndarray
     errors: dict[int, str]
+    graphs: list[int | None] = field(default_factory=list)
+    """Test molecules only (``graphs=True``): each molecule's :func:`graph_key` (``None`` when
+    it holds an element no filtered training molecule holds, or is unreadable)."""
+    graphs_unsafe: bool = False
+    """Whether some test molecule's graph cannot be vouched for (a hydrogen atom bonded to two
+    atoms): the filter is then off."""
+
+
+FILTERED_ELEMENTS = {"C": 6, "c": 6, "N": 7, "n": 7, "O": 8, "o": 8, "F": 9, "P": 15, "p": 15, "S": 16, "s": 16,
+                     "Cl": 17, "Br": 35, "I": 53}
+"""The atoms a filtered training molecule may hold (SMILES symbol: atomic number)."""
+_FILTERED_NUMBERS = frozenset(FILTERED_ELEMENTS.values())
+_PLAIN_BRACKET = re.compile(r"\[(?:Cl|Br|[CNOPSFIcnops])@{0,2}(?:H\d?)?(?:[+-]{1,2}\d?)?(?::\d+)?\]")
+"""A bracket atom of those elements without isotope (charge, hydrogen count, tetrahedral stereo
+and atom map allowed)."""
+_OTHER_ATOM = re.compile(r"[\[*b]|B(?!r)")
+_ATOM_SYMBOL = re.compile(r"Cl|Br|[CNOPSFIcnops]")
+
+
+def filterable_atoms(text: str) -> list[int] | None:
+    """The atomic numbers of a SMILES's atoms in the order written (RDKit's atom order), or
+    ``None`` when the molecule must bypass the InChIKey filter: any atom other than C, N, O, F,
+    P, S, Cl, Br, I, an isotope, a hydrogen atom, ``*``, or a bracket atom not plainly one of
+    those (see the module docstring)."""
+    rest = _PLAIN_BRACKET.sub("", text) if "[" in text else text
+    if _OTHER_ATOM.search(rest):
+        return None
+    return [FILTERED_ELEMENTS[symbol] for symbol in _ATOM_SYMBOL.findall(text)]
+
+
+@lru_cache(maxsize=1)
+def _graph_generator():
+    return rdFingerprintGenerator.GetMorganGenerator(
+        radius=2, includeChirality=False,
+        bondInvariantsGenerator=rdFingerprintGenerator.GetMorganBondInvGen(useBondTypes=False))
+
+
+def graph_key(mol: Chem.Mol, atomic_numbers: Sequence[int]) -> int:
+    """A key of the element graph of ``mol`` (atoms labelled by ``atomic_numbers``, bonds without
+    order, type or stereo): isomorphic graphs give the same key (a 64-bit hash of the Morgan
+    counts; a collision of different graphs only lets an InChIKey be computed)."""
+    counts = _graph_generator().GetSparseCountFingerprint(mol, customAtomInvariants=list(atomic_numbers))
+    return hash((len(atomic_numbers), tuple(sorted(counts.GetNonzeroElements().items()))))
+
+
+def heavy_graph_key(mol: Chem.Mol, text: str | None = None) -> tuple[int | None, bool]:
+    """``(graph key, vouched)`` of a test molecule: the key of its heavy-atom graph (hydrogen atoms,
+    isotopic or not, removed, as InChI counts them apart from the connection table); ``None`` when
+    it holds an element a filtered training molecule cannot hold. ``vouched`` is false for a
+    hydrogen atom bonded to two atoms (the filter is then off). ``text``, the molecule's SMILES,
+    gives the key as a training molecule's when it may be filtered (faster, the same key)."""
+    atoms = filterable_atoms(text) if text is not None else None
+    if atoms is not None and len(atoms) == mol.GetNumAtoms():
+        return graph_key(mol, atoms), True
+    numbers = [atom.GetAtomicNum() for atom in mol.GetAtoms()]
+    if any(number not in _FILTERED_NUMBERS for number in numbers if number != 1):
+        return None, True
+    if 1 in numbers:
+        if any(atom.GetDegree() > 1 for atom in mol.GetAtoms() if atom.GetAtomicNum() == 1):
+            return None, False
+        heavy = Chem.RWMol(mol)
+        for index in sorted((i for i, number in enumerate(numbers) if number == 1), reverse=True):
+            heavy.RemoveAtom(index)
+        mol = heavy.GetMol()
+        numbers = [number for number in numbers if number != 1]
+    if not numbers:
+        return None, True
+    return graph_key(mol, numbers), True
 
 
 def scaffold_of(mol: Chem.Mol) -> str:
@@ -84,37 +170,55 @@ def scaffold_of(mol: Chem.Mol) -> str:
         return ""
 
 
-def molecule_keys(texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True) -> Keyed:
+def molecule_keys(texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True,
+                  candidates: frozenset[int] | None = None, graphs: bool = False) -> Keyed:
     """Keys (and Morgan fingerprints) of molecule SMILES; unreadable ones are reported. Each
-    molecule is dropped once keyed and fingerprinted (a chunk never holds its RDKit molecules)."""
+    molecule is dropped once keyed and fingerprinted (a chunk never holds its RDKit molecules).
+
+    ``candidates`` (the test molecules' graph keys) turns the InChIKey filter on: a molecule that
+    may be filtered (:func:`filterable_atoms`) and whose :func:`graph_key` is not among them gets
+    no InChIKey (its keys stay ``None``; it is readable). ``graphs`` (the test side) records each
+    molecule's :func:`heavy_graph_key`."""
     names = MOLECULE_KEYS + ((SCAFFOLD,) if scaffolds else ())
     keys: dict[str, list[str | None]] = {name: [None] * len(texts) for name in names}
     ok = np.zeros(len(texts), dtype=bool)
     errors: dict[int, str] = {}
     generator = _morgan_generator(MORGAN_RADIUS, N_BITS, False) if fingerprints else None
     packed = np.zeros((len(texts), N_BITS // 64), dtype=np.uint64)
+    graph_keys: list[int | None] = [None] * len(texts) if graphs else []
+    unsafe = False
     with rdkit_log_silenced():
         for i, text in enumerate(texts):
             try:
-                mol = parse_smiles(text, remove_atom_maps=True)
-                key = Chem.MolToInchiKey(mol)
+                mol = parse_smiles(text, remove_atom_maps=":" in text)
+                key = None
+                if candidates is not None:
+                    atoms = filterable_atoms(text)
+                    if atoms is None or len(atoms) != mol.GetNumAtoms() or graph_key(mol, atoms) in candidates:
+                        key = Chem.MolToInchiKey(mol)
+                else:
+                    key = Chem.MolToInchiKey(mol)
             except InvalidSmiles as exc:
                 errors[i] = exc.reason
                 continue
             except Exception as exc:  # InChI generation failures
                 errors[i] = f"InChI failed: {exc}"
                 continue
-            if not key:
-                errors[i] = "no InChIKey (InChI generation failed)"
-                continue
-            keys["inchikey"][i] = key
-            keys["skeleton"][i] = key.split("-")[0]
+            if key is not None:
+                if not key:
+                    errors[i] = "no InChIKey (InChI generation failed)"
+                    continue
+                keys["inchikey"][i] = key
+                keys["skeleton"][i] = key.split("-")[0]
+            if graphs:
+                graph_keys[i], vouched = heavy_graph_key(mol, text)
+                unsafe = unsafe or not vouched
             if scaffolds:
                 keys[SCAFFOLD][i] = scaffold_of(mol)
             if generator is not None:
                 packed[i] = pack_bits(generator.GetFingerprintAsNumPy(mol))[0]
             ok[i] = True
-    return Keyed(MOLECULE, keys, packed, ok, errors)
+    return Keyed(MOLECULE, keys, packed, ok, errors, graph_keys, unsafe)
 
 
 @lru_cache(maxsize=200_000)
@@ -194,8 +298,11 @@ def reaction_keys(texts: Sequence[str], *, fingerprints: bool = True) -> Keyed:
     return Keyed(REACTION, keys, packed, ok, errors)
 
 
-def keyed(kind: str, texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True) -> Keyed:
-    """:func:`molecule_keys` or :func:`reaction_keys` by ``kind``."""
+def keyed(kind: str, texts: Sequence[str], *, scaffolds: bool = False, fingerprints: bool = True,
+          candidates: frozenset[int] | None = None, graphs: bool = False) -> Keyed:
+    """:func:`molecule_keys` (with the InChIKey filter's ``candidates`` and ``graphs``) or
+    :func:`reaction_keys` by ``kind``."""
     if kind == MOLECULE:
-        return molecule_keys(texts, scaffolds=scaffolds, fingerprints=fingerprints)
+        return molecule_keys(texts, scaffolds=scaffolds, fingerprints=fingerprints, candidates=candidates,
+                             graphs=graphs)
     return reaction_keys(texts, fingerprints=fingerprints)
