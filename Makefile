@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 # torch first, from the local CPU build: a bare `torch` requirement (pulled in by the
 # extras) would otherwise download a multi-GB CUDA build.
 TORCH_PIN ?= torch==2.13.0
+TEST_WORKERS ?= auto
 EXTRAS ?= torch,hf,train,hmm,faiss,dask,llm,llm-local,captions,dev
 STAMP := $(VENV)/.chemassay-installed
 
@@ -36,7 +37,8 @@ test: install
 	# MOSES (from its official location or the molsets wheel on PyPI): the generation tests and
 	# the end-to-end assay test score against the real MOSES test sets
 	$(BIN)/chemassay data fetch moses
-	$(BIN)/python -m pytest
+	# one test process per core (pytest-xdist); TEST_WORKERS=0 runs them in this process
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=25
 
 test-slow: install
 	$(BIN)/python -m pytest -m slow
