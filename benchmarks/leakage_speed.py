@@ -144,7 +144,7 @@ def _variants(smiles: str, seed: int) -> list[str]:
     try:
         Chem.SanitizeMol(charged)
         out.append(Chem.MolToSmiles(charged))
-    except Exception:
+    except Exception:  # noqa: S110 - a (de)protonation RDKit rejects is no variant: the others still are
         pass
     heavy = Chem.AddHs(mol)
     hydrogens = [atom for atom in heavy.GetAtoms() if atom.GetAtomicNum() == 1]

@@ -558,12 +558,11 @@ def _leakage_audit(leak: dict[str, Any], suites: list[str], out: Path, quick: bo
              "suites": declaring}
     stamp_path, report_path = out / LEAK_STAMP, out / "leakage.json"
     if stamp_path.is_file() and report_path.is_file():
-        try:
+        # an unreadable stamp or report from an earlier run is no reason to stop: audit afresh
+        with contextlib.suppress(ValueError, UserInputError):
             if json.loads(stamp_path.read_text(encoding="utf-8")) == stamp:
                 info(f"[assay] leakage audit: done earlier ({report_path})")
                 return read_report(report_path), sets
-        except (ValueError, UserInputError):
-            pass
     if not sets:
         warn("[assay] leakage audit: none of the assayed suites declares test sets; nothing audited")
         report: dict[str, Any] = {"training": [], "tasks": [], "note": "no assayed suite declares test sets"}
