@@ -538,3 +538,36 @@ def test_a_queued_request_behind_a_hung_server_still_fails(one_slot):
     assert all(isinstance(o, ChatError) and o.kind == "no complete reply in time after 2 attempts" for o in outcomes)
     assert all("(no reply within 0.5 s)" in str(o) for o in outcomes), outcomes
     assert time.perf_counter() - started < 3
+
+
+@pytest.mark.parametrize("stream", ["true", "false"])
+def test_a_generator_keeps_the_complete_lines_of_an_answer_cut_off(server, isolated_home, stream):
+    # the first answer is cut off at the length limit half way: its complete lines are samples
+    # the model wrote, the line the cut ended is dropped, and the slots left stay failed (not
+    # asked again under another seed, as for any failed request)
+    server.fault, server.fault_filter = "length", first_bodies(1)
+    spec = f"openai:m,base_url={server.base_url},batch=10,cache=false,stream={stream}"
+    model = load_model(spec, "generator")
+    samples = model.sample(10, seed=0)
+    whole = first_answer_molecules(server, 10)
+    sent = "\n".join(f"{i + 1}. {m}" for i, m in enumerate(whole))
+    cut = sent[: len(sent) // 2]
+    complete = cut.rsplit("\n", 1)[0].count("\n") + 1
+    assert 0 < complete < 10
+    assert samples[:complete] == whole[:complete]
+    assert samples[complete:] == [""] * (10 - complete)
+    assert sorted(model.failures) == list(range(complete, 10))
+    assert all("cut off" in reason for reason in model.failures.values())
+    summary = model.request_stats.summary()
+    assert summary.cut_off == 1 and summary.failed == 1 and summary.new == 0
+
+
+def first_answer_molecules(server, count):
+    """The molecules the test server writes for the first request of a generator seeded 0."""
+    import random
+
+    from support.openai_server import MOLECULES
+
+    seed = server.chat_requests()[0].get("seed", 0)
+    rng = random.Random(seed)
+    return [rng.choice(MOLECULES) for _ in range(count)]

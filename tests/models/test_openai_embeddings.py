@@ -39,7 +39,10 @@ def test_wide_vectors_in_batches_of_32(server, dim):
     texts = [f"{smiles}.{'C' * i}" for i, smiles in enumerate(MOLECULES * 8)]  # 64 texts: two batches
     client = OpenAIChatClient(server.base_url, "e")
     vectors = client.embed(texts, batch_size=32)
-    assert [len(r["input"]) for r in server.embedding_requests()] == [32, 32]
+    # the first text alone (is it one vector per input?), then batches of 32; once known, no probe
+    assert [len(r["input"]) for r in server.embedding_requests()] == [1, 32, 31]
+    client.embed([f"CCO.{'N' * i}" for i in range(32)], batch_size=32)
+    assert [len(r["input"]) for r in server.embedding_requests()][3:] == [32]
     assert all(len(v) == dim for v in vectors)
     assert np.allclose(vectors[5], hashed_embedding(texts[5], dim, 0.01))
     # each reply is far over the chat-answer cap that was applied to it before (8 x 64 KiB + 64 KiB)
@@ -71,6 +74,8 @@ def test_one_vector_per_token_is_refused_in_one_line_naming_the_setting(server, 
                                                       "vector per token (3 vectors of 32 numbers for one input)")
     assert "--pooling mean" in message and "pooling=mean" in message
     assert info.value.exit_code == 2
+    # told by the first input sent alone, before a whole batch is embedded token by token
+    assert [len(r["input"]) for r in server.embedding_requests()] == [1]
     # so large a reply that it passes its bound: still recognized, still the same advice
     server.embedding_dim, server.embedding_noise = 512, 0.01
     with pytest.raises(EndpointMisconfigured, match=r"one vector per token, not one per input; .*--pooling mean"):

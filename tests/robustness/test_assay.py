@@ -142,6 +142,9 @@ def test_embedding_requests_count_what_the_cache_does_not_answer():
     assert embedding_requests(calls, batch=2) == 2 + 1 + 1
     assert embedding_requests(calls, batch=2, cache=False) == 2 + 2 + 1  # a call asks for F once
     assert embedding_requests([[], ["A"]], batch=64) == 1
+    # the first text of the first call alone (an endpoint client without pooling=), then chunks
+    assert embedding_requests(calls, batch=2, probe=True) == (1 + 1) + 1 + 1
+    assert embedding_requests([["A"], ["B", "C"]], batch=2, probe=True) == 1 + 1
 
 
 def test_assay_plan_names_the_papers_settings():

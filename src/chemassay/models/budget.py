@@ -64,18 +64,26 @@ def _estimate(texts: Sequence[str]) -> int:
 
 
 def embedding_calls(texts: Sequence[Sequence[str]] | None, items: Sequence[Any], *, batch: int,
-                    cache: bool = True) -> tuple[int, list[str]]:
+                    cache: bool = True, probe: bool = False) -> tuple[int, list[str]]:
     """The requests an embeddings client sends and the texts it sends in them, for ``texts``
     given per item and per call (call ``c`` embeds ``texts[i][c]`` of every item ``i``; default:
     one call of the items): each call sends, in chunks of ``batch``, the texts no earlier call
-    sent (the response cache answers those, when on)."""
+    sent (the response cache answers those, when on). With ``probe`` (an endpoint client
+    without ``pooling=``) the first call's first text goes alone, then the rest in chunks.
+
+    >>> embedding_calls(None, list("abcd"), batch=2)
+    (2, ['a', 'b', 'c', 'd'])
+    >>> embedding_calls(None, list("abcd"), batch=2, probe=True)[0]
+    3
+    """
     groups = [[str(t) for t in group] for group in texts] if texts is not None else [[str(i)] for i in items]
     calls = [list(call) for call in zip(*groups, strict=True)] if groups else []
     seen: set[str] = set()
     requests, sent = 0, []
-    for call in calls:
+    for number, call in enumerate(calls):
         todo = [text for text in call if not (cache and text in seen)]
-        requests += math.ceil(len(todo) / batch)
+        alone = int(probe and number == 0 and len(todo) > 1 and batch > 1)
+        requests += alone + math.ceil((len(todo) - alone) / batch)
         sent += todo
         seen.update(call)
     return requests, sent
@@ -128,7 +136,8 @@ def _openai(spec: Any, protocol: Protocol, items: Sequence[Any], options: Mappin
 
     if "text" not in protocol.answered_by:  # the embeddings endpoint
         requests, sent = embedding_calls(texts, items, batch=option_int(spec, "batch", 64, minimum=1),
-                                         cache=option_bool(spec, "cache", bool(context.get("cache", True))))
+                                         cache=option_bool(spec, "cache", bool(context.get("cache", True))),
+                                         probe=not spec.options.get("pooling"))
         return PromptBudget(requests, _estimate(sent), 0, ESTIMATE, sum(map(len, sent)))
     requests = protocol.prompt(items, options, _text_settings(spec, context))
     system = spec.options.get("system", context.get("system", "default"))

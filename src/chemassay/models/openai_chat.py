@@ -233,13 +233,16 @@ class ChatError(Exception):
     """
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False,
-                 kind: str | None = None, cut_off: bool = False) -> None:
+                 kind: str | None = None, cut_off: bool = False, partial: str | None = None) -> None:
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
         self.kind = kind or message
         self.cut_off = cut_off
         """The answer was cut off at the length limit (``finish_reason: length``)."""
+        self.partial = partial
+        """What a cut-off answer held before the cut (its reasoning taken out), for a protocol
+        that can use part of an answer: a generator keeps its complete lines."""
         super().__init__(message)
 
 
@@ -266,7 +269,8 @@ class _Problem(Exception):
     """One attempt that did not give an answer."""
 
     def __init__(self, reason: str, *, retryable: bool, status: int | None = None, retry_after: float | None = None,
-                 timeout: bool = False, kind: str | None = None, cut_off: bool = False) -> None:
+                 timeout: bool = False, kind: str | None = None, cut_off: bool = False,
+                 partial: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
@@ -275,6 +279,7 @@ class _Problem(Exception):
         self.timeout = timeout
         self.kind = kind or reason
         self.cut_off = cut_off
+        self.partial = partial
 
 
 class _StreamRefused(Exception):
@@ -672,6 +677,9 @@ class OpenAIChatClient:
         self._turn = 0
         self._revision: str | None = self.revision
         self._revision_known = self.revision is not None
+        self._vector_per_input = self.pooling is not None
+        """Whether the embeddings endpoint is known to send one vector per input (or
+        ``pooling`` makes a per-token reply usable): until then one input is sent first."""
 
     # ------------------------------------------------------------------ public API
     def close(self) -> None:
@@ -810,7 +818,13 @@ class OpenAIChatClient:
                 self.stats.answered_from_cache()
             else:
                 todo.append(index)
-        chunks = [todo[start:start + batch_size] for start in range(0, len(todo), batch_size)]
+        # Until the endpoint is known to send one vector per input, the first input goes alone:
+        # a server sending one vector per token without pooling= (llama.cpp's without --pooling)
+        # is then told in one short request, not after embedding a whole batch token by token.
+        probe = not self._vector_per_input and len(todo) > 1 and batch_size > 1
+        chunks = [todo[:1]] if probe else []
+        rest = todo[len(chunks):]
+        chunks += [rest[start:start + batch_size] for start in range(0, len(rest), batch_size)]
         jobs = []
         for number, chunk in enumerate(chunks):
             inputs = [texts[i] for i in chunk]
@@ -825,7 +839,14 @@ class OpenAIChatClient:
                     vectors[index] = outcome[position]
                     run.put(keys[index], outcome[position])
 
-        self._execute(jobs, concurrency, done, per_job=[len(c) for c in chunks])
+        per_job = [len(c) for c in chunks]
+        if probe:
+            self._execute(jobs[:1], 1, done, per_job=per_job)
+            jobs = jobs[1:]
+        if jobs:
+            self._execute(jobs, concurrency, done, per_job=per_job)
+        if not any(isinstance(v, ChatError) for v in vectors if v is not None):
+            self._vector_per_input = self._vector_per_input or any(v is not None for v in vectors)
         return vectors
 
     # ------------------------------------------------------------------ batches
@@ -928,7 +949,7 @@ class OpenAIChatClient:
                 if problem.retryable and job.attempt > 1:
                     reason, kind = f"{reason} after {job.attempt} attempts", f"{kind} after {job.attempt} attempts"
                 return ChatError(reason, status=problem.status, attempts=job.attempt, retryable=problem.retryable,
-                                 kind=kind, cut_off=problem.cut_off)
+                                 kind=kind, cut_off=problem.cut_off, partial=problem.partial)
             wait = self.wait_time(job.attempt, problem.retry_after)
             if self.sleep is not None:
                 self.sleep(wait)
@@ -1266,7 +1287,9 @@ class OpenAIChatClient:
             text = choice.get("text") if isinstance(choice.get("text"), str) else None
         finish = choice.get("finish_reason")
         if finish == "length":
-            raise _Problem("answer cut off (finish_reason=length)", retryable=False, status=200, cut_off=True)
+            partial = split_reasoning(text)[0] if text else None
+            raise _Problem("answer cut off (finish_reason=length)", retryable=False, status=200, cut_off=True,
+                           partial=partial or None)
         if text is None:
             raise _Problem("reply has no content", retryable=True, status=200)
         if not text.strip():

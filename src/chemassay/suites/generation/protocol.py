@@ -50,6 +50,26 @@ def _round_requests(left: int, batch: int, seed: int, first: int, temperature: f
             for i in range(-(-left // batch))]
 
 
+def _complete_lines(answer: Any) -> str | None:
+    """The complete lines of an answer cut off at the length limit (a failed request that
+    kept what the model wrote before the cut: ``partial``), without the last line, which the
+    cut may have ended mid-SMILES; ``None`` for anything else.
+
+    >>> class CutOff(Exception):
+    ...     cut_off, partial = True, "CCO\\nc1ccccc1\\nCC(=O"
+    >>> _complete_lines(CutOff("answer cut off"))
+    'CCO\\nc1ccccc1'
+    >>> _complete_lines("CCO") is None
+    True
+    """
+    if not isinstance(answer, Exception) or not getattr(answer, "cut_off", False):
+        return None
+    partial = getattr(answer, "partial", None)
+    if not isinstance(partial, str) or "\n" not in partial:
+        return None
+    return partial.rsplit("\n", 1)[0]
+
+
 def _count(n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, int):
         raise UserInputError(f"n must be a whole number of molecules, got {n!r}")
@@ -111,8 +131,13 @@ class GeneratorProtocol(Protocol):
                 if isinstance(answer, Exception):
                     # A failed request is a failed item, not asked again under another seed (a rerun
                     # asks the same seed, so the samples stay reproducible): its slots stay empty.
+                    # An answer cut off at the length limit keeps its complete lines (the last
+                    # line may end mid-SMILES and is dropped): samples the model wrote.
+                    first = len(samples)
+                    kept = _complete_lines(answer)
+                    samples.extend(smiles_lines(kept, strict=strict)[:min(wanted, n - first)] if kept else [])
                     start = len(samples)
-                    samples.extend([""] * min(wanted, n - start))
+                    samples.extend([""] * min(wanted - (start - first), n - start))
                     failures.update({i: f"request failed: {answer}" for i in range(start, len(samples))})
                 else:
                     lines = smiles_lines(answer, strict=strict)[:wanted]

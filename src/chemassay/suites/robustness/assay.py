@@ -122,16 +122,18 @@ def _downstream_run(ctx: AssayContext) -> Result:
     return result.model_copy(update={"quick": ctx.quick, "subset": subset})
 
 
-def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: bool = True) -> int:
+def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: bool = True, probe: bool = False) -> int:
     """HTTP requests an ``/v1/embeddings`` client sends for these encode calls, in order: each
     call asks for its distinct texts once (the run pipeline merges identical items) and sends
     those no earlier call sent (the response cache answers those, when on) in chunks of
-    ``batch``."""
+    ``batch``; with ``probe`` (a client without ``pooling=``) the first call's first text goes
+    alone (is the endpoint sending one vector per input?)."""
     sent: set[str] = set()
     requests = 0
-    for texts in calls:
+    for number, texts in enumerate(calls):
         todo = [text for text in dict.fromkeys(texts) if not (cache and text in sent)]
-        requests += math.ceil(len(todo) / batch)
+        alone = int(probe and number == 0 and len(todo) > 1 and batch > 1)
+        requests += alone + math.ceil((len(todo) - alone) / batch)
         sent.update(texts)
     return requests
 
@@ -149,7 +151,7 @@ def _endpoint_requests(spec: str, name: str, limit: int | None) -> int | None:
     calls = [table.smiles] + [[row.augmented or row.original for row in augmented_rows(table, kind)]
                               for kind in PAPER_AUGMENTATIONS]
     return embedding_requests(calls, batch=option_int(parsed, "batch", EMBEDDINGS_BATCH, minimum=1),
-                              cache=option_bool(parsed, "cache", True))
+                              cache=option_bool(parsed, "cache", True), probe=not parsed.options.get("pooling"))
 
 
 def _percent(result: Result, key: str) -> str:
