@@ -56,7 +56,9 @@ test-slow: install
 # llama-cpp-python's server answers one request at a time and drops the answer it streams when
 # another arrives: the client finds that out and asks it one at a time (docs/core.md, Deadlines).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
-LLAMA_WHEELS := build/llama-cpp-wheels
+LLAMA_WHEELS ?= build/llama-cpp-wheels
+# e.g. LLM_ASSAY_ARGS="--threads 2 --record benchmarks/results/llm_assay_smollm2.json"
+LLM_ASSAY_ARGS ?=
 
 test-llm: install
 	@$(BIN)/python -c "import llama_cpp.server.app" 2>/dev/null || { \
@@ -64,7 +66,7 @@ test-llm: install
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-1} nice -n 15 \
 			$(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps "llama-cpp-python>=0.3.7" -w $(LLAMA_WHEELS) && \
 		$(BIN)/python -m pip install --quiet "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl | tail -1)[server]"; }
-	$(BIN)/python benchmarks/llm_assay.py --out reports/llm-assay
+	$(BIN)/python benchmarks/llm_assay.py --out reports/llm-assay $(LLM_ASSAY_ARGS)
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

@@ -34,6 +34,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -217,13 +218,72 @@ def check_results(out: Path, spec: str) -> tuple[list[str], list[tuple[str, floa
             if any(asked.values()):
                 line += (f"; requests of the results: {asked['new']} answered, {asked['cached']} from cache, "
                          f"{asked['failed']} failed ({asked['cut_off']} cut off), "
-                         f"{asked['completion_tokens']} answer tokens")
+                         + (f"{asked['completion_tokens']} answer tokens" if asked["completion_tokens"]
+                            else "answer tokens not reported by the server"))
         rows.append((name, seconds, line))
     return problems, rows
 
 
-def report(out: Path, spec: str) -> list[str]:
-    """Check a finished assay folder and print its per-suite lines; returns the problems."""
+def server_speeds(log: Path) -> dict[str, float]:
+    """Tokens read and written by the llama.cpp server and its speeds, summed from the
+    ``llama_perf_context_print`` lines of its log (``{}`` without them)."""
+    totals = {"prompt": [0, 0.0], "eval": [0, 0.0]}
+    if not log.is_file():
+        return {}
+    pattern = re.compile(r"llama_perf_context_print:\s+(prompt eval|eval) time =\s+([0-9.]+) ms /\s+([0-9]+)")
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        match = pattern.search(line)
+        if match:
+            kind = "prompt" if match.group(1) == "prompt eval" else "eval"
+            totals[kind][0] += int(match.group(3))
+            totals[kind][1] += float(match.group(2)) / 1000
+    if not totals["eval"][0]:
+        return {}
+    return {"prompt_tokens": totals["prompt"][0], "prompt_s": round(totals["prompt"][1], 1),
+            "prompt_tokens_per_s": round(totals["prompt"][0] / max(totals["prompt"][1], 1e-9), 1),
+            "answer_tokens": totals["eval"][0], "answer_s": round(totals["eval"][1], 1),
+            "answer_tokens_per_s": round(totals["eval"][0] / max(totals["eval"][1], 1e-9), 1)}
+
+
+def log_times(log: Path) -> tuple[float, float, str]:
+    """``(wall seconds, the longest time without a line, the line that ended it)`` of an
+    ``assay.log`` written by :func:`run_logged` (each line starts with its second)."""
+    times: list[tuple[float, str]] = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\[\s*([0-9.]+) s\] (.*)", line)
+        if match:
+            times.append((float(match.group(1)), match.group(2)))
+    gap, after, previous = 0.0, "", 0.0
+    for seconds, text in times:
+        if seconds - previous > gap:
+            gap, after = seconds - previous, text
+        previous = seconds
+    return (times[-1][0] if times else 0.0), gap, after
+
+
+def record(out: Path, target: Path, rows: list[tuple[str, float, str]], problems: list[str], **facts) -> None:
+    """Write the run's figures to ``target`` (JSON): the machine, the assay's exit code, wall
+    time and longest silence (from ``OUT/assay.log``), and each suite's seconds and line."""
+    import platform
+
+    wall, gap, after = log_times(out / "assay.log")
+    manifest = json.loads((out / "assay.json").read_text())
+    payload = {
+        "command": "python benchmarks/llm_assay.py " + " ".join(sys.argv[1:]),
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version()},
+        "model": manifest.get("model"), **facts,
+        "assay_wall_s": round(wall, 1), "longest_silence_s": round(gap, 1), "silence_ended_by": after[:200],
+        "suites": [{"suite": name, "seconds": round(seconds, 1), "line": line} for name, seconds, line in rows],
+        "problems": problems,
+    }
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    print(f"recorded in {target}")
+
+
+def report(out: Path, spec: str, target: Path | None = None, **facts) -> list[str]:
+    """Check a finished assay folder and print its per-suite lines (and with ``target``
+    record them there); returns the problems."""
     problems, rows = check_results(out, spec)
     manifest = json.loads((out / "assay.json").read_text())
     with_results = [s["suite"] for s in manifest["suites"]
@@ -234,6 +294,8 @@ def report(out: Path, spec: str) -> list[str]:
         print(f"  {name:<{width}}  {seconds:7.0f} s  {line}")
     for problem in problems:
         print(f"PROBLEM: {problem}")
+    if target is not None:
+        record(out, target, rows, problems, **facts)
     return problems
 
 
@@ -275,10 +337,15 @@ def main(argv: list[str] | None = None) -> int:
                              "under test), e.g. timeout=600,max_answer_bytes=2000000")
     parser.add_argument("--check", action="store_true",
                         help="only check the finished assay in --out (no server, no run)")
+    parser.add_argument("--record", default="",
+                        help="also write the figures (machine, load, wall time, longest silence, per suite) to this "
+                             "JSON file, e.g. benchmarks/results/llm_assay_smollm2.json")
     args = parser.parse_args(argv)
+    target = Path(args.record) if args.record else None
     if args.check:
         manifest = json.loads((Path(args.out) / "assay.json").read_text())
-        return 1 if report(Path(args.out), manifest["model"]) else 0
+        return 1 if report(Path(args.out), manifest["model"], target, checked_again=True,
+                           server_log_tokens=server_speeds(Path(args.out) / "llama-server.log")) else 0
     if importlib.util.find_spec("llama_cpp") is None:
         print('llama-cpp-python is not installed: pip install "llama-cpp-python[server]" (make test-llm does)')
         return 2
@@ -291,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
 
         shutil.rmtree(out)  # a fresh run: the assay would otherwise resume the finished tasks
     out.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
+    load_before = round(os.getloadavg()[0], 2)
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average {load_before:.1f}")
     print(f"model: {model} ({model.stat().st_size / 1e6:.0f} MB), llama.cpp threads {args.threads}")
     port = free_port()
     log = out / "llama-server.log"
@@ -322,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (out / "assay.json").is_file():
         print("".join(tail)[-3000:])
         return 1
-    problems = report(out, spec)
+    problems = report(out, spec, target, exit_code=code, llama_threads=args.threads, load_before=load_before,
+                      load_after=round(os.getloadavg()[0], 2), server_log_tokens=server_speeds(out / "llama-server.log"))
     print(f"total (with server start): {time.perf_counter() - started:.0f} s")
     return 1 if problems else 0
 
