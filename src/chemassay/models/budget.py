@@ -63,6 +63,18 @@ def _estimate(texts: Sequence[str]) -> int:
     return sum(math.ceil(len(text) / CHARS_PER_TOKEN) for text in texts)
 
 
+def chunk_requests(count: int, batch: int, *, probe: bool = False) -> int:
+    """Requests that send ``count`` texts in chunks of ``batch``; with ``probe`` (an embeddings
+    client that does not yet know the endpoint sends one vector per input) the first text goes
+    alone when there is more than one to send.
+
+    >>> chunk_requests(4, 2), chunk_requests(4, 2, probe=True), chunk_requests(1, 2, probe=True)
+    (2, 3, 1)
+    """
+    alone = int(probe and count > 1 and batch > 1)
+    return alone + math.ceil((count - alone) / batch)
+
+
 def embedding_calls(texts: Sequence[Sequence[str]] | None, items: Sequence[Any], *, batch: int,
                     cache: bool = True, probe: bool = False) -> tuple[int, list[str]]:
     """The requests an embeddings client sends and the texts it sends in them, for ``texts``
@@ -82,8 +94,7 @@ def embedding_calls(texts: Sequence[Sequence[str]] | None, items: Sequence[Any],
     requests, sent = 0, []
     for number, call in enumerate(calls):
         todo = [text for text in call if not (cache and text in seen)]
-        alone = int(probe and number == 0 and len(todo) > 1 and batch > 1)
-        requests += alone + math.ceil((len(todo) - alone) / batch)
+        requests += chunk_requests(len(todo), batch, probe=probe and number == 0)
         sent += todo
         seen.update(call)
     return requests, sent

@@ -845,8 +845,8 @@ class OpenAIChatClient:
             jobs = jobs[1:]
         if jobs:
             self._execute(jobs, concurrency, done, per_job=per_job)
-        if not any(isinstance(v, ChatError) for v in vectors if v is not None):
-            self._vector_per_input = self._vector_per_input or any(v is not None for v in vectors)
+        if vectors and all(isinstance(v, list) for v in vectors):
+            self._vector_per_input = True
         return vectors
 
     # ------------------------------------------------------------------ batches

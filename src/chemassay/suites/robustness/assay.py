@@ -29,7 +29,6 @@ subset, and never ranked. The solubility test set has no strata.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import partial
 
@@ -43,6 +42,7 @@ from chemassay.contract.assay import (
 )
 from chemassay.contract.result import Result
 from chemassay.data.registry import load_dataset
+from chemassay.models.budget import chunk_requests
 from chemassay.models.spec import option_bool, option_int, parse_spec
 from chemassay.report.subsets import task_subset
 from chemassay.suites.robustness.amore import augmented_rows
@@ -132,8 +132,7 @@ def embedding_requests(calls: Sequence[Sequence[str]], *, batch: int, cache: boo
     requests = 0
     for number, texts in enumerate(calls):
         todo = [text for text in dict.fromkeys(texts) if not (cache and text in sent)]
-        alone = int(probe and number == 0 and len(todo) > 1 and batch > 1)
-        requests += alone + math.ceil((len(todo) - alone) / batch)
+        requests += chunk_requests(len(todo), batch, probe=probe and number == 0)
         sent.update(texts)
     return requests
 
